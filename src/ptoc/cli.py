@@ -1,0 +1,37 @@
+"""The ``ptoc`` console script: a thin dispatcher onto ptoc.tools."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ptoc.errors import PtocError
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ptoc", description="Tile compiler and simulated AI Core.")
+    parser.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    from ptoc.tools import commands
+
+    commands.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 0
+    try:
+        return int(args.handler(args) or 0)
+    except PtocError as err:
+        if args.debug:
+            raise
+        print(f"ptoc: error: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

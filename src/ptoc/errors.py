@@ -1,0 +1,86 @@
+"""User-facing errors.
+
+Every mistake a user can make raises a ``PtocError`` subclass whose message names the
+variable or instruction, the numbers involved and the fix, and which carries the source
+location, so that no raw Python traceback escapes from inside ptoc for bad input.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SourceLoc:
+    """A position in user source: file, 1-based line and 0-based column."""
+
+    file: str = "<unknown>"
+    line: int = 0
+    col: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+class PtocError(Exception):
+    """Base class of every error ptoc reports to a user."""
+
+    def __init__(self, message: str, loc: SourceLoc | None = None, *, hint: str | None = None):
+        self.message = message
+        self.loc = loc
+        self.hint = hint
+        super().__init__(self.render())
+
+    @property
+    def line(self) -> int | None:
+        return self.loc.line if self.loc is not None else None
+
+    def render(self) -> str:
+        where = f"{self.loc}: " if self.loc is not None else ""
+        fix = f" (fix: {self.hint})" if self.hint else ""
+        return f"{where}{self.message}{fix}"
+
+
+class ParseError(PtocError):
+    """The DSL or printed-IR source could not be turned into IR."""
+
+
+class TypeCheckError(PtocError):
+    """An op's operands have the wrong shape, dtype, memory space or arity."""
+
+
+class VerificationError(PtocError):
+    """The IR violates an invariant (SSA, types, loop attributes)."""
+
+
+class PassError(PtocError):
+    """A pass cannot transform the program (bad options, unsupported form)."""
+
+
+class AllocationError(PtocError):
+    """On-chip buffers do not fit their memory space."""
+
+
+class PtoError(PtocError):
+    """PTO assembly text is malformed or ill-typed."""
+
+
+class SimulationError(PtocError):
+    """The simulated core hit a hard error (deadlock, flag protocol violation)."""
+
+    def __init__(self, message: str, loc: SourceLoc | None = None, *, hint: str | None = None,
+                 timeline=None):
+        self.timeline = timeline
+        super().__init__(message, loc, hint=hint)
+
+
+class DeadlockError(SimulationError):
+    """A wait_flag can never be satisfied."""
+
+
+class FlagProtocolError(SimulationError):
+    """A flag was set twice before its wait, or left set at kernel end."""
+
+
+class RuntimeConfigError(PtocError):
+    """Bad options or tensors passed to compile/run."""

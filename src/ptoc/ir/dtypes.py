@@ -1,0 +1,138 @@
+"""Element data types and memory spaces shared by the DSL, the IR and the backends.
+
+A dtype knows its byte width, its numpy dtype (bfloat16 through ml_dtypes) and the short
+name the PTO text uses; these are facts of the number format, not of any chip.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import ml_dtypes
+import numpy as np
+
+
+class DataType(enum.Enum):
+    """An element type. ``value`` is the DSL spelling (``pl.FP32``)."""
+
+    FP32 = "FP32"
+    FP16 = "FP16"
+    BF16 = "BF16"
+    INT8 = "INT8"
+    INT16 = "INT16"
+    INT32 = "INT32"
+    INT64 = "INT64"
+    UINT8 = "UINT8"
+    BOOL = "BOOL"
+    INDEX = "INDEX"
+
+    @property
+    def bits(self) -> int:
+        return _BITS[self]
+
+    def get_byte(self) -> int:
+        """Byte width (the PyPTO spelling)."""
+        return max(1, self.bits // 8)
+
+    @property
+    def nbytes(self) -> int:
+        return self.get_byte()
+
+    @property
+    def numpy(self) -> np.dtype:
+        return np.dtype(_NUMPY[self])
+
+    @property
+    def pto_name(self) -> str:
+        return _PTO[self]
+
+    @property
+    def is_float(self) -> bool:
+        return self in (DataType.FP32, DataType.FP16, DataType.BF16)
+
+    @property
+    def is_int(self) -> bool:
+        return not self.is_float and self is not DataType.BOOL
+
+    def __repr__(self) -> str:
+        return f"pl.{self.value}"
+
+    @classmethod
+    def from_pto(cls, name: str) -> "DataType":
+        return _FROM_PTO[name]
+
+    @classmethod
+    def from_numpy(cls, dtype) -> "DataType":
+        return _FROM_NUMPY[np.dtype(dtype)]
+
+
+_BITS = {
+    DataType.FP32: 32, DataType.FP16: 16, DataType.BF16: 16, DataType.INT8: 8,
+    DataType.INT16: 16, DataType.INT32: 32, DataType.INT64: 64, DataType.UINT8: 8,
+    DataType.BOOL: 8, DataType.INDEX: 64,
+}
+_NUMPY = {
+    DataType.FP32: np.float32, DataType.FP16: np.float16, DataType.BF16: ml_dtypes.bfloat16,
+    DataType.INT8: np.int8, DataType.INT16: np.int16, DataType.INT32: np.int32,
+    DataType.INT64: np.int64, DataType.UINT8: np.uint8, DataType.BOOL: np.bool_,
+    DataType.INDEX: np.int64,
+}
+_PTO = {
+    DataType.FP32: "f32", DataType.FP16: "f16", DataType.BF16: "bf16", DataType.INT8: "i8",
+    DataType.INT16: "i16", DataType.INT32: "i32", DataType.INT64: "i64", DataType.UINT8: "ui8",
+    DataType.BOOL: "i1", DataType.INDEX: "index",
+}
+_FROM_PTO = {v: k for k, v in _PTO.items()}
+_FROM_NUMPY = {np.dtype(v): k for k, v in _NUMPY.items() if k is not DataType.INDEX}
+
+
+class MemorySpace(enum.Enum):
+    """Where a value lives. ``value`` is the DSL spelling (``pl.Mem.Vec``)."""
+
+    DDR = "DDR"
+    Vec = "Vec"
+    Mat = "Mat"
+    Left = "Left"
+    Right = "Right"
+    Acc = "Acc"
+    Bias = "Bias"
+
+    def __repr__(self) -> str:
+        return f"pl.Mem.{self.value}"
+
+    @property
+    def lower(self) -> str:
+        return self.value.lower()
+
+
+class FunctionType(enum.Enum):
+    """Kind of a function (``pl.FunctionType.X``)."""
+
+    Opaque = "Opaque"
+    Orchestration = "Orchestration"
+    InCore = "InCore"
+    Inline = "Inline"
+    AIC = "AIC"
+    AIV = "AIV"
+    Group = "Group"
+
+    @property
+    def is_kernel(self) -> bool:
+        return self in (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV)
+
+
+class ForKind(enum.Enum):
+    """Kind of a for loop."""
+
+    Sequential = "Sequential"
+    Pipeline = "Pipeline"
+    Unroll = "Unroll"
+    Parallel = "Parallel"
+
+
+class Direction(enum.Enum):
+    """Direction of a function parameter."""
+
+    In = "In"
+    Out = "Out"
+    InOut = "InOut"

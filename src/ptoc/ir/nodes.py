@@ -1,0 +1,248 @@
+"""Immutable IR nodes mirroring PyPTO's: expressions, statements, functions, programs.
+
+Nodes are frozen dataclasses compared by identity; ``ptoc.ir.structural_equal`` compares
+programs up to a consistent renaming of variables. ``loc`` fields never take part in
+structural comparison. Call and loop ``attrs`` are plain dicts that are never mutated
+after construction (passes build new nodes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ptoc.errors import SourceLoc
+from ptoc.ir.dtypes import DataType, Direction, ForKind, FunctionType
+from ptoc.ir.types import ScalarType, Type
+
+
+class Node:
+    """Base of all IR nodes."""
+
+
+class Expr(Node):
+    """Base of expressions; every expression has a ``type``."""
+
+    type: Type
+
+
+@dataclass(frozen=True, eq=False)
+class Var(Expr):
+    """An SSA variable. Identity is the variable; ``name`` is only a hint for printing."""
+
+    name: str
+    type: Type
+    loc: SourceLoc | None = field(default=None, repr=False)
+
+    def __repr__(self) -> str:
+        return f"Var({self.name})"
+
+
+@dataclass(frozen=True, eq=False)
+class IterArg(Var):
+    """A loop-carried variable: bound to ``init`` on entry, to the yielded value after each trip."""
+
+    init: Expr | None = None
+
+    def __repr__(self) -> str:
+        return f"IterArg({self.name})"
+
+
+@dataclass(frozen=True, eq=False)
+class ConstInt(Expr):
+    value: int
+    dtype: DataType = DataType.INDEX
+
+    @property
+    def type(self) -> Type:
+        return ScalarType(self.dtype)
+
+
+@dataclass(frozen=True, eq=False)
+class ConstFloat(Expr):
+    value: float
+    dtype: DataType = DataType.FP32
+
+    @property
+    def type(self) -> Type:
+        return ScalarType(self.dtype)
+
+
+@dataclass(frozen=True, eq=False)
+class ConstBool(Expr):
+    value: bool
+
+    @property
+    def type(self) -> Type:
+        return ScalarType(DataType.BOOL)
+
+
+ARITH_OPS = ("+", "-", "*", "//", "%", "/")
+COMPARE_OPS = ("==", "!=", "<", "<=", ">", ">=")
+LOGIC_OPS = ("and", "or")
+
+
+@dataclass(frozen=True, eq=False)
+class BinOp(Expr):
+    """Scalar binary arithmetic, comparison or logic."""
+
+    op: str
+    lhs: Expr
+    rhs: Expr
+
+    @property
+    def type(self) -> Type:
+        if self.op in COMPARE_OPS or self.op in LOGIC_OPS:
+            return ScalarType(DataType.BOOL)
+        return self.lhs.type
+
+
+@dataclass(frozen=True, eq=False)
+class UnaryOp(Expr):
+    """Scalar negation (``-``) or logical ``not``."""
+
+    op: str
+    operand: Expr
+
+    @property
+    def type(self) -> Type:
+        if self.op == "not":
+            return ScalarType(DataType.BOOL)
+        return self.operand.type
+
+
+@dataclass(frozen=True, eq=False)
+class ListExpr(Expr):
+    """A literal list of expressions (offsets, shapes)."""
+
+    items: tuple[Expr, ...]
+
+    @property
+    def type(self) -> Type:
+        from ptoc.ir.types import TupleType
+
+        return TupleType(tuple(i.type for i in self.items))
+
+
+@dataclass(frozen=True, eq=False)
+class Call(Expr):
+    """A call of a registered op (``tile.load``) or, with ``is_function``, of a program function.
+
+    ``args`` are expressions; ``kwargs`` are (name, value) pairs whose values are
+    expressions or plain constants (enums, dtypes, strings, numbers); ``attrs`` are
+    compiler annotations printed as ``attrs={...}``.
+    """
+
+    op: str
+    args: tuple[Expr, ...]
+    kwargs: tuple[tuple[str, Any], ...]
+    type: Type
+    attrs: dict = field(default_factory=dict)
+    is_function: bool = False
+    loc: SourceLoc | None = field(default=None, repr=False)
+
+    def kwarg(self, name: str, default=None):
+        for key, value in self.kwargs:
+            if key == name:
+                return value
+        return default
+
+
+class Stmt(Node):
+    """Base of statements; every statement has a ``loc``."""
+
+
+@dataclass(frozen=True, eq=False)
+class AssignStmt(Stmt):
+    var: Var
+    value: Expr
+    loc: SourceLoc | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True, eq=False)
+class EvalStmt(Stmt):
+    expr: Expr
+    loc: SourceLoc | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True, eq=False)
+class SeqStmts(Stmt):
+    stmts: tuple[Stmt, ...]
+    loc: SourceLoc | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True, eq=False)
+class YieldStmt(Stmt):
+    values: tuple[Expr, ...]
+    loc: SourceLoc | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True, eq=False)
+class ReturnStmt(Stmt):
+    values: tuple[Expr, ...]
+    loc: SourceLoc | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True, eq=False)
+class ForStmt(Stmt):
+    """A counted loop. ``kind == Pipeline`` exactly when ``attrs`` has ``pipeline_stages``."""
+
+    loop_var: Var
+    start: Expr
+    stop: Expr
+    step: Expr
+    iter_args: tuple[IterArg, ...]
+    body: SeqStmts
+    return_vars: tuple[Var, ...]
+    kind: ForKind = ForKind.Sequential
+    attrs: dict = field(default_factory=dict)
+    loc: SourceLoc | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True, eq=False)
+class IfStmt(Stmt):
+    """A branch; ``return_vars`` are the phi results bound by both arms' yields."""
+
+    cond: Expr
+    then_body: SeqStmts
+    else_body: SeqStmts | None
+    return_vars: tuple[Var, ...] = ()
+    loc: SourceLoc | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True, eq=False)
+class Param:
+    """A function parameter: its variable and direction (In, Out, InOut)."""
+
+    var: Var
+    direction: Direction = Direction.In
+
+
+@dataclass(frozen=True, eq=False)
+class Function(Node):
+    name: str
+    params: tuple[Param, ...]
+    return_types: tuple[Type, ...]
+    body: SeqStmts
+    func_type: FunctionType = FunctionType.Opaque
+    attrs: dict = field(default_factory=dict)
+    has_self: bool = True
+    loc: SourceLoc | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True, eq=False)
+class Program(Node):
+    name: str
+    functions: tuple[Function, ...]
+    loc: SourceLoc | None = field(default=None, repr=False)
+
+    def get_function(self, name: str) -> Function | None:
+        for fn in self.functions:
+            if fn.name == name:
+                return fn
+        return None
+
+    def as_python(self) -> str:
+        from ptoc.ir.printer import print_program
+
+        return print_program(self)

@@ -1,0 +1,9 @@
+"""Registers the ``ptoc`` subcommands; each handler lives in its own module."""
+
+from __future__ import annotations
+
+
+def register(sub) -> None:
+    from ptoc.tools import demo
+
+    demo.register(sub)
