@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ptoc.errors import SourceLoc
-from ptoc.ir.dtypes import DataType, Direction, ForKind, FunctionType
+from ptoc.dtypes import DataType, Direction, ForKind, FunctionType
 from ptoc.ir.types import ScalarType, Type
 
 

@@ -11,7 +11,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ptoc.ir.dtypes import DataType, MemorySpace
+from ptoc.dtypes import DataType, MemorySpace
 
 if TYPE_CHECKING:  # pragma: no cover
     from ptoc.ir.nodes import Expr, Var

@@ -1,4 +1,4 @@
-"""Element data types and memory spaces shared by the DSL, the IR and the backends.
+"""Element data types, memory spaces and enum vocab shared by every ptoc layer (a leaf module).
 
 A dtype knows its byte width, its numpy dtype (bfloat16 through ml_dtypes) and the short
 name the PTO text uses; these are facts of the number format, not of any chip.
