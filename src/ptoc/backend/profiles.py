@@ -1,0 +1,335 @@
+"""Timing profiles: named, documented parameter sets and the cost functions the simulator uses.
+
+Three calibrations of the same core disagree (hw-model.md §2.3), so each is shipped as its own
+profile rather than averaged:
+
+* ``a2a3-device`` (default for a2a3): PyPTO's on-device fit for MTE1, MAD and the FIXPIPE drain;
+  pto-isa's flat bandwidth table for the GM/UB paths (hw-model.md §6.2).
+* ``a2a3-ptoisa``: the pto-isa cost model's flat table everywhere (hw-model.md §2.3 middle column).
+* ``a5-sim`` (default for a5): PyPTO's a5-sim fit (hw-model.md §5.1 a5 column).
+
+All costs are in core cycles and returned as floats (the fitted constants are fractional).
+Transfers are charged on physical (padded) bytes [A] (hw-model.md §6.2 last line).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Mapping
+
+from ptoc.dtypes import DataType, MemorySpace
+from ptoc.errors import PtocError
+
+from ptoc.backend.targets import TargetError, get_target
+
+
+class ProfileError(PtocError):
+    """Unknown profile name, or a cost asked for a path/op the profile does not model."""
+
+
+# pto-isa arch_config.hpp divides bytes by GiB (2^30) and multiplies by 1.85 GHz
+# (kMainFrequencyHz), so 1 GiB/s = 2^30 / 1.85e9 = 0.5804 B/cycle [D] (hw-model.md §2.3 "Sources").
+PTOISA_CLOCK_HZ = 1.85e9
+
+
+def gib_per_s_to_bytes_per_cycle(gib_per_s: float) -> float:
+    """Convert a pto-isa table entry in GiB/s to bytes per cycle at 1.85 GHz [D]."""
+    return gib_per_s * 2**30 / PTOISA_CLOCK_HZ
+
+
+def odd_part(x: int) -> int:
+    """``x`` with every factor of two removed (odd(80/8=10) = 5); odd(0) = 0."""
+    if x <= 0:
+        return 0
+    while x % 2 == 0:
+        x //= 2
+    return x
+
+
+@dataclass(frozen=True)
+class LinearTransfer:
+    """A move that costs ``fixed_cycles + bytes / bytes_per_cycle``."""
+
+    bytes_per_cycle: float
+    fixed_cycles: float = 0.0
+    source: str = ""
+
+    def cycles(self, nbytes: int) -> float:
+        return self.fixed_cycles + nbytes / self.bytes_per_cycle
+
+
+@dataclass(frozen=True)
+class RowDrain:
+    """PyPTO's per-row FIXPIPE drain model (hw-model.md §2.3, pypto `DrainCycles` [S]).
+
+    ``cycles = fixed + m * (max(row, bytes_c*n/bw) + penalty * (odd(ceil(n/N0)) - 1))`` with
+    ``N0 = c0_bytes / bytes_c`` (8 for fp32).
+    """
+
+    fixed_cycles: float
+    row_cycles: float
+    bytes_per_cycle: float
+    penalty_cycles: float
+    c0_bytes: int
+    source: str = ""
+
+    def cycles(self, rows: int, cols: int, acc_bytes: int) -> float:
+        n0 = max(1, self.c0_bytes // acc_bytes)
+        n1 = -(-cols // n0)
+        per_row = max(self.row_cycles, acc_bytes * cols / self.bytes_per_cycle)
+        return self.fixed_cycles + rows * (per_row + self.penalty_cycles * (odd_part(n1) - 1))
+
+
+@dataclass(frozen=True)
+class FlatDrain:
+    """A drain charged as bytes / bandwidth on the accumulator's bytes (pto-isa flat table)."""
+
+    bytes_per_cycle: float
+    source: str = ""
+
+    def cycles(self, rows: int, cols: int, acc_bytes: int) -> float:
+        return rows * cols * acc_bytes / self.bytes_per_cycle
+
+
+@dataclass(frozen=True)
+class VectorCost:
+    """Vector op cost ``bias + slope * rows * cols`` (pto-isa formula_params.csv form).
+
+    ``slope_by_bytes`` maps element byte width to cycles per element.
+    """
+
+    slope_by_bytes: Mapping[int, float]
+    bias_cycles: float
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class TimingProfile:
+    """A named set of cost parameters; see the module docstring for the three profiles.
+
+    Fields:
+        name, target, description: identity and a one-line summary of provenance.
+        mad_head_cycles: fixed cycles per TMATMUL.
+        mad_k_fractal_bytes: K fractal in bytes (kt = this / bytes of A).
+        mad_fp32_passes: cube passes per K-fractal for fp32 inputs (cpr); 1 for other dtypes.
+        transfers: non-Acc moves keyed by (src, dst) memory space.
+        drains: Acc drains keyed by destination (DDR, Mat, Vec).
+        vector_ops: fitted vector costs by op name (``tadd``, ``texp``...).
+        vector_fallback_cycles / vector_fallback_bytes_per_cycle: cost of an unfitted vector op,
+            ``fallback + bytes_out / bytes_per_cycle`` [A] (hw-model.md §6.2).
+        mte1_head_cycles: fixed cycles per MTE1 move (0: PyPTO uses none) [A].
+        issue_cycles: scalar-unit cycles to issue one instruction [S] (1 in pto-isa).
+        sync_latency_cycles: extra cycles before a set flag is visible to its waiter [A] (0).
+        scalar_op_cycles: cost of an arith/scalar op on the scalar unit [A] (0: issue only).
+    """
+
+    name: str
+    target: str
+    description: str
+    mad_head_cycles: float
+    mad_k_fractal_bytes: int
+    mad_fp32_passes: int
+    transfers: Mapping[tuple[MemorySpace, MemorySpace], LinearTransfer]
+    drains: Mapping[MemorySpace, "RowDrain | FlatDrain"]
+    vector_ops: Mapping[str, VectorCost]
+    vector_fallback_cycles: float = 20.0          # [A] hw-model.md §6.2 "fallback: 20 + bytes_out/256"
+    vector_fallback_bytes_per_cycle: float = 256.0  # [A] same; = vector register width 256 B [S] §2.3
+    mte1_head_cycles: float = 0.0                 # [A] hw-model.md §2.3 "MTE1 per extract"
+    issue_cycles: float = 1.0                     # [S] hw-model.md §6.1 (pto-isa 1-cycle constant)
+    sync_latency_cycles: float = 0.0              # [A] hw-model.md §6.2 "configurable sync latency"
+    scalar_op_cycles: float = 0.0                 # [A] hw-model.md §6.1 "scalar arithmetic ignored"
+    extra: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+
+    # -- cube --------------------------------------------------------------------------
+    def mad_cycles(self, m: int, k: int, n: int, a_dtype: DataType) -> float:
+        """TMATMUL cost ``head + cpr * ceil(m/16) * ceil(k/kt) * ceil(n/16)`` [S]
+        (hw-model.md §2.3, pypto `MadCycles`); kt = K-fractal bytes / bytes(A); cpr is the
+        fp32 pass count for fp32 inputs and 1 otherwise."""
+        _check_positive("tmatmul", m=m, k=k, n=n)
+        kt = max(1, self.mad_k_fractal_bytes // a_dtype.nbytes)
+        cpr = self.mad_fp32_passes if a_dtype is DataType.FP32 else 1
+        return float(self.mad_head_cycles
+                     + cpr * math.ceil(m / 16) * math.ceil(k / kt) * math.ceil(n / 16))
+
+    # -- FIXPIPE -------------------------------------------------------------------------
+    def drain_cycles(self, dst: MemorySpace, rows: int, cols: int, acc_dtype: DataType) -> float:
+        """FIXPIPE cost of draining an (rows x cols) accumulator of ``acc_dtype`` to ``dst``."""
+        _check_positive("drain", rows=rows, cols=cols)
+        try:
+            model = self.drains[dst]
+        except KeyError:
+            raise ProfileError(
+                f"profile {self.name} has no FIXPIPE drain to {dst.value}",
+                hint=f"drain destinations: {', '.join(d.value for d in self.drains)}") from None
+        return float(model.cycles(rows, cols, acc_dtype.nbytes))
+
+    # -- MTE moves -----------------------------------------------------------------------
+    def transfer_cycles(self, src: MemorySpace, dst: MemorySpace, nbytes: int) -> float:
+        """Cost of a non-Acc move of ``nbytes`` physical bytes from ``src`` to ``dst``."""
+        if nbytes < 0:
+            raise ProfileError(f"transfer of {nbytes} bytes is negative", hint="pass bytes >= 0")
+        try:
+            model = self.transfers[(src, dst)]
+        except KeyError:
+            paths = ", ".join(f"{s.value}->{d.value}" for (s, d) in self.transfers)
+            raise ProfileError(f"profile {self.name} has no transfer {src.value} -> {dst.value}",
+                               hint=f"modelled paths: {paths}") from None
+        head = self.mte1_head_cycles if src is MemorySpace.Mat and dst in _MTE1_DSTS else 0.0
+        return float(head + model.cycles(nbytes))
+
+    def move_cycles(self, src: MemorySpace, dst: MemorySpace, *, rows: int, cols: int,
+                    dtype: DataType, nbytes: int | None = None) -> float:
+        """Cost of any move: a drain when ``src`` is Acc (``dtype`` = accumulator dtype),
+        else a transfer of ``nbytes`` (default rows*cols*bytes)."""
+        if src is MemorySpace.Acc:
+            return self.drain_cycles(dst, rows, cols, dtype)
+        return self.transfer_cycles(src, dst, rows * cols * dtype.nbytes if nbytes is None
+                                    else nbytes)
+
+    # -- vector --------------------------------------------------------------------------
+    def vector_cycles(self, op: str, dtype: DataType, rows: int, cols: int,
+                      out_bytes: int | None = None) -> float:
+        """Cost of vector op ``op`` (``tadd`` or ``pto.tadd``) over rows x cols elements.
+
+        A fitted op costs ``bias + slope * rows * cols``; an op without a fit, or a dtype
+        width the fit lacks, costs ``fallback + out_bytes / 256`` [A] where ``out_bytes``
+        defaults to rows*cols*bytes.
+        """
+        _check_positive(op, rows=rows, cols=cols)
+        key = op.removeprefix("pto.")
+        fit = self.vector_ops.get(key)
+        if fit is not None and dtype.nbytes in fit.slope_by_bytes:
+            return float(fit.bias_cycles + fit.slope_by_bytes[dtype.nbytes] * rows * cols)
+        nbytes = rows * cols * dtype.nbytes if out_bytes is None else out_bytes
+        return float(self.vector_fallback_cycles + nbytes / self.vector_fallback_bytes_per_cycle)
+
+
+def _check_positive(what: str, **dims: int) -> None:
+    bad = {k: v for k, v in dims.items() if v <= 0}
+    if bad:
+        shown = ", ".join(f"{k}={v}" for k, v in bad.items())
+        raise ProfileError(f"{what}: extents must be positive, got {shown}",
+                           hint="pass the tile's valid extents (>= 1)")
+
+
+_M, _V, _D = MemorySpace.Mat, MemorySpace.Vec, MemorySpace.DDR
+_L, _R, _A, _B = MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc, MemorySpace.Bias
+_MTE1_DSTS = (_L, _R, _B)
+_g = gib_per_s_to_bytes_per_cycle
+
+# pto-isa flat table, a2a3 (include/pto/costmodel/arch_config.hpp kA2A3ArchConfig) [S->D]
+# (hw-model.md §2.3 middle column; GiB/s converted at 1.85 GHz).
+_PTOISA_GM_UB = {
+    (_D, _M): LinearTransfer(_g(135.0), source="[S->D] pto-isa flat GM->L1 135 GiB/s = 78.4 B/cyc"),
+    (_D, _V): LinearTransfer(_g(100.9), source="[S->D] pto-isa flat GM->UB 100.9 GiB/s = 58.6 B/cyc"),
+    (_V, _D): LinearTransfer(_g(188.46), source="[S->D] pto-isa flat UB->GM 188.46 GiB/s = 109.4 B/cyc"),
+    (_M, _D): LinearTransfer(_g(32.0), source="[S->D] pto-isa flat L1->GM 32 GiB/s = 18.6 B/cyc"),
+    (_V, _V): LinearTransfer(_g(1024.0), source="[S->D] pto-isa flat UB->UB 1024 GiB/s = 594 B/cyc"),
+    (_M, _B): LinearTransfer(_g(32.0), source="[S->D] pto-isa flat L1->BT 32 GiB/s = 18.6 B/cyc"),
+}
+
+# Vector fits [S] (hw-model.md §2.3 "Vector pipe", pto-isa formula_params.csv steady state):
+# TADDS/TMULS fp32 0.0156 cyc/elem, fp16 0.0078; TMUL/TSUB fp32 0.0312, fp16 0.0156; TEXP
+# 0.0314 cyc/elem + 30. The csv's fixed term is "typically 15-45": 30 is used where the
+# reference gives no bias [A]. Ops not listed in the reference borrow the rate of the closest
+# listed op [A] (marked below); every other op uses the fallback.
+_SCALAR_RATE = {4: 0.0156, 2: 0.0078}   # [S] TADDS/TMULS
+_BINARY_RATE = {4: 0.0312, 2: 0.0156}   # [S] TMUL/TSUB
+_VECTOR_OPS = MappingProxyType({
+    "tadds": VectorCost(_SCALAR_RATE, 30.0, "[S] slope; [A] bias 30"),
+    "tmuls": VectorCost(_SCALAR_RATE, 30.0, "[S] slope; [A] bias 30"),
+    "tmul": VectorCost(_BINARY_RATE, 30.0, "[S] slope; [A] bias 30"),
+    "tsub": VectorCost(_BINARY_RATE, 30.0, "[S] slope; [A] bias 30"),
+    "tadd": VectorCost(_BINARY_RATE, 30.0, "[A] rate of TMUL/TSUB"),
+    "tmax": VectorCost(_BINARY_RATE, 30.0, "[A] rate of TMUL/TSUB"),
+    "tmin": VectorCost(_BINARY_RATE, 30.0, "[A] rate of TMUL/TSUB"),
+    "tneg": VectorCost(_SCALAR_RATE, 30.0, "[A] rate of TMULS (multiply by -1)"),
+    "trelu": VectorCost(_SCALAR_RATE, 30.0, "[A] rate of TMAXS-like scalar op"),
+    "texp": VectorCost({4: 0.0314}, 30.0, "[S] TEXP 0.0314 cyc/elem + 30 (fp32)"),
+})
+
+A2A3_DEVICE = TimingProfile(
+    name="a2a3-device",
+    target="a2a3",
+    description="PyPTO on-device fit for MTE1/MAD/FIXPIPE drain; pto-isa flat table for GM/UB",
+    mad_head_cycles=21,           # [S] hw-model.md §5.1 mad_head_cycles (op-sim fit, device ~2 %)
+    mad_k_fractal_bytes=32,       # [S] §5.1 mad_k_fractal_bytes (kt = 32 / bytes_a)
+    mad_fp32_passes=2,            # [S] §5.1 mad_fp32_passes
+    transfers=MappingProxyType({
+        **_PTOISA_GM_UB,
+        (_M, _L): LinearTransfer(129.7, source="[S] §5.1 bw_l0a, device MTE1 sweep R^2 0.993"),
+        (_M, _R): LinearTransfer(85.4, source="[S] §5.1 bw_l0b, device sweep"),
+    }),
+    drains=MappingProxyType({
+        # [S] §5.1: drain_fixed 164, drain_row 4.45, bw_drain 118, drain_penalty 2.6, C0 32.
+        # Acc->L1 uses "the same per-row model" [S] (hw-model.md §2.3 table).
+        _D: RowDrain(164.0, 4.45, 118.0, 2.6, 32, "[S] §5.1 a2a3 FIXPIPE sweep"),
+        _M: RowDrain(164.0, 4.45, 118.0, 2.6, 32, "[S] §2.3 same per-row model for L0C->L1"),
+    }),
+    vector_ops=_VECTOR_OPS,
+)
+
+A2A3_PTOISA = TimingProfile(
+    name="a2a3-ptoisa",
+    target="a2a3",
+    description="pto-isa cost model flat bandwidth table (arch_config.hpp kA2A3ArchConfig)",
+    mad_head_cycles=6,            # [S] hw-model.md §2.3 (pto-isa cce_costmodel_cube uses 6)
+    mad_k_fractal_bytes=32,       # [S] §2.3 kt = 32 B / bytes_a
+    mad_fp32_passes=2,            # [S] §1.5
+    transfers=MappingProxyType({
+        **_PTOISA_GM_UB,
+        (_M, _L): LinearTransfer(_g(441.0), source="[S->D] pto-isa flat L1->L0A 441 GiB/s = 256 B/cyc"),
+        (_M, _R): LinearTransfer(_g(220.5), source="[S->D] pto-isa flat L1->L0B 220.5 GiB/s = 128 B/cyc"),
+    }),
+    drains=MappingProxyType({
+        _D: FlatDrain(_g(70.0), "[S->D] pto-isa flat L0C->GM 70 GiB/s = 40.6 B/cyc"),
+        _M: FlatDrain(_g(128.0), "[S->D] pto-isa flat L0C->L1 128 GiB/s = 74.3 B/cyc"),
+    }),
+    vector_ops=_VECTOR_OPS,
+)
+
+_A5_DRAIN = RowDrain(343.4, 4.59, 30.0, 0.26, 32, "[S] §5.1 a5-sim fit (~4x sim-vs-device gap)")
+A5_SIM = TimingProfile(
+    name="a5-sim",
+    target="a5",
+    description="PyPTO a5-sim fit for MTE1/MAD/drain; GM/UB paths borrow the a2a3 pto-isa table",
+    mad_head_cycles=25,           # [S] hw-model.md §5.1 a5 mad_head_cycles
+    mad_k_fractal_bytes=32,       # [S] §5.1
+    mad_fp32_passes=8,            # [S] §5.1 (a5-sim: mmad = 25 + 8 * fractals, R^2 = 1)
+    transfers=MappingProxyType({
+        # [A] no a5 GM/UB bandwidths in the reference: reuse the a2a3 pto-isa flat table.
+        **_PTOISA_GM_UB,
+        (_M, _L): LinearTransfer(206.3, source="[S] §5.1 a5 bw_l0a (a5-sim LOAD_2Dv2 fit)"),
+        (_M, _R): LinearTransfer(223.8, source="[S] §5.1 a5 bw_l0b (a5-sim)"),
+        # [A] UB->L1 (a5 only, MTE3) not in the reference: charged at the UB->GM rate.
+        (_V, _M): LinearTransfer(_g(188.46), source="[A] UB->GM flat rate"),
+    }),
+    drains=MappingProxyType({
+        _D: _A5_DRAIN,
+        _M: _A5_DRAIN,   # [A] same per-row model as L0C->GM (as on a2a3)
+        _V: _A5_DRAIN,   # [A] L0C->UB (a5 only) uses the same per-row model
+    }),
+    vector_ops=_VECTOR_OPS,
+)
+
+PROFILES: Mapping[str, TimingProfile] = MappingProxyType({
+    p.name: p for p in (A2A3_DEVICE, A2A3_PTOISA, A5_SIM)
+})
+
+
+def get_profile(name: "str | TimingProfile | None" = None, target: str | None = None) -> TimingProfile:
+    """A profile by name; with ``name=None`` the default profile of ``target`` (default a2a3)."""
+    if isinstance(name, TimingProfile):
+        return name
+    if name is None:
+        try:
+            name = get_target(target or "a2a3").default_profile
+        except TargetError as exc:
+            raise ProfileError(exc.message, hint=exc.hint) from None
+    try:
+        return PROFILES[str(name).strip().lower()]
+    except KeyError:
+        raise ProfileError(f"unknown timing profile {name!r}",
+                           hint=f"use one of {', '.join(PROFILES)}") from None
