@@ -1,0 +1,142 @@
+"""Operand checks shared by op type-inference rules; each failure names the op and the fix."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ptoc.dtypes import DataType, MemorySpace
+from ptoc.errors import SourceLoc, TypeCheckError
+from ptoc.ir.nodes import ConstInt, Expr, ListExpr
+from ptoc.ir.types import ScalarType, TensorType, TileType, Type
+
+
+def describe_type(ty: Type) -> str:
+    if isinstance(ty, TileType):
+        space = f", {ty.memory_space.value}" if ty.memory_space else ""
+        return f"Tile[{list(_dims(ty.shape))}, {ty.dtype.value}{space}]"
+    if isinstance(ty, TensorType):
+        return f"Tensor[{list(_dims(ty.shape))}, {ty.dtype.value}]"
+    if isinstance(ty, ScalarType):
+        return f"Scalar[{ty.dtype.value}]"
+    return type(ty).__name__
+
+
+def _dims(shape):
+    return [d if isinstance(d, int) else "?" for d in shape]
+
+
+def type_of(value: Any) -> Type | None:
+    return value.type if isinstance(value, Expr) else None
+
+
+def tile(op: str, name: str, value: Any, loc: SourceLoc | None) -> TileType:
+    ty = type_of(value)
+    if not isinstance(ty, TileType):
+        got = describe_type(ty) if ty is not None else repr(value)
+        hint = "load it first with pl.load(...)" if isinstance(ty, TensorType) else \
+            "pass a Tile value"
+        raise TypeCheckError(f"pl.{op} expects a Tile for '{name}', got {got}", loc, hint=hint)
+    return ty
+
+
+def tensor(op: str, name: str, value: Any, loc: SourceLoc | None) -> TensorType:
+    ty = type_of(value)
+    if not isinstance(ty, TensorType):
+        got = describe_type(ty) if ty is not None else repr(value)
+        raise TypeCheckError(f"pl.{op} expects a Tensor for '{name}', got {got}", loc,
+                             hint="pass a DDR tensor (a function parameter or pl.create_tensor)")
+    return ty
+
+
+def scalar_like(op: str, name: str, value: Any, loc: SourceLoc | None) -> None:
+    ty = type_of(value)
+    if not isinstance(ty, ScalarType):
+        got = describe_type(ty) if ty is not None else repr(value)
+        raise TypeCheckError(f"pl.{op} expects a scalar for '{name}', got {got}", loc,
+                             hint="pass a number or a pl.Scalar value")
+
+
+def shape(op: str, name: str, value: Any, loc: SourceLoc | None) -> tuple:
+    """A ListExpr of dimensions as a shape tuple (ints for constants, Exprs otherwise)."""
+    if not isinstance(value, ListExpr):
+        raise TypeCheckError(f"pl.{op} argument '{name}' must be a list like [64, 64]", loc)
+    dims = []
+    for item in value.items:
+        if isinstance(item, ConstInt):
+            if item.value <= 0:
+                raise TypeCheckError(
+                    f"pl.{op} argument '{name}' has a non-positive dimension {item.value}", loc,
+                    hint="every dimension must be >= 1")
+            dims.append(item.value)
+        elif isinstance(item.type, ScalarType) and not item.type.dtype.is_float:
+            dims.append(item)
+        else:
+            raise TypeCheckError(f"pl.{op} argument '{name}' must hold integer dimensions", loc)
+    return tuple(dims)
+
+
+def rank(op: str, name: str, value: Any, expected: int, loc: SourceLoc | None) -> None:
+    if isinstance(value, ListExpr) and len(value.items) != expected:
+        raise TypeCheckError(
+            f"pl.{op} argument '{name}' has {len(value.items)} entries but the operand has rank "
+            f"{expected}", loc, hint=f"give exactly {expected} entries")
+
+
+def space(op: str, name: str, ty: TileType, allowed: tuple[MemorySpace, ...],
+          loc: SourceLoc | None) -> None:
+    """A tile's memory space must be one of ``allowed`` (unspecified is fine until inference)."""
+    if ty.memory_space is not None and ty.memory_space not in allowed:
+        names = ", ".join(f"pl.Mem.{s.value}" for s in allowed)
+        raise TypeCheckError(
+            f"pl.{op} operand '{name}' is in pl.Mem.{ty.memory_space.value}, but it must be in "
+            f"{names}", loc, hint=f"move it with pl.move(x, target_memory=...) into one of {names}")
+
+
+def same_shape(op: str, a: TileType | TensorType, b: TileType | TensorType,
+               loc: SourceLoc | None) -> None:
+    if not shapes_equal(a.shape, b.shape):
+        raise TypeCheckError(
+            f"pl.{op} operands have different shapes: {describe_type(a)} vs {describe_type(b)}",
+            loc, hint="slice or reshape one operand so that the shapes agree")
+
+
+def same_dtype(op: str, a: TileType | TensorType, b: TileType | TensorType,
+               loc: SourceLoc | None) -> None:
+    if a.dtype is not b.dtype:
+        raise TypeCheckError(
+            f"pl.{op} operands have different dtypes: {a.dtype.value} vs {b.dtype.value}", loc,
+            hint="there is no implicit promotion; convert one operand with pl.cast")
+
+
+def shapes_equal(a: tuple, b: tuple) -> bool:
+    if len(a) != len(b):
+        return False
+    return all((x == y) if isinstance(x, int) and isinstance(y, int) else (x is y)
+               for x, y in zip(a, b))
+
+
+def dtype_arg(op: str, name: str, value: Any, loc: SourceLoc | None) -> DataType:
+    if not isinstance(value, DataType):
+        raise TypeCheckError(f"pl.{op} argument '{name}' must be a dtype such as pl.FP32, got "
+                             f"{value!r}", loc)
+    return value
+
+
+def space_arg(op: str, name: str, value: Any, loc: SourceLoc | None) -> MemorySpace | None:
+    if value is None or isinstance(value, MemorySpace):
+        return value
+    raise TypeCheckError(f"pl.{op} argument '{name}' must be a memory space such as pl.Mem.Vec, "
+                         f"got {value!r}", loc)
+
+
+def accumulator_dtype(op: str, lhs: DataType, rhs: DataType, loc: SourceLoc | None) -> DataType:
+    """The cube's fixed accumulator type: FP32 for float operands, INT32 for INT8."""
+    if lhs is not rhs:
+        raise TypeCheckError(f"pl.{op} operands have different dtypes: {lhs.value} vs {rhs.value}",
+                             loc, hint="cast both operands to the same dtype")
+    if lhs in (DataType.FP16, DataType.BF16, DataType.FP32):
+        return DataType.FP32
+    if lhs is DataType.INT8:
+        return DataType.INT32
+    raise TypeCheckError(f"pl.{op} does not support {lhs.value} operands", loc,
+                         hint="use FP16, BF16, FP32 or INT8 operands")
