@@ -1,0 +1,425 @@
+"""Print IR as DSL source in PyPTO's dump format, so that printed IR parses back.
+
+The output of ``print_program`` is what ``ptoc.language.parse_program`` reads, and the
+format follows what PyPTO itself prints after each pass (``# pypto.program: X`` header,
+one annotated assignment per SSA value, ``pl.yield_`` bindings that name the loop's or
+branch's result variables). Var names are hints: every distinct Var gets a distinct
+printed name per function so that the text round-trips to the same SSA graph.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import keyword
+import math
+from typing import Any
+
+from ptoc.dtypes import DataType, Direction, ForKind, MemorySpace
+from ptoc.ir.nodes import (
+    AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, Expr, ForStmt, Function,
+    IfStmt, IterArg, ListExpr, Program, ReturnStmt, SeqStmts, Stmt, UnaryOp, Var, YieldStmt,
+)
+from ptoc.ir.types import (
+    MemRef, PtrType, ScalarType, TensorType, TileLayout, TileType, TileView, TupleType, Type,
+)
+
+INDENT = "    "
+
+# Python operator precedence (higher binds tighter); constants and names are atoms.
+_PREC = {"or": 1, "and": 2, "not": 3,
+         "==": 4, "!=": 4, "<": 4, "<=": 4, ">": 4, ">=": 4,
+         "+": 5, "-": 5, "*": 6, "/": 6, "//": 6, "%": 6}
+_PREC_UNARY_MINUS = 7
+_PREC_ATOM = 10
+_COMPARE = {"==", "!=", "<", "<=", ">", ">="}
+_RESERVED = {"pl", "self", "tuple"}
+
+_LOOP_FUNC = {
+    ForKind.Sequential: "pl.range",
+    ForKind.Pipeline: "pl.pipeline",
+    ForKind.Unroll: "pl.unroll",
+    ForKind.Parallel: "pl.parallel",
+}
+
+
+def print_program(program: Program) -> str:
+    """The whole program as DSL source (header, import, ``@pl.program`` class)."""
+    lines = [f"# ptoc.program: {program.name}", "import ptoc.language as pl", "",
+             "@pl.program", f"class {program.name}:"]
+    for fn in program.functions:
+        lines.extend(_FunctionPrinter(fn).lines(INDENT))
+    return "\n".join(lines) + "\n"
+
+
+def print_function(fn: Function) -> str:
+    """One function (decorator, signature, body) at column 0."""
+    return "\n".join(_FunctionPrinter(fn).lines("")) + "\n"
+
+
+def format_node(node: Any) -> str:
+    """Any IR node, type or kwarg value as text; names come from hints (for messages)."""
+    if isinstance(node, Program):
+        return print_program(node)
+    if isinstance(node, Function):
+        return print_function(node)
+    p = _FunctionPrinter(None)
+    if isinstance(node, Stmt):
+        return "\n".join(p.stmt_lines(node, "", ()))
+    if isinstance(node, Type):
+        return p.type(node)
+    if isinstance(node, Expr):
+        return p.expr(node)
+    if isinstance(node, MemRef):
+        return p.memref(node)
+    if isinstance(node, TileView):
+        return p.tile_view(node)
+    return p.value(node)
+
+
+class Namer:
+    """Gives every distinct Var a distinct, valid printed name within one function.
+
+    The first Var carrying a hint keeps it; later Vars with the same hint get ``_1``,
+    ``_2``, ... skipping any suffix that is itself some Var's hint, so no rename can
+    capture another variable.
+    """
+
+    def __init__(self, reserved_hints: set[str] | None = None):
+        self._names: dict[Var, str] = {}  # Vars hash by identity
+        self._used: set[str] = set()
+        self._reserved = set(reserved_hints or ())
+
+    def name(self, var: Var) -> str:
+        found = self._names.get(var)
+        if found is not None:
+            return found
+        base = _sanitize(var.name)
+        candidate = base
+        if candidate in self._used:
+            n = 1
+            while f"{base}_{n}" in self._used or f"{base}_{n}" in self._reserved:
+                n += 1
+            candidate = f"{base}_{n}"
+        self._used.add(candidate)
+        self._names[var] = candidate
+        return candidate
+
+
+def _sanitize(hint: str) -> str:
+    name = "".join(ch if (ch.isalnum() or ch == "_") else "_" for ch in (hint or ""))
+    if not name:
+        name = "v"
+    if name[0].isdigit():
+        name = "v_" + name
+    if keyword.iskeyword(name) or name in _RESERVED:
+        name = name + "_"
+    return name
+
+
+def _collect_hints(fn: Function) -> set[str]:
+    """All sanitized hints of variables defined in ``fn`` (reserved against suffix capture)."""
+    hints: set[str] = set()
+
+    def add(v: Var) -> None:
+        hints.add(_sanitize(v.name))
+
+    for p in fn.params:
+        add(p.var)
+
+    def walk(s: Stmt) -> None:
+        if isinstance(s, SeqStmts):
+            for c in s.stmts:
+                walk(c)
+        elif isinstance(s, AssignStmt):
+            add(s.var)
+        elif isinstance(s, ForStmt):
+            add(s.loop_var)
+            for ia in s.iter_args:
+                add(ia)
+            for rv in s.return_vars:
+                add(rv)
+            walk(s.body)
+        elif isinstance(s, IfStmt):
+            for rv in s.return_vars:
+                add(rv)
+            walk(s.then_body)
+            if s.else_body is not None:
+                walk(s.else_body)
+
+    walk(fn.body)
+    return hints
+
+
+def flatten(stmt: Stmt) -> list[Stmt]:
+    """The statements of a (possibly nested) SeqStmts in order; nesting has no meaning."""
+    if isinstance(stmt, SeqStmts):
+        out: list[Stmt] = []
+        for s in stmt.stmts:
+            out.extend(flatten(s))
+        return out
+    return [stmt]
+
+
+class _FunctionPrinter:
+    """Prints one function; owns the function's Namer so names are consistent."""
+
+    def __init__(self, fn: Function | None):
+        self.fn = fn
+        self.namer = Namer(_collect_hints(fn) if fn is not None else None)
+
+    # ---- function -------------------------------------------------------------------
+    def lines(self, indent: str) -> list[str]:
+        fn = self.fn
+        assert fn is not None
+        deco = [f"type=pl.FunctionType.{fn.func_type.value}"]
+        rest = {}
+        for key, value in fn.attrs.items():
+            if key == "level":
+                continue
+            if key == "role":
+                continue
+            rest[key] = value
+        if "level" in fn.attrs:
+            deco.append(f"level=pl.Level.{_member(fn.attrs['level'])}")
+        if "role" in fn.attrs:
+            deco.append(f"role=pl.Role.{_member(fn.attrs['role'])}")
+        if rest:
+            deco.append(f"attrs={self.dict_value(rest)}")
+        params = ["self"]
+        for p in fn.params:
+            ty = self.type(p.var.type)
+            if p.direction is Direction.Out:
+                ty = f"pl.Out[{ty}]"
+            elif p.direction is Direction.InOut:
+                ty = f"pl.InOut[{ty}]"
+            params.append(f"{self.namer.name(p.var)}: {ty}")
+        sig = f"def {fn.name}({', '.join(params)})"
+        if len(fn.return_types) == 1:
+            sig += f" -> {self.type(fn.return_types[0])}"
+        elif len(fn.return_types) > 1:
+            sig += f" -> tuple[{', '.join(self.type(t) for t in fn.return_types)}]"
+        out = [f"{indent}@pl.function({', '.join(deco)})", f"{indent}{sig}:"]
+        out.extend(self.body_lines(fn.body, indent + INDENT, ()))
+        return out
+
+    # ---- statements -----------------------------------------------------------------
+    def body_lines(self, body: Stmt | None, indent: str, return_vars: tuple[Var, ...]) -> list[str]:
+        stmts = flatten(body) if body is not None else []
+        out: list[str] = []
+        for s in stmts:
+            out.extend(self.stmt_lines(s, indent, return_vars))
+        if not out:
+            out.append(f"{indent}pass")
+        return out
+
+    def stmt_lines(self, s: Stmt, indent: str, return_vars: tuple[Var, ...]) -> list[str]:
+        if isinstance(s, SeqStmts):
+            out: list[str] = []
+            for c in flatten(s):
+                out.extend(self.stmt_lines(c, indent, return_vars))
+            return out
+        if isinstance(s, AssignStmt):
+            return [f"{indent}{self.namer.name(s.var)}: {self.type(s.var.type)} = {self.expr(s.value)}"]
+        if isinstance(s, EvalStmt):
+            return [f"{indent}{self.expr(s.expr)}"]
+        if isinstance(s, ReturnStmt):
+            if not s.values:
+                return [f"{indent}return"]
+            return [f"{indent}return {', '.join(self.expr(v) for v in s.values)}"]
+        if isinstance(s, YieldStmt):
+            return [indent + self.yield_text(s, return_vars)]
+        if isinstance(s, ForStmt):
+            return self.for_lines(s, indent)
+        if isinstance(s, IfStmt):
+            out = [f"{indent}if {self.expr(s.cond)}:"]
+            out.extend(self.body_lines(s.then_body, indent + INDENT, s.return_vars))
+            if s.else_body is not None and flatten(s.else_body):
+                out.append(f"{indent}else:")
+                out.extend(self.body_lines(s.else_body, indent + INDENT, s.return_vars))
+            return out
+        raise TypeError(f"cannot print statement {type(s).__name__}")
+
+    def yield_text(self, s: YieldStmt, return_vars: tuple[Var, ...]) -> str:
+        call = f"pl.yield_({', '.join(self.expr(v) for v in s.values)})"
+        if not return_vars:
+            return call
+        if len(return_vars) == 1:
+            rv = return_vars[0]
+            return f"{self.namer.name(rv)}: {self.type(rv.type)} = {call}"
+        return f"{', '.join(self.namer.name(rv) for rv in return_vars)} = {call}"
+
+    def for_lines(self, s: ForStmt, indent: str) -> list[str]:
+        args = [self.expr(s.start), self.expr(s.stop), self.expr(s.step)]
+        attrs = dict(s.attrs)
+        if s.kind is ForKind.Pipeline and "pipeline_stages" in attrs:
+            args.append(f"stage={self.value(attrs.pop('pipeline_stages'))}")
+        target = self.namer.name(s.loop_var)
+        if s.iter_args:
+            inits = "".join(f"{self.expr(ia.init) if ia.init is not None else 'None'}, "
+                            for ia in s.iter_args)
+            args.append(f"init_values=({inits.rstrip()})")
+            names = "".join(f"{self.namer.name(ia)}, " for ia in s.iter_args)
+            target = f"{target}, ({names.rstrip()})"
+        if attrs:
+            args.append(f"attrs={self.dict_value(attrs)}")
+        head = f"{indent}for {target} in {_LOOP_FUNC[s.kind]}({', '.join(args)}):"
+        return [head] + self.body_lines(s.body, indent + INDENT, s.return_vars)
+
+    # ---- types ----------------------------------------------------------------------
+    def type(self, ty: Type) -> str:
+        if isinstance(ty, ScalarType):
+            return f"pl.Scalar[{_dtype(ty.dtype)}]"
+        if isinstance(ty, TensorType):
+            parts = [self.shape(ty.shape), _dtype(ty.dtype)]
+            if ty.memref is not None:
+                parts.append(self.memref(ty.memref))
+            return f"pl.Tensor[{', '.join(parts)}]"
+        if isinstance(ty, TileType):
+            parts = [self.shape(ty.shape), _dtype(ty.dtype)]
+            if ty.memref is not None:
+                parts.append(self.memref(ty.memref))
+            if ty.memory_space is not None:
+                parts.append(_mem(ty.memory_space))
+            if ty.view is not None:
+                parts.append(self.tile_view(ty.view))
+            return f"pl.Tile[{', '.join(parts)}]"
+        if isinstance(ty, PtrType):
+            return "pl.Ptr"
+        if isinstance(ty, TupleType):
+            return f"tuple[{', '.join(self.type(t) for t in ty.types)}]"
+        raise TypeError(f"cannot print type {type(ty).__name__}")
+
+    def shape(self, shape) -> str:
+        return "[" + ", ".join(self.dim(d) for d in shape) + "]"
+
+    def dim(self, d) -> str:
+        if isinstance(d, Expr):
+            return self.expr(d)
+        return self.value(d)
+
+    def memref(self, m: MemRef) -> str:
+        base = self.namer.name(m.base) if isinstance(m.base, Var) else _quote(str(m.base))
+        return f"pl.MemRef({base}, {self.expr(m.offset)}, {self.value(m.size)})"
+
+    def tile_view(self, v: TileView) -> str:
+        return f"pl.TileView({', '.join(f'{k}={self.value(x)}' for k, x in v.fields)})"
+
+    # ---- expressions ----------------------------------------------------------------
+    def expr(self, e: Expr) -> str:
+        return self._expr(e)[0]
+
+    def _expr(self, e: Expr) -> tuple[str, int]:
+        """Text and precedence of ``e``; callers parenthesise by precedence."""
+        if isinstance(e, Var):
+            return self.namer.name(e), _PREC_ATOM
+        if isinstance(e, ConstBool):
+            return ("True" if e.value else "False"), _PREC_ATOM
+        if isinstance(e, ConstInt):
+            if e.dtype is DataType.INDEX:
+                text = str(int(e.value))
+                return text, (_PREC_UNARY_MINUS if e.value < 0 else _PREC_ATOM)
+            return f"pl.const({int(e.value)}, {_dtype(e.dtype)})", _PREC_ATOM
+        if isinstance(e, ConstFloat):
+            if e.dtype is DataType.FP32 and math.isfinite(e.value):
+                text = repr(float(e.value))
+                return text, (_PREC_UNARY_MINUS if text.startswith("-") else _PREC_ATOM)
+            return f"pl.const({_float(e.value)}, {_dtype(e.dtype)})", _PREC_ATOM
+        if isinstance(e, BinOp):
+            prec = _PREC[e.op]
+            lhs, lp = self._expr(e.lhs)
+            rhs, rp = self._expr(e.rhs)
+            # left-associative: the right operand needs parens at equal precedence;
+            # comparisons chain in Python, so both sides need them there.
+            if lp < prec or (e.op in _COMPARE and lp == prec):
+                lhs = f"({lhs})"
+            if rp <= prec:
+                rhs = f"({rhs})"
+            return f"{lhs} {e.op} {rhs}", prec
+        if isinstance(e, UnaryOp):
+            text, p = self._expr(e.operand)
+            if e.op == "not":
+                if p < _PREC["not"]:
+                    text = f"({text})"
+                return f"not {text}", _PREC["not"]
+            if p < _PREC_UNARY_MINUS:
+                text = f"({text})"
+            return f"{e.op}{text}", _PREC_UNARY_MINUS
+        if isinstance(e, ListExpr):
+            return "[" + ", ".join(self.expr(i) for i in e.items) + "]", _PREC_ATOM
+        if isinstance(e, Call):
+            return self.call(e), _PREC_ATOM
+        raise TypeError(f"cannot print expression {type(e).__name__}")
+
+    def call(self, c: Call) -> str:
+        parts = [self.value(a) for a in c.args]
+        parts.extend(f"{k}={self.value(v)}" for k, v in c.kwargs)
+        if c.attrs:
+            parts.append(f"attrs={self.dict_value(c.attrs)}")
+        callee = f"self.{c.op}" if c.is_function else _op_spelling(c.op)
+        return f"{callee}({', '.join(parts)})"
+
+    # ---- plain values (kwargs, attrs) -----------------------------------------------
+    def value(self, v: Any) -> str:
+        if isinstance(v, Expr):
+            return self.expr(v)
+        if v is None or isinstance(v, bool):
+            return repr(v)
+        if isinstance(v, DataType):
+            return _dtype(v)
+        if isinstance(v, MemorySpace):
+            return _mem(v)
+        if isinstance(v, TileLayout):
+            return f"pl.TileLayout.{v.value}"
+        if isinstance(v, enum.Enum):
+            text = repr(v)
+            return text if text.startswith("pl.") else f"pl.{type(v).__name__}.{v.name}"
+        if isinstance(v, int):
+            return str(v)
+        if isinstance(v, float):
+            return _float(v)
+        if isinstance(v, str):
+            return _quote(v)
+        if isinstance(v, (tuple, list)):
+            return "[" + ", ".join(self.value(x) for x in v) + "]"
+        if isinstance(v, dict):
+            return self.dict_value(v)
+        if isinstance(v, Type):
+            return self.type(v)
+        if isinstance(v, MemRef):
+            return self.memref(v)
+        if isinstance(v, TileView):
+            return self.tile_view(v)
+        return repr(v)
+
+    def dict_value(self, d: dict) -> str:
+        return "{" + ", ".join(f"{self.value(k)}: {self.value(v)}" for k, v in d.items()) + "}"
+
+
+def _op_spelling(op: str) -> str:
+    """The DSL spelling of a registered op: ``tile.load`` -> ``pl.tile.load``."""
+    return f"pl.{op}"
+
+
+def _member(v: Any) -> str:
+    return v.name if isinstance(v, enum.Enum) else str(v)
+
+
+def _dtype(d: DataType) -> str:
+    return f"pl.{d.value}"
+
+
+def _mem(m: MemorySpace) -> str:
+    return f"pl.Mem.{m.value}"
+
+
+def _quote(s: str) -> str:
+    return json.dumps(s, ensure_ascii=False)
+
+
+def _float(x: float) -> str:
+    if math.isnan(x):
+        return 'float("nan")'
+    if math.isinf(x):
+        return 'float("inf")' if x > 0 else '-float("inf")'
+    return repr(float(x))
