@@ -35,8 +35,7 @@ def make_matmul_program(k_extent: int = 64, stage: int = 2, with_memref: bool = 
     ptr = None
     if with_memref:
         ptr = Var("mem_mat_3", PtrType())
-        stmts.append(AssignStmt(ptr, Call("tile.alloc", (), (("memory_space", MemorySpace.Mat),
-                                                             ("size", 40960)), PtrType())))
+        stmts.append(AssignStmt(ptr, Call("tile.alloc", (MemorySpace.Mat, 40960), (), PtrType())))
 
     def mr_var(size):
         return MemRef(ptr, ConstInt(0, DataType.INT64), size) if with_memref else None

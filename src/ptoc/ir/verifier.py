@@ -1,0 +1,440 @@
+"""The IR verifier: SSA form, type consistency, loop/branch result arity, pipeline attrs.
+
+Passes run it after every rewrite (through the verify instrument), so a pass that builds
+bad IR fails at the pass that broke it, not three passes later in codegen. Every failure
+is a ``VerificationError`` carrying the statement's location, naming the variable or op,
+and saying how to fix the IR.
+
+Type consistency ignores MemRefs and TileViews: they are memory-planning and layout
+annotations that passes attach to variables, while the op registry infers only shape,
+dtype and memory space.
+"""
+
+from __future__ import annotations
+
+from ptoc.dtypes import ForKind
+from ptoc.errors import PtocError, SourceLoc, VerificationError
+from ptoc.ir.nodes import (
+    AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, Expr, ForStmt, Function,
+    IfStmt, IterArg, ListExpr, Program, ReturnStmt, SeqStmts, Stmt, UnaryOp, Var, YieldStmt,
+)
+from ptoc.ir.printer import flatten, format_node
+from ptoc.ir.types import MemRef, PtrType, ScalarType, TensorType, TileType, TupleType, Type
+
+
+def verify(node: Program | Function) -> None:
+    """Check ``node`` (a Program, or one Function on its own); raise VerificationError on the first fault."""
+    if isinstance(node, Program):
+        names: dict[str, Function] = {}
+        for fn in node.functions:
+            if fn.name in names:
+                raise VerificationError(
+                    f"program '{node.name}' defines function '{fn.name}' twice", fn.loc or node.loc,
+                    hint="give each function a distinct name")
+            names[fn.name] = fn
+        for fn in node.functions:
+            _FunctionVerifier(fn, node).run()
+    elif isinstance(node, Function):
+        _FunctionVerifier(node, None).run()
+    else:
+        raise TypeError(f"verify() takes a Program or a Function, not {type(node).__name__}")
+
+
+def type_mismatch(expected: Type, actual: Type) -> str | None:
+    """Why ``actual`` cannot stand where ``expected`` is declared, or None when they agree.
+
+    Kind, shape and dtype must match; a tile memory space must match when both sides
+    name one; MemRefs and TileViews are not compared.
+    """
+    if type(expected) is not type(actual):
+        return f"{type(expected).__name__} vs {type(actual).__name__}"
+    if isinstance(expected, ScalarType):
+        return None if expected.dtype is actual.dtype else \
+            f"dtype {expected.dtype.value} vs {actual.dtype.value}"
+    if isinstance(expected, (TensorType, TileType)):
+        if len(expected.shape) != len(actual.shape) or not all(
+                _dim_equal(x, y) for x, y in zip(expected.shape, actual.shape)):
+            return f"shape {_shape(expected.shape)} vs {_shape(actual.shape)}"
+        if expected.dtype is not actual.dtype:
+            return f"dtype {expected.dtype.value} vs {actual.dtype.value}"
+        if isinstance(expected, TileType) and expected.memory_space is not None \
+                and actual.memory_space is not None \
+                and expected.memory_space is not actual.memory_space:
+            return f"memory space {expected.memory_space.value} vs {actual.memory_space.value}"
+        return None
+    if isinstance(expected, TupleType):
+        if len(expected.types) != len(actual.types):
+            return f"{len(expected.types)} elements vs {len(actual.types)}"
+        for x, y in zip(expected.types, actual.types):
+            why = type_mismatch(x, y)
+            if why:
+                return why
+        return None
+    return None  # PtrType and friends carry no further facts
+
+
+def _dim_equal(a, b) -> bool:
+    if isinstance(a, Expr) and isinstance(b, Expr):
+        return a is b or _same_expr(a, b)
+    if isinstance(a, Expr) or isinstance(b, Expr):
+        return False
+    return a == b
+
+
+def _same_expr(a: Expr, b: Expr) -> bool:
+    """Expressions equal with Vars compared by identity (dims of one function)."""
+    from ptoc.ir.equality import _Comparer, _Mismatch
+
+    try:
+        _Comparer(identity=True).compare(a, b)
+    except _Mismatch:
+        return False
+    return True
+
+
+def _shape(shape) -> str:
+    return "[" + ", ".join(format_node(d) for d in shape) + "]"
+
+
+def _t(ty: Type) -> str:
+    return format_node(ty)
+
+
+def _ops():
+    """The op registry, imported lazily (ptoc.ir must not need ptoc.ops to import)."""
+    try:
+        from ptoc import ops
+    except ImportError:  # pragma: no cover - the registry ships with ptoc
+        return None
+    return ops
+
+
+class _FunctionVerifier:
+    """Checks one function, tracking which Vars are in scope at each point."""
+
+    def __init__(self, fn: Function, program: Program | None):
+        self.fn = fn
+        self.program = program
+        self.scopes: list[set[Var]] = [set()]
+        self.defined: dict[Var, SourceLoc | None] = {}
+        self.loc: SourceLoc | None = fn.loc
+        self.ops = _ops()
+
+    def error(self, message: str, hint: str) -> VerificationError:
+        return VerificationError(f"in function '{self.fn.name}': {message}", self.loc, hint=hint)
+
+    # ---- scopes ----------------------------------------------------------------------
+    def define(self, var: Var, what: str) -> None:
+        if not isinstance(var, Var):
+            raise self.error(f"{what} is {type(var).__name__}, not a variable",
+                             "bind results to ptoc.ir.Var objects")
+        if var in self.defined:
+            first = self.defined[var]
+            where = f" (first defined at {first})" if first is not None else ""
+            raise self.error(
+                f"variable '{var.name}' is defined twice{where}; the IR must be in SSA form",
+                "create a fresh Var for every new value (ptoc.ir.visitor.clone_with_fresh_vars "
+                "copies a body with fresh variables)")
+        self.check_type_uses(var.type, f"the type of '{var.name}'")
+        self.defined[var] = self.loc
+        self.scopes[-1].add(var)
+
+    def use(self, var: Var) -> None:
+        if any(var in scope for scope in self.scopes):
+            return
+        if var in self.defined:
+            raise self.error(
+                f"variable '{var.name}' is used outside the loop or branch body that defines it",
+                "after a loop or if, read its return variable (bound by pl.yield_) instead")
+        raise self.error(f"variable '{var.name}' is used before it is defined",
+                         "define it earlier in the function or pass it as a parameter")
+
+    def push(self) -> None:
+        self.scopes.append(set())
+
+    def pop(self) -> None:
+        self.scopes.pop()
+
+    # ---- function --------------------------------------------------------------------
+    def run(self) -> None:
+        fn = self.fn
+        for p in fn.params:
+            if not isinstance(p.var, Var):
+                raise self.error(f"parameter {p.var!r} is not a variable", "use ptoc.ir.Var")
+            if p.var in self.defined:
+                raise self.error(f"parameter '{p.var.name}' appears twice",
+                                 "give each parameter its own Var")
+            self.defined[p.var] = fn.loc
+            self.scopes[-1].add(p.var)
+        for p in fn.params:
+            self.check_type_uses(p.var.type, f"the type of parameter '{p.var.name}'")
+        for ty in fn.return_types:
+            self.check_type_uses(ty, "the return type")
+        self.body(fn.body, results=None)
+
+    # ---- statements ------------------------------------------------------------------
+    def body(self, body: Stmt | None, results: tuple[Type, ...] | None,
+             owner: str = "") -> None:
+        """Check a statement list; ``results`` are the types a final yield must produce.
+
+        ``results is None`` means the function body (no yield allowed at all).
+        """
+        stmts = flatten(body) if body is not None else []
+        for i, s in enumerate(stmts):
+            if isinstance(s, YieldStmt):
+                self.loc = s.loc or self.loc
+                if results is None:
+                    raise self.error("pl.yield_ appears outside any loop or if body",
+                                     "use return at function level; yield only ends loop/if bodies")
+                if i != len(stmts) - 1:
+                    raise self.error(f"pl.yield_ is not the last statement of the {owner} body",
+                                     "move the yield to the end of the body")
+                self.yield_stmt(s, results, owner)
+            else:
+                self.stmt(s)
+        if results and not (stmts and isinstance(stmts[-1], YieldStmt)):
+            raise self.error(
+                f"the {owner} body must end with pl.yield_ of {len(results)} value(s)",
+                "end the body with pl.yield_(...) of the values carried out")
+
+    def yield_stmt(self, s: YieldStmt, results: tuple[Type, ...], owner: str) -> None:
+        for v in s.values:
+            self.expr(v)
+        if len(s.values) != len(results):
+            raise self.error(
+                f"the {owner} body yields {len(s.values)} value(s) but {len(results)} are expected",
+                "yield exactly one value per iter arg / return variable")
+        for k, (v, want) in enumerate(zip(s.values, results)):
+            why = type_mismatch(want, v.type)
+            if why:
+                raise self.error(
+                    f"yielded value {k} (`{format_node(v)}`) of the {owner} has type {_t(v.type)} "
+                    f"but {_t(want)} is expected ({why})",
+                    "yield a value of the carried variable's type")
+
+    def stmt(self, s: Stmt) -> None:
+        self.loc = getattr(s, "loc", None) or self.loc
+        if isinstance(s, AssignStmt):
+            self.expr(s.value)
+            self.define(s.var, "the assignment target")
+            why = type_mismatch(s.var.type, s.value.type)
+            if why:
+                raise self.error(
+                    f"'{s.var.name}' is declared {_t(s.var.type)} but its value has type "
+                    f"{_t(s.value.type)} ({why})",
+                    "make the variable's type match the value's type")
+        elif isinstance(s, EvalStmt):
+            self.expr(s.expr)
+        elif isinstance(s, ReturnStmt):
+            self.return_stmt(s)
+        elif isinstance(s, ForStmt):
+            self.for_stmt(s)
+        elif isinstance(s, IfStmt):
+            self.if_stmt(s)
+        elif isinstance(s, SeqStmts):
+            for c in flatten(s):
+                self.stmt(c)
+        else:
+            raise self.error(f"unknown statement {type(s).__name__}", "build IR from ptoc.ir nodes")
+
+    def return_stmt(self, s: ReturnStmt) -> None:
+        for v in s.values:
+            self.expr(v)
+        want = self.fn.return_types
+        if len(s.values) != len(want):
+            raise self.error(
+                f"return gives {len(s.values)} value(s) but the function declares {len(want)}",
+                "return one value per declared return type")
+        for k, (v, ty) in enumerate(zip(s.values, want)):
+            why = type_mismatch(ty, v.type)
+            if why:
+                raise self.error(
+                    f"returned value {k} (`{format_node(v)}`) has type {_t(v.type)} but the "
+                    f"function declares {_t(ty)} ({why})",
+                    "return a value of the declared type or fix the return annotation")
+
+    def for_stmt(self, s: ForStmt) -> None:
+        iv = s.loop_var.name if isinstance(s.loop_var, Var) else "?"
+        self.pipeline_attrs(s, iv)
+        for bound_name in ("start", "stop", "step"):
+            e = getattr(s, bound_name)
+            self.expr(e)
+            if not isinstance(e.type, ScalarType):
+                raise self.error(f"the {bound_name} of the loop over '{iv}' is not a scalar",
+                                 "loop bounds are ints or pl.Scalar expressions")
+        for ia in s.iter_args:
+            if not isinstance(ia, IterArg):
+                raise self.error(f"iter arg '{getattr(ia, 'name', ia)}' of the loop over '{iv}' "
+                                 "is not an IterArg", "build loop-carried values with ptoc.ir.IterArg")
+            if ia.init is None:
+                raise self.error(f"iter arg '{ia.name}' of the loop over '{iv}' has no initial value",
+                                 "set IterArg.init to the value carried into the first trip")
+            self.expr(ia.init)
+            why = type_mismatch(ia.type, ia.init.type)
+            if why:
+                raise self.error(
+                    f"iter arg '{ia.name}' has type {_t(ia.type)} but its initial value "
+                    f"`{format_node(ia.init)}` has type {_t(ia.init.type)} ({why})",
+                    "a carried value keeps one type across the loop")
+        if len(s.return_vars) != len(s.iter_args):
+            raise self.error(
+                f"the loop over '{iv}' has {len(s.iter_args)} iter arg(s) but "
+                f"{len(s.return_vars)} return variable(s)",
+                "bind one return variable per iter arg")
+        if not isinstance(s.loop_var.type, ScalarType):
+            raise self.error(f"loop variable '{iv}' has type {_t(s.loop_var.type)}, not a scalar",
+                             "make the loop variable pl.Scalar[pl.INDEX]")
+        self.push()
+        self.define(s.loop_var, "the loop variable")
+        for ia in s.iter_args:
+            self.define(ia, "an iter arg")
+        self.body(s.body, tuple(ia.type for ia in s.iter_args), f"loop over '{iv}'")
+        self.pop()
+        for ia, rv in zip(s.iter_args, s.return_vars):
+            self.define(rv, "a loop return variable")
+            why = type_mismatch(ia.type, rv.type)
+            if why:
+                raise self.error(
+                    f"return variable '{rv.name}' has type {_t(rv.type)} but iter arg '{ia.name}' "
+                    f"has {_t(ia.type)} ({why})",
+                    "give the return variable its iter arg's type")
+
+    def pipeline_attrs(self, s: ForStmt, iv: str) -> None:
+        has = "pipeline_stages" in s.attrs
+        if s.kind is ForKind.Pipeline and not has:
+            raise self.error(f"the pipeline loop over '{iv}' has no 'pipeline_stages' attr",
+                             "write pl.pipeline(..., stage=F) or set attrs['pipeline_stages']")
+        if has and s.kind is not ForKind.Pipeline:
+            raise self.error(
+                f"the {s.kind.value} loop over '{iv}' has a 'pipeline_stages' attr, which only "
+                "pipeline loops may carry",
+                "make it ForKind.Pipeline or drop the attr when lowering the pipeline")
+        if has:
+            stages = s.attrs["pipeline_stages"]
+            if isinstance(stages, bool) or not isinstance(stages, int) or stages < 1:
+                raise self.error(
+                    f"the pipeline loop over '{iv}' has pipeline_stages={stages!r}; it must be "
+                    "an int >= 1", "use stage=1 (IO reorder only) or more")
+
+    def if_stmt(self, s: IfStmt) -> None:
+        self.expr(s.cond)
+        if not isinstance(s.cond.type, ScalarType):
+            raise self.error(f"the if condition `{format_node(s.cond)}` is not a scalar",
+                             "branch on a scalar comparison such as i == 0")
+        results = tuple(rv.type for rv in s.return_vars)
+        names = ", ".join(f"'{rv.name}'" for rv in s.return_vars)
+        if results and (s.else_body is None or not flatten(s.else_body)):
+            raise self.error(f"the if that produces {names} has no else branch",
+                             "both arms must pl.yield_ the same number and types of values")
+        self.push()
+        self.body(s.then_body, results, "if (then)")
+        self.pop()
+        if s.else_body is not None:
+            self.push()
+            self.body(s.else_body, results, "if (else)")
+            self.pop()
+        for rv in s.return_vars:
+            self.define(rv, "an if return variable")
+
+    # ---- expressions -----------------------------------------------------------------
+    def expr(self, e) -> None:
+        if isinstance(e, Var):
+            self.use(e)
+        elif isinstance(e, (ConstInt, ConstFloat, ConstBool)):
+            pass
+        elif isinstance(e, BinOp):
+            self.expr(e.lhs)
+            self.expr(e.rhs)
+        elif isinstance(e, UnaryOp):
+            self.expr(e.operand)
+        elif isinstance(e, ListExpr):
+            for item in e.items:
+                self.expr(item)
+        elif isinstance(e, Call):
+            self.call(e)
+        elif isinstance(e, Expr):
+            raise self.error(f"unknown expression {type(e).__name__}", "build IR from ptoc.ir nodes")
+        # plain values (static call arguments) need no checks
+
+    def call(self, c: Call) -> None:
+        for a in c.args:
+            self.expr(a)
+        for _, v in c.kwargs:
+            self.expr(v)
+        self.check_type_uses(c.type, f"the type of the call of {c.op}")
+        if c.is_function:
+            self.function_call(c)
+        elif self.ops is not None:
+            self.op_call(c)
+
+    def op_call(self, c: Call) -> None:
+        try:
+            op = self.ops.get_op(c.op, c.loc or self.loc)
+            inferred = op.infer_type(c.args, c.kwargs, c.loc or self.loc)
+        except VerificationError:
+            raise
+        except PtocError as err:
+            raise VerificationError(f"in function '{self.fn.name}': invalid call of pl.{c.op}: "
+                                    f"{err.message}", c.loc or self.loc, hint=err.hint) from None
+        why = type_mismatch(inferred, c.type)
+        if why:
+            raise self.error(
+                f"the call of pl.{c.op} has type {_t(c.type)} but the op registry infers "
+                f"{_t(inferred)} ({why})",
+                "build calls with ptoc.ops.make_call so their type is inferred")
+
+    def function_call(self, c: Call) -> None:
+        if self.program is None:
+            return
+        callee = self.program.get_function(c.op)
+        if callee is None:
+            known = ", ".join(f.name for f in self.program.functions)
+            raise self.error(f"call of self.{c.op}: program '{self.program.name}' has no "
+                             f"function '{c.op}' (functions: {known})",
+                             "call an existing function or add it to the program")
+        if len(c.args) != len(callee.params):
+            raise self.error(
+                f"self.{c.op} takes {len(callee.params)} argument(s) but is called with {len(c.args)}",
+                f"pass one argument per parameter of '{c.op}'")
+        for k, (a, p) in enumerate(zip(c.args, callee.params)):
+            if isinstance(a, Expr):
+                why = type_mismatch(p.var.type, a.type)
+                if why:
+                    raise self.error(
+                        f"argument {k} of self.{c.op} has type {_t(a.type)} but parameter "
+                        f"'{p.var.name}' is {_t(p.var.type)} ({why})",
+                        "pass a value of the parameter's type")
+        rets = callee.return_types
+        if len(rets) == 1:
+            why = type_mismatch(rets[0], c.type)
+        elif len(rets) > 1:
+            why = type_mismatch(TupleType(tuple(rets)), c.type)
+        else:
+            why = None
+        if why:
+            raise self.error(
+                f"the call of self.{c.op} has type {_t(c.type)} but '{c.op}' returns "
+                f"{', '.join(_t(t) for t in rets)} ({why})",
+                "give the call the callee's return type")
+
+    def check_type_uses(self, ty, what: str) -> None:
+        """Vars inside a type (dynamic dims, MemRef bases and offsets) must be in scope."""
+        if isinstance(ty, (TensorType, TileType)):
+            for d in ty.shape:
+                if isinstance(d, Expr):
+                    self.expr(d)
+            if ty.memref is not None:
+                self.memref(ty.memref)
+        elif isinstance(ty, TupleType):
+            for t in ty.types:
+                self.check_type_uses(t, what)
+
+    def memref(self, m: MemRef) -> None:
+        if isinstance(m.base, Var):
+            self.use(m.base)
+            if not isinstance(m.base.type, PtrType):
+                raise self.error(f"MemRef base '{m.base.name}' has type {_t(m.base.type)}, not pl.Ptr",
+                                 "base a MemRef on a pl.tile.alloc result or a DDR buffer name")
+        if isinstance(m.offset, Expr):
+            self.expr(m.offset)
+

@@ -1,0 +1,403 @@
+"""Generic IR traversal (``IRVisitor``) and rewriting (``IRMutator``), the base of every pass.
+
+``IRVisitor`` walks every node in program order; override ``visit_<kind>`` hooks and call
+the base method to keep descending. Definitions (parameters, assignment targets, loop
+variables, iter args, return variables) go through ``visit_def``; uses through
+``visit_var``.
+
+``IRMutator`` rebuilds a node only when one of its children changed, so an identity
+rewrite returns the very same objects. It carries a Var substitution map: uses of a
+mapped Var are replaced, and a definition whose type changes (or, in fresh mode, every
+definition) gets a new Var recorded in the map so later uses follow. A statement hook
+may return a SeqStmts (spliced into the enclosing list) or None (deleted).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Any
+
+from ptoc.ir.nodes import (
+    AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, Expr, ForStmt, Function,
+    IfStmt, IterArg, ListExpr, Node, Param, Program, ReturnStmt, SeqStmts, Stmt, UnaryOp, Var,
+    YieldStmt,
+)
+from ptoc.ir.types import MemRef, TensorType, TileType, TupleType, Type
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+_HOOKS: dict[type, str] = {}
+
+
+def _hook(prefix: str, node: Any) -> str:
+    cls = type(node)
+    name = _HOOKS.get(cls)
+    if name is None:
+        name = _HOOKS[cls] = _snake(cls.__name__)
+    return f"{prefix}_{name}"
+
+
+class IRVisitor:
+    """Read-only traversal. Hooks: ``visit_program``, ``visit_function``, ``visit_<stmt>``
+    (``visit_assign_stmt``, ``visit_for_stmt``, ...), ``visit_<expr>`` (``visit_call``,
+    ``visit_bin_op``, ...), ``visit_var`` (uses), ``visit_def`` (definitions) and
+    ``visit_type``."""
+
+    def visit(self, node: Any) -> None:
+        if node is None:
+            return
+        method = getattr(self, _hook("visit", node), None)
+        if method is None:
+            if isinstance(node, Var):  # subclasses of Var fall back to visit_var
+                self.visit_var(node)
+            elif isinstance(node, (Type, MemRef)):
+                self.visit_type(node)
+            # plain values (enums, ints, strings) have nothing to visit
+            return
+        method(node)
+
+    # ---- program structure ---------------------------------------------------------
+    def visit_program(self, node: Program) -> None:
+        for fn in node.functions:
+            self.visit(fn)
+
+    def visit_function(self, node: Function) -> None:
+        for p in node.params:
+            self.visit_def(p.var)
+        for t in node.return_types:
+            self.visit_type(t)
+        self.visit(node.body)
+
+    # ---- statements ----------------------------------------------------------------
+    def visit_seq_stmts(self, node: SeqStmts) -> None:
+        for s in node.stmts:
+            self.visit(s)
+
+    def visit_assign_stmt(self, node: AssignStmt) -> None:
+        self.visit(node.value)
+        self.visit_def(node.var)
+
+    def visit_eval_stmt(self, node: EvalStmt) -> None:
+        self.visit(node.expr)
+
+    def visit_yield_stmt(self, node: YieldStmt) -> None:
+        for v in node.values:
+            self.visit(v)
+
+    def visit_return_stmt(self, node: ReturnStmt) -> None:
+        for v in node.values:
+            self.visit(v)
+
+    def visit_for_stmt(self, node: ForStmt) -> None:
+        self.visit(node.start)
+        self.visit(node.stop)
+        self.visit(node.step)
+        for ia in node.iter_args:
+            self.visit(ia.init)
+        self.visit_def(node.loop_var)
+        for ia in node.iter_args:
+            self.visit_def(ia)
+        self.visit(node.body)
+        for rv in node.return_vars:
+            self.visit_def(rv)
+
+    def visit_if_stmt(self, node: IfStmt) -> None:
+        self.visit(node.cond)
+        self.visit(node.then_body)
+        self.visit(node.else_body)
+        for rv in node.return_vars:
+            self.visit_def(rv)
+
+    # ---- expressions ---------------------------------------------------------------
+    def visit_def(self, var: Var) -> None:
+        """A defining occurrence of ``var``; by default visits the Vars in its type."""
+        self.visit_type(var.type)
+
+    def visit_var(self, node: Var) -> None:
+        """A use of a variable (IterArgs included)."""
+
+    def visit_iter_arg(self, node: IterArg) -> None:
+        self.visit_var(node)
+
+    def visit_const_int(self, node: ConstInt) -> None:
+        pass
+
+    def visit_const_float(self, node: ConstFloat) -> None:
+        pass
+
+    def visit_const_bool(self, node: ConstBool) -> None:
+        pass
+
+    def visit_bin_op(self, node: BinOp) -> None:
+        self.visit(node.lhs)
+        self.visit(node.rhs)
+
+    def visit_unary_op(self, node: UnaryOp) -> None:
+        self.visit(node.operand)
+
+    def visit_list_expr(self, node: ListExpr) -> None:
+        for item in node.items:
+            self.visit(item)
+
+    def visit_call(self, node: Call) -> None:
+        for a in node.args:
+            self.visit(a)
+        for _, v in node.kwargs:
+            self.visit(v)
+
+    def visit_type(self, ty: Any) -> None:
+        """Visit the expressions inside a type: dynamic dims, MemRef base and offset."""
+        if isinstance(ty, (TensorType, TileType)):
+            for d in ty.shape:
+                if isinstance(d, Expr):
+                    self.visit(d)
+            if ty.memref is not None:
+                self.visit_type(ty.memref)
+        elif isinstance(ty, MemRef):
+            if isinstance(ty.base, Var):
+                self.visit_var(ty.base)
+            self.visit(ty.offset)
+        elif isinstance(ty, TupleType):
+            for t in ty.types:
+                self.visit_type(t)
+
+
+class IRMutator:
+    """Rebuilding traversal with Var substitution; unchanged subtrees are returned as-is.
+
+    ``var_map`` maps old Vars to replacement expressions (uses) or Vars (definitions).
+    With ``fresh=True`` every definition gets a new Var (same hint and type), which is
+    how loop bodies are replicated without breaking SSA.
+    """
+
+    def __init__(self, var_map: dict[Var, Expr] | None = None, *, fresh: bool = False):
+        self.var_map: dict[Var, Expr] = dict(var_map or {})
+        self.fresh = fresh
+
+    def mutate(self, node: Any) -> Any:
+        if node is None:
+            return None
+        method = getattr(self, _hook("mutate", node), None)
+        if method is None:
+            if isinstance(node, Var):
+                return self.mutate_var(node)
+            if isinstance(node, Type):
+                return self.mutate_type(node)
+            return node  # plain values
+        return method(node)
+
+    # ---- program structure ---------------------------------------------------------
+    def mutate_program(self, node: Program) -> Program:
+        fns = tuple(self.mutate(fn) for fn in node.functions)
+        if _same(fns, node.functions):
+            return node
+        return replace(node, functions=fns)
+
+    def mutate_function(self, node: Function) -> Function:
+        params = tuple(self._param(p) for p in node.params)
+        rets = tuple(self.mutate_type(t) for t in node.return_types)
+        body = self.mutate_body(node.body)
+        if _same(params, node.params) and _same(rets, node.return_types) and body is node.body:
+            return node
+        return replace(node, params=params, return_types=rets, body=body)
+
+    def _param(self, p: Param) -> Param:
+        var = self.mutate_def(p.var)
+        return p if var is p.var else replace(p, var=var)
+
+    # ---- statements ----------------------------------------------------------------
+    def mutate_body(self, body: SeqStmts | None) -> SeqStmts | None:
+        """Mutate a statement list; results that are SeqStmts are spliced, None removed."""
+        if body is None:
+            return None
+        out = self.mutate(body)
+        if out is None:
+            return SeqStmts((), loc=body.loc)
+        if not isinstance(out, SeqStmts):
+            return SeqStmts((out,), loc=body.loc)
+        return out
+
+    def mutate_seq_stmts(self, node: SeqStmts) -> SeqStmts:
+        out: list[Stmt] = []
+        changed = False
+        for s in node.stmts:
+            new = self.mutate(s)
+            if new is not s:
+                changed = True
+            if new is None:
+                continue
+            if isinstance(new, SeqStmts) and new is not s:
+                out.extend(new.stmts)
+            else:
+                out.append(new)
+        if not changed:
+            return node
+        return replace(node, stmts=tuple(out))
+
+    def mutate_assign_stmt(self, node: AssignStmt) -> Stmt | None:
+        value = self.mutate(node.value)
+        var = self.mutate_def(node.var)
+        if value is node.value and var is node.var:
+            return node
+        return replace(node, var=var, value=value)
+
+    def mutate_eval_stmt(self, node: EvalStmt) -> Stmt | None:
+        e = self.mutate(node.expr)
+        return node if e is node.expr else replace(node, expr=e)
+
+    def mutate_yield_stmt(self, node: YieldStmt) -> Stmt | None:
+        vals = tuple(self.mutate(v) for v in node.values)
+        return node if _same(vals, node.values) else replace(node, values=vals)
+
+    def mutate_return_stmt(self, node: ReturnStmt) -> Stmt | None:
+        vals = tuple(self.mutate(v) for v in node.values)
+        return node if _same(vals, node.values) else replace(node, values=vals)
+
+    def mutate_for_stmt(self, node: ForStmt) -> Stmt | None:
+        start, stop, step = (self.mutate(e) for e in (node.start, node.stop, node.step))
+        inits = [self.mutate(ia.init) for ia in node.iter_args]
+        loop_var = self.mutate_def(node.loop_var)
+        iter_args = tuple(self._iter_arg(ia, init) for ia, init in zip(node.iter_args, inits))
+        body = self.mutate_body(node.body)
+        rvs = tuple(self.mutate_def(rv) for rv in node.return_vars)
+        if (start is node.start and stop is node.stop and step is node.step
+                and loop_var is node.loop_var and _same(iter_args, node.iter_args)
+                and body is node.body and _same(rvs, node.return_vars)):
+            return node
+        return replace(node, loop_var=loop_var, start=start, stop=stop, step=step,
+                       iter_args=iter_args, body=body, return_vars=rvs)
+
+    def _iter_arg(self, ia: IterArg, init: Expr | None) -> IterArg:
+        """An iter arg definition; its ``init`` lives on the node, so a new init means a new Var."""
+        mapped = self.var_map.get(ia)
+        if isinstance(mapped, IterArg):
+            if mapped.init is init:
+                return mapped
+            new = replace(mapped, init=init)
+        else:
+            ty = self.mutate_type(ia.type)
+            if ty is ia.type and init is ia.init and not self.fresh:
+                return ia
+            new = replace(ia, type=ty, init=init)
+        self.var_map[ia] = new
+        return new
+
+    def mutate_if_stmt(self, node: IfStmt) -> Stmt | None:
+        cond = self.mutate(node.cond)
+        then_body = self.mutate_body(node.then_body)
+        else_body = self.mutate_body(node.else_body)
+        rvs = tuple(self.mutate_def(rv) for rv in node.return_vars)
+        if (cond is node.cond and then_body is node.then_body and else_body is node.else_body
+                and _same(rvs, node.return_vars)):
+            return node
+        return replace(node, cond=cond, then_body=then_body, else_body=else_body, return_vars=rvs)
+
+    # ---- variables -----------------------------------------------------------------
+    def mutate_def(self, var: Var) -> Var:
+        """A definition: keep it, follow a Var mapping, or make a new Var (type change / fresh)."""
+        mapped = self.var_map.get(var)
+        if isinstance(mapped, Var):
+            return mapped
+        ty = self.mutate_type(var.type)
+        if ty is var.type and not self.fresh:
+            return var
+        new = replace(var, type=ty)
+        self.var_map[var] = new
+        return new
+
+    def mutate_var(self, node: Var) -> Expr:
+        """A use: the substitution for ``node`` if any, else ``node`` itself."""
+        return self.var_map.get(node, node)
+
+    def mutate_iter_arg(self, node: IterArg) -> Expr:
+        return self.mutate_var(node)
+
+    # ---- expressions ---------------------------------------------------------------
+    def mutate_const_int(self, node: ConstInt) -> Expr:
+        return node
+
+    def mutate_const_float(self, node: ConstFloat) -> Expr:
+        return node
+
+    def mutate_const_bool(self, node: ConstBool) -> Expr:
+        return node
+
+    def mutate_bin_op(self, node: BinOp) -> Expr:
+        lhs, rhs = self.mutate(node.lhs), self.mutate(node.rhs)
+        return node if lhs is node.lhs and rhs is node.rhs else replace(node, lhs=lhs, rhs=rhs)
+
+    def mutate_unary_op(self, node: UnaryOp) -> Expr:
+        x = self.mutate(node.operand)
+        return node if x is node.operand else replace(node, operand=x)
+
+    def mutate_list_expr(self, node: ListExpr) -> Expr:
+        items = tuple(self.mutate(i) for i in node.items)
+        return node if _same(items, node.items) else replace(node, items=items)
+
+    def mutate_call(self, node: Call) -> Expr:
+        args = tuple(self.mutate(a) for a in node.args)
+        kwargs = tuple((k, self.mutate(v)) for k, v in node.kwargs)
+        ty = self.mutate_type(node.type)
+        if _same(args, node.args) and all(a[1] is b[1] for a, b in zip(kwargs, node.kwargs)) \
+                and ty is node.type:
+            return node
+        return replace(node, args=args, kwargs=kwargs, type=ty)
+
+    # ---- types ---------------------------------------------------------------------
+    def mutate_type(self, ty: Type) -> Type:
+        """Substitute inside dynamic dims and MemRefs; returns ``ty`` itself if nothing changed."""
+        if isinstance(ty, (TensorType, TileType)):
+            shape = tuple(self.mutate(d) if isinstance(d, Expr) else d for d in ty.shape)
+            memref = self.mutate_memref(ty.memref) if ty.memref is not None else None
+            if _same(shape, ty.shape) and memref is ty.memref:
+                return ty
+            return replace(ty, shape=shape, memref=memref)
+        if isinstance(ty, TupleType):
+            types = tuple(self.mutate_type(t) for t in ty.types)
+            return ty if _same(types, ty.types) else replace(ty, types=types)
+        return ty
+
+    def mutate_memref(self, m: MemRef) -> MemRef:
+        base = m.base
+        if isinstance(base, Var):
+            new_base = self.var_map.get(base, base)
+            base = new_base if isinstance(new_base, Var) else base
+        offset = self.mutate(m.offset)
+        if base is m.base and offset is m.offset:
+            return m
+        return replace(m, base=base, offset=offset)
+
+
+def _same(a, b) -> bool:
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
+
+
+def substitute(node: Any, mapping: dict[Var, Expr]) -> Any:
+    """``node`` with every use of each mapped Var replaced by its expression.
+
+    Definitions whose types mention a replaced Var are re-made with the new type; all
+    other nodes are shared with the input.
+    """
+    return IRMutator(mapping).mutate(node)
+
+
+def clone_with_fresh_vars(node: Any, mapping: dict[Var, Expr] | None = None, *,
+                          var_map_out: dict[Var, Expr] | None = None) -> Any:
+    """A copy of ``node`` in which every variable it defines is a new Var (same hint, type).
+
+    ``mapping`` substitutes free variables first (e.g. the loop var by ``ko + 32`` when
+    replicating a pipeline body). If ``var_map_out`` is given it receives old -> new for
+    every Var defined or substituted, so callers can find the clones of yielded values.
+    """
+    m = IRMutator(mapping, fresh=True)
+    out = m.mutate(node)
+    if var_map_out is not None:
+        var_map_out.update(m.var_map)
+    return out
+
+
+__all__ = ["IRVisitor", "IRMutator", "substitute", "clone_with_fresh_vars", "Node"]
