@@ -1,0 +1,172 @@
+"""The Pass protocol: a named Program -> Program rewrite with declared IR properties.
+
+A pass object is callable on its own, ``pass_(program) -> program``; the call reads the
+current PassContext and runs its instruments around the rewrite, so a unit test that calls
+one pass gets the same verification, round trip and dumps as a full pipeline. Subclass
+``Pass`` and implement ``run(program, ctx)``, or write a plain function and wrap it with
+``@program_pass(...)`` / ``@function_pass(...)``.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import dataclasses
+import functools
+from typing import Any, Callable, Collection, Iterable
+
+from ptoc.dtypes import FunctionType
+from ptoc.errors import PassError
+from ptoc.ir.nodes import Function, Program
+from ptoc.passes.properties import IRProperty, check_property, format_properties, to_property_set
+
+_RUNNING: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("ptoc_running_pass", default=())
+
+
+def current_pass_name() -> str | None:
+    """Name of the innermost pass being run, for diagnostics; None outside any pass."""
+    running = _RUNNING.get()
+    return running[-1] if running else None
+
+
+class Pass:
+    """Base class of every pass.
+
+    Class attributes (or instance attributes set in ``__init__``):
+      name         -- shown in dumps (``NN_after_<name>.py``), profiles, errors
+      required     -- IRProperty set the input must have
+      produced     -- properties that hold after the pass
+      invalidated  -- properties the pass may break
+    ``required``/``produced``/``invalidated`` may be given as IRProperty members or names.
+    """
+
+    name: str = ""
+    required: frozenset[IRProperty] = frozenset()
+    produced: frozenset[IRProperty] = frozenset()
+    invalidated: frozenset[IRProperty] = frozenset()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "name" not in cls.__dict__ or not cls.__dict__["name"]:
+            cls.name = cls.__name__
+        for attr in ("required", "produced", "invalidated"):
+            if attr in cls.__dict__:
+                setattr(cls, attr, to_property_set(cls.__dict__[attr]))
+
+    def run(self, program: Program, ctx) -> Program:
+        """The rewrite itself. Must return a Program and must not mutate its input."""
+        raise NotImplementedError(f"pass {self.name} does not implement run(program, ctx)")
+
+    def __call__(self, program: Program) -> Program:
+        """Run under the current PassContext, with its instruments around the rewrite."""
+        from ptoc.passes.context import PassContext
+
+        if not isinstance(program, Program):
+            raise PassError(f"pass {self.name} expects a ptoc.ir.Program, got {type(program).__name__}",
+                            hint="parse the source with ptoc.language.parse_program first")
+        ctx = PassContext.current()
+        self._check_required_on_ir(program)
+        instruments = ctx.active_instruments()
+        token = _RUNNING.set(_RUNNING.get() + (self.name,))
+        try:
+            for inst in instruments:
+                inst.before_pass(self, program, ctx)
+            result = self.run(program, ctx)
+            if not isinstance(result, Program):
+                raise PassError(f"pass {self.name} returned {type(result).__name__}, not a Program",
+                                hint="return the (possibly unchanged) program from run()")
+            for inst in reversed(instruments):  # innermost first: timing, then dumps, then checks
+                inst.after_pass(self, result, ctx)
+        finally:
+            _RUNNING.reset(token)
+        return result
+
+    def _check_required_on_ir(self, program: Program) -> None:
+        """Reject input that a registered checker proves lacks a required property."""
+        missing = [p for p in self.required if check_property(p, program) is False]
+        if missing:
+            raise PassError(f"pass {self.name} requires {format_properties(missing)}, "
+                            "which the input program does not have",
+                            hint=f"run the passes producing {format_properties(missing)} before {self.name}")
+
+    def __repr__(self) -> str:
+        return f"<Pass {self.name}>"
+
+
+class FunctionPass(Pass):
+    """A Pass built from a plain function by ``program_pass``/``function_pass``."""
+
+    def __init__(self, name: str, fn: Callable[..., Program], *, required=(), produced=(),
+                 invalidated=(), options: dict | None = None):
+        self.name = name
+        self.fn = fn
+        self.required = to_property_set(required)
+        self.produced = to_property_set(produced)
+        self.invalidated = to_property_set(invalidated)
+        self.options = dict(options or {})
+
+    def run(self, program: Program, ctx) -> Program:
+        return self.fn(program, ctx, **self.options)
+
+
+class PassFactory:
+    """What the decorators return: ``factory(**options)`` builds a fresh pass object.
+
+    ``factory.pass_name`` is available without building a pass, for registries.
+    """
+
+    def __init__(self, name: str, build: Callable[..., Pass], doc: str | None):
+        self.pass_name = name
+        self._build = build
+        self.__doc__ = doc
+        self.__name__ = name
+
+    def __call__(self, **options: Any) -> Pass:
+        return self._build(**options)
+
+    def __repr__(self) -> str:
+        return f"<pass factory {self.pass_name}>"
+
+
+def program_pass(*, name: str, required: Iterable = (), produced: Iterable = (),
+                 invalidated: Iterable = ()) -> Callable[[Callable[..., Program]], PassFactory]:
+    """Turn ``fn(program, ctx, **options) -> Program`` into a pass factory.
+
+        @program_pass(name="InitMemRef", required={"MemoryInferred"}, produced={"MemRefsAssigned"})
+        def init_mem_ref(program, ctx): ...
+
+        init_mem_ref()(program)   # run alone under the current PassContext
+    """
+    def wrap(fn: Callable[..., Program]) -> PassFactory:
+        def build(**options: Any) -> Pass:
+            return FunctionPass(name, fn, required=required, produced=produced,
+                                invalidated=invalidated, options=options)
+        return PassFactory(name, build, fn.__doc__)
+    return wrap
+
+
+def function_pass(*, name: str, required: Iterable = (), produced: Iterable = (),
+                  invalidated: Iterable = (),
+                  func_types: Collection[FunctionType] | None = (FunctionType.InCore,)
+                  ) -> Callable[[Callable[..., Function]], PassFactory]:
+    """Like ``program_pass`` for ``fn(function, ctx, **options) -> Function`` applied to each
+    function whose ``func_type`` is in ``func_types`` (None: every function). Functions the
+    callback returns unchanged (same object) keep their identity, and so does the program."""
+    wanted = None if func_types is None else frozenset(func_types)
+
+    def wrap(fn: Callable[..., Function]) -> PassFactory:
+        def per_program(program: Program, ctx, **options: Any) -> Program:
+            new_functions = []
+            for f in program.functions:
+                new_f = fn(f, ctx, **options) if wanted is None or f.func_type in wanted else f
+                if not isinstance(new_f, Function):
+                    raise PassError(f"pass {name} returned {type(new_f).__name__} for function "
+                                    f"{f.name}, not a Function", hint="return the (possibly unchanged) function")
+                new_functions.append(new_f)
+            if all(a is b for a, b in zip(new_functions, program.functions)):
+                return program
+            return dataclasses.replace(program, functions=tuple(new_functions))
+
+        functools.update_wrapper(per_program, fn)
+        return program_pass(name=name, required=required, produced=produced,
+                            invalidated=invalidated)(per_program)
+    return wrap

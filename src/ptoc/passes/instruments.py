@@ -1,0 +1,306 @@
+"""Pass instruments: hooks that run around every pass (verify, round trip, dump, timing).
+
+Hook order: ``before_pass`` in list order, ``after_pass`` in reverse, like nested ``with``
+blocks. Instruments a derived context adds on top (dump, timing) are therefore innermost:
+timing measures only the pass, and a dump is written before a later check can fail, so
+the broken IR is on disk when the error is raised.
+
+The IR printer, parser, verifier and structural equality are imported lazily, on the first
+pass that needs them, so this module (and a test session that never runs a pass) costs
+nothing extra.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import threading
+import time
+from pathlib import Path
+from typing import Callable, Iterator
+
+from ptoc.errors import PassError, PtocError, VerificationError
+from ptoc.passes.properties import check_property
+
+
+class PassInstrument:
+    """Base class: override any of the four hooks; all default to doing nothing."""
+
+    #: a checking instrument is skipped under VerificationLevel.NONE
+    is_check = False
+
+    def before_pipeline(self, program, ctx) -> None:
+        """Called once by PassManager.run_passes before the first pass."""
+
+    def before_pass(self, pass_, program, ctx) -> None:
+        """Called before every pass, including a pass called on its own."""
+
+    def after_pass(self, pass_, program, ctx) -> None:
+        """Called with the pass's output after every pass."""
+
+    def after_pipeline(self, program, ctx) -> None:
+        """Called once by PassManager.run_passes after the last pass."""
+
+
+class CallbackInstrument(PassInstrument):
+    """Wrap plain callables ``before(pass_, program)`` / ``after(pass_, program)``."""
+
+    def __init__(self, before: Callable | None = None, after: Callable | None = None):
+        self._before, self._after = before, after
+
+    def before_pass(self, pass_, program, ctx) -> None:
+        if self._before is not None:
+            self._before(pass_, program)
+
+    def after_pass(self, pass_, program, ctx) -> None:
+        if self._after is not None:
+            self._after(pass_, program)
+
+
+# ---- verification -------------------------------------------------------------------------
+
+def _optional(module: str, attr: str):
+    """``module.attr`` if the module exists yet, else None (other layers land independently)."""
+    import importlib
+
+    try:
+        found = importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and module.startswith(exc.name):
+            return None
+        raise
+    return getattr(found, attr, None)
+
+
+class VerificationInstrument(PassInstrument):
+    """Run the IR verifier and the produced-property checkers after every pass."""
+
+    is_check = True
+
+    def after_pass(self, pass_, program, ctx) -> None:
+        verify = _optional("ptoc.ir.verifier", "verify")
+        if verify is not None:
+            try:
+                problems = verify(program)
+            except PtocError as exc:
+                raise VerificationError(f"IR verification failed after pass {pass_.name}: {exc.message}",
+                                        exc.loc, hint=exc.hint or f"this is a bug in pass {pass_.name}") from exc
+            if problems:  # a verifier that returns a list instead of raising
+                listed = "; ".join(str(p) for p in problems)
+                raise VerificationError(f"IR verification failed after pass {pass_.name}: {listed}",
+                                        hint=f"this is a bug in pass {pass_.name}")
+        for prop in sorted(pass_.produced, key=lambda p: p.value):
+            if check_property(prop, program) is False:
+                raise VerificationError(f"pass {pass_.name} declares it produces {prop.value}, "
+                                        "but the property does not hold on its output",
+                                        hint=f"fix pass {pass_.name} or its produced set")
+
+
+class RoundTripInstrument(PassInstrument):
+    """After every pass: print the IR, parse the text back, require structural equality.
+
+    This proves the printer prints valid DSL for everything passes build. With
+    ``skip_if_unavailable`` (the test-suite default) it does nothing until the printer and
+    parser modules exist.
+    """
+
+    is_check = True
+
+    def __init__(self, *, skip_if_unavailable: bool = False):
+        self.skip_if_unavailable = skip_if_unavailable
+
+    def after_pass(self, pass_, program, ctx) -> None:
+        parse = _optional("ptoc.language", "parse_program")
+        equal = _optional("ptoc.ir.equality", "assert_structural_equal")
+        printer = _optional("ptoc.ir.printer", "print_program")
+        if parse is None or equal is None or printer is None:
+            if self.skip_if_unavailable:
+                return
+            raise PassError("verification_level=ROUNDTRIP needs ptoc.ir.printer, ptoc.language."
+                            "parse_program and ptoc.ir.equality, which are not available",
+                            hint="use VerificationLevel.BASIC")
+        name = pass_.name
+        text = program.as_python()
+        try:
+            reparsed = parse(text, filename=f"<after {name}>")
+        except PtocError as exc:
+            raise VerificationError(f"round trip failed after pass {name}: the printed IR does not "
+                                    f"parse: {exc}", hint=_excerpt(text, exc.line)) from exc
+        try:
+            equal(program, reparsed)
+        except (PtocError, AssertionError, ValueError) as exc:
+            raise VerificationError(f"round trip failed after pass {name}: printed and re-parsed IR "
+                                    f"differ: {exc}", hint="the printer or parser loses information "
+                                    f"that pass {name} put into the IR") from exc
+
+
+def _excerpt(text: str, line: int | None, radius: int = 2) -> str:
+    """A few numbered lines of printed IR around ``line``, for error hints."""
+    lines = text.splitlines()
+    if not line or line > len(lines):
+        return "see program.as_python()"
+    lo, hi = max(1, line - radius), min(len(lines), line + radius)
+    return "printed IR: " + " | ".join(f"{i}: {lines[i - 1].strip()}" for i in range(lo, hi + 1))
+
+
+# ---- dumps ---------------------------------------------------------------------------------
+
+_DUMP_NAME = re.compile(r"^\d{2,}_(frontend|after_\w+)\.py$")
+
+
+class IRDumpInstrument(PassInstrument):
+    """Write ``NN_after_<Pass>.py`` into ``directory`` after every pass.
+
+    ``before_pipeline`` removes earlier dumps (only files named like dumps) and writes
+    ``00_frontend.py``; passes are numbered from 01 in the order they run.
+    """
+
+    def __init__(self, directory: str | Path):
+        self.directory = Path(directory)
+        self._index = 0
+        self.written: list[Path] = []
+
+    def before_pipeline(self, program, ctx) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        for old in self.directory.iterdir():
+            if old.is_file() and _DUMP_NAME.match(old.name):
+                old.unlink()
+        self._index = 0
+        self._write("00_frontend.py", program)
+
+    def after_pass(self, pass_, program, ctx) -> None:
+        self._index += 1
+        self._write(f"{self._index:02d}_after_{pass_.name}.py", program)
+
+    def _write(self, filename: str, program) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        path = self.directory / filename
+        path.write_text(program.as_python())
+        self.written.append(path)
+
+
+# ---- timing --------------------------------------------------------------------------------
+
+class TimingInstrument(PassInstrument):
+    """Measure each pass; ``after_pipeline`` writes ``pipeline_profile.{txt,json}``.
+
+    ``records`` holds ``(name, seconds, depth)`` in completion order; depth > 0 marks a
+    pass run from inside another pass.
+    """
+
+    def __init__(self, report_dir: str | Path | None = None):
+        self.report_dir = Path(report_dir) if report_dir is not None else None
+        self.records: list[tuple[str, float, int]] = []
+        self._starts: list[float] = []
+
+    def before_pipeline(self, program, ctx) -> None:
+        self.records.clear()
+        self._starts.clear()
+
+    def before_pass(self, pass_, program, ctx) -> None:
+        self._starts.append(time.perf_counter())
+
+    def after_pass(self, pass_, program, ctx) -> None:
+        start = self._starts.pop()
+        self.records.append((pass_.name, time.perf_counter() - start, len(self._starts)))
+
+    def after_pipeline(self, program, ctx) -> None:
+        if self.report_dir is not None:
+            self.write(self.report_dir)
+
+    def profile(self) -> dict:
+        """The profile as plain data (the JSON file's content)."""
+        top = [r for r in self.records if r[2] == 0]
+        total = sum(seconds for _, seconds, _ in top)
+        passes = [{"index": i, "name": name, "ms": round(seconds * 1e3, 3), "depth": depth,
+                   "percent": round(100.0 * seconds / total, 1) if total > 0 else 0.0}
+                  for i, (name, seconds, depth) in enumerate(self.records, start=1)]
+        return {"total_ms": round(total * 1e3, 3), "pass_count": len(top), "passes": passes}
+
+    def write(self, report_dir: str | Path) -> tuple[Path, Path]:
+        data = self.profile()
+        report_dir = Path(report_dir)
+        report_dir.mkdir(parents=True, exist_ok=True)
+        txt, js = report_dir / "pipeline_profile.txt", report_dir / "pipeline_profile.json"
+        width = max([len("pass")] + [len(p["name"]) + 2 * p["depth"] for p in data["passes"]])
+        lines = [f"ptoc pass pipeline profile: {data['pass_count']} passes, {data['total_ms']:.3f} ms",
+                 f"{'#':>3}  {'pass':<{width}}  {'ms':>10}  {'%':>6}"]
+        for p in data["passes"]:
+            label = "  " * p["depth"] + p["name"]
+            lines.append(f"{p['index']:>3}  {label:<{width}}  {p['ms']:>10.3f}  {p['percent']:>6.1f}")
+        txt.write_text("\n".join(lines) + "\n")
+        js.write_text(json.dumps(data, indent=2) + "\n")
+        return txt, js
+
+
+# ---- process-wide instruments (the test suite's round trip) --------------------------------
+
+_GLOBAL: list[PassInstrument] = []
+_GLOBAL_LOCK = threading.Lock()
+_SUSPENDED = threading.local()
+
+
+def install_global_instrument(inst: PassInstrument) -> PassInstrument:
+    """Run ``inst`` on every pass call in this process, whatever PassContext is current.
+
+    Meant for test suites (tests/conftest.py turns round trip on this way), not for
+    compiles: options of a compile belong on its PassContext.
+    """
+    with _GLOBAL_LOCK:
+        if inst not in _GLOBAL:
+            _GLOBAL.append(inst)
+    return inst
+
+
+def remove_global_instrument(inst: PassInstrument) -> None:
+    with _GLOBAL_LOCK:
+        if inst in _GLOBAL:
+            _GLOBAL.remove(inst)
+
+
+def global_instruments() -> tuple[PassInstrument, ...]:
+    """Process-wide instruments in effect for this thread (empty while suspended)."""
+    if getattr(_SUSPENDED, "depth", 0):
+        return ()
+    return tuple(_GLOBAL)
+
+
+@contextlib.contextmanager
+def suspended_global_instruments() -> Iterator[None]:
+    """Turn process-wide instruments off in this thread for a block (a test's opt-out)."""
+    _SUSPENDED.depth = getattr(_SUSPENDED, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _SUSPENDED.depth -= 1
+
+
+_VERIFY = VerificationInstrument()
+_ROUNDTRIP = RoundTripInstrument()
+
+
+def instruments_for(ctx) -> tuple[PassInstrument, ...]:
+    """Instruments one pass call runs under ``ctx``, outermost first.
+
+    Round trip (level ROUNDTRIP), process-wide instruments, verification, then the
+    context's own; ``after_pass`` runs in reverse, so after a pass the verifier reports
+    before the slower round trip. Under VerificationLevel.NONE no checking instrument
+    runs, process-wide ones included.
+    """
+    from ptoc.passes.context import VerificationLevel
+
+    level = ctx.verification_level
+    out: list[PassInstrument] = []
+    if level is VerificationLevel.ROUNDTRIP:
+        out.append(_ROUNDTRIP)
+    for inst in global_instruments():
+        if level is VerificationLevel.NONE and inst.is_check:
+            continue
+        if level is VerificationLevel.ROUNDTRIP and isinstance(inst, RoundTripInstrument):
+            continue  # the strict one already runs
+        out.append(inst)
+    if level is not VerificationLevel.NONE:
+        out.append(_VERIFY)
+    out.extend(ctx.instruments)
+    return tuple(out)

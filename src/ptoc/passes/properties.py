@@ -1,0 +1,93 @@
+"""IR properties that passes require, produce and invalidate.
+
+A property is a fact about a whole program ("every tile has a MemRef") that a later pass
+may rely on. Passes declare them so the PassManager can reject a pipeline whose order is
+wrong before it produces garbage, naming the pass that needed the fact and the pass that
+broke it. Where a cheap checker is registered for a property, it is also used to confirm
+the fact on the actual IR (standalone pass calls and after a pass claims to produce it).
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Callable, Iterable
+
+from ptoc.errors import PassError
+
+
+class IRProperty(enum.Enum):
+    """Facts about a program, in roughly the order the default pipeline establishes them."""
+
+    SSAForm = "SSAForm"                        # every Var assigned once; loops carry iter-args
+    TileOpsOnly = "TileOpsOnly"                # InCore bodies use tile-level ops only
+    L0Tiled = "L0Tiled"                        # matmuls fit L0 (AutoTileMatmulL0 ran)
+    MemoryInferred = "MemoryInferred"          # every tile has a concrete memory space
+    PipelineLoopsLowered = "PipelineLoopsLowered"  # no pl.pipeline loop is left unreplicated
+    IOOrderCanonical = "IOOrderCanonical"      # loads first, stores last in pipeline bodies
+    MemRefsAssigned = "MemRefsAssigned"        # every tile carries a MemRef
+    MemoryReused = "MemoryReused"              # MemRefs coalesced by lifetime
+    AddressesAllocated = "AddressesAllocated"  # every MemRef has a byte offset in its space
+
+
+PropertySet = frozenset  # frozenset[IRProperty]; an alias so signatures read well
+
+
+def to_property(value: IRProperty | str) -> IRProperty:
+    """Accept an ``IRProperty`` or its name; reject anything else with the valid names."""
+    if isinstance(value, IRProperty):
+        return value
+    if isinstance(value, str):
+        for prop in IRProperty:
+            if value == prop.value or value == prop.name:
+                return prop
+    valid = ", ".join(p.value for p in IRProperty)
+    raise PassError(
+        f"unknown IR property {value!r}",
+        hint=f"use one of {valid} (add new ones to ptoc.passes.properties.IRProperty)",
+    )
+
+
+def to_property_set(values: Iterable[IRProperty | str] | IRProperty | str | None) -> frozenset[IRProperty]:
+    """Normalise a declaration (one property, a string, an iterable or None) to a frozenset."""
+    if values is None:
+        return frozenset()
+    if isinstance(values, (IRProperty, str)):
+        values = (values,)
+    return frozenset(to_property(v) for v in values)
+
+
+def format_properties(props: Iterable[IRProperty]) -> str:
+    """Sorted, comma-separated names, for messages."""
+    names = sorted(p.value for p in props)
+    return ", ".join(names) if names else "(none)"
+
+
+# ---- optional checkers -------------------------------------------------------------------
+
+PropertyChecker = Callable[[object], bool]
+_CHECKERS: dict[IRProperty, PropertyChecker] = {}
+
+
+def register_property_checker(prop: IRProperty | str, checker: PropertyChecker) -> None:
+    """Register ``checker(program) -> bool`` that says whether ``prop`` holds on real IR.
+
+    Checkers must be cheap and side-effect free: they run before standalone pass calls and
+    after every pass that claims to produce the property (verification level BASIC or more).
+    """
+    _CHECKERS[to_property(prop)] = checker
+
+
+def unregister_property_checker(prop: IRProperty | str) -> None:
+    _CHECKERS.pop(to_property(prop), None)
+
+
+def has_checker(prop: IRProperty) -> bool:
+    return prop in _CHECKERS
+
+
+def check_property(prop: IRProperty, program) -> bool | None:
+    """True/False from the registered checker, or None when no checker is known."""
+    checker = _CHECKERS.get(prop)
+    if checker is None:
+        return None
+    return bool(checker(program))
