@@ -120,6 +120,45 @@ class FunctionType(enum.Enum):
     def is_kernel(self) -> bool:
         return self in (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV)
 
+    def __repr__(self) -> str:
+        return f"pl.FunctionType.{self.value}"
+
+
+class Level(enum.Enum):
+    """Hierarchy level a function runs at (``pl.Level.X``); recorded, not interpreted."""
+
+    AIC = "AIC"
+    AIV = "AIV"
+    CORE_GROUP = "CORE_GROUP"
+    CHIP_DIE = "CHIP_DIE"
+    CHIP = "CHIP"
+    HOST = "HOST"
+    CLUSTER = "CLUSTER"
+
+    def __repr__(self) -> str:
+        return f"pl.Level.{self.value}"
+
+
+class Role(enum.Enum):
+    """Role of a function in the runtime (``pl.Role.X``); recorded, not interpreted."""
+
+    Orchestrator = "Orchestrator"
+    SubWorker = "SubWorker"
+    Worker = "Worker"
+
+    def __repr__(self) -> str:
+        return f"pl.Role.{self.value}"
+
+
+class AtomicType(enum.Enum):
+    """Atomic mode of a store or tensor assemble (``pl.AtomicType.X``)."""
+
+    None_ = "None_"
+    Add = "Add"
+
+    def __repr__(self) -> str:
+        return f"pl.AtomicType.{self.value}"
+
 
 class ForKind(enum.Enum):
     """Kind of a for loop."""
@@ -128,6 +167,9 @@ class ForKind(enum.Enum):
     Pipeline = "Pipeline"
     Unroll = "Unroll"
     Parallel = "Parallel"
+
+    def __repr__(self) -> str:
+        return f"pl.ForKind.{self.value}"
 
 
 class Direction(enum.Enum):

@@ -1,0 +1,46 @@
+"""The ptoc DSL (``import ptoc.language as pl``): kernels are parsed from source, never executed.
+
+The names here mirror PyPTO's ``pypto.language`` so kernels port mechanically. Op
+functions (``pl.load``, ``pl.tile.matmul``, ...) exist so that Python can resolve them;
+their meaning comes from the op registry (``ptoc.ops``) via the AST parser.
+"""
+
+from ptoc.dtypes import (
+    AtomicType, DataType, Direction, ForKind, FunctionType, Level, MemorySpace, Role,
+)
+from ptoc.ir.types import TileLayout
+from ptoc.language.program import function, parse_program, program
+from ptoc.language.surface import (
+    InOut, MemRef, OpNamespace, Out, Ptr, Scalar, Tensor, Tile, TileView, kernel_only,
+)
+from ptoc.ops import all_ops as _all_ops
+
+Mem = MemorySpace
+
+FP32 = DataType.FP32
+FP16 = DataType.FP16
+BF16 = DataType.BF16
+INT8 = DataType.INT8
+INT16 = DataType.INT16
+INT32 = DataType.INT32
+INT64 = DataType.INT64
+UINT8 = DataType.UINT8
+BOOL = DataType.BOOL
+INDEX = DataType.INDEX
+
+range = kernel_only("range")  # noqa: A001 - mirrors the DSL spelling
+pipeline = kernel_only("pipeline")
+unroll = kernel_only("unroll")
+parallel = kernel_only("parallel")
+yield_ = kernel_only("yield_")
+const = kernel_only("const")
+static_assert = kernel_only("static_assert")
+static_print = kernel_only("static_print")
+func_attr = kernel_only("func_attr")
+
+tile = OpNamespace("tile", sorted(op.short_name for op in _all_ops() if op.namespace == "tile"))
+tensor = OpNamespace("tensor", sorted(op.short_name for op in _all_ops() if op.namespace == "tensor"))
+
+for _name in sorted({n for _op in _all_ops() for n in _op.dsl_names}):
+    globals()[_name] = kernel_only(_name)
+del _name

@@ -1,0 +1,414 @@
+"""Expressions of a kernel body: names, constants, scalar arithmetic, op calls, sugar.
+
+An expression evaluates either to an IR ``Expr`` (a runtime value) or to a plain Python
+value known at parse time (a folded closure constant, an enum, a list of those). Scalar
+arithmetic on two static values folds; anything touching a runtime value builds IR.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import enum
+import operator
+from typing import Any
+
+from ptoc.dtypes import AtomicType, DataType, ForKind, FunctionType, Level, MemorySpace, Role
+from ptoc.errors import PtocError
+from ptoc.ir.nodes import AssignStmt, BinOp, Call, ConstFloat, ConstInt, Expr, ListExpr, UnaryOp, Var
+from ptoc.ir.types import ScalarType, TensorType, TileLayout, TileType, TupleType
+from ptoc.language.context import DslPath, SelfRef
+from ptoc.ops import get_op, has_op, make_call, ops_for_dsl_name, to_expr
+from ptoc.ops.registry import all_ops
+
+DSL_ENUMS: dict[str, type[enum.Enum]] = {
+    "Mem": MemorySpace, "MemorySpace": MemorySpace, "FunctionType": FunctionType,
+    "Level": Level, "Role": Role, "TileLayout": TileLayout, "AtomicType": AtomicType,
+    "ForKind": ForKind,
+}
+LOOP_FUNCS = {"range": ForKind.Sequential, "pipeline": ForKind.Pipeline,
+              "unroll": ForKind.Unroll, "parallel": ForKind.Parallel}
+STATEMENT_ONLY = ("yield_", "static_assert", "static_print", "func_attr")
+TYPE_ONLY = ("Tensor", "Tile", "Scalar", "Out", "InOut", "Ptr", "MemRef", "TileView")
+
+_ARITH = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "//", ast.Mod: "%",
+          ast.Div: "/"}
+_CMP = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
+_FOLD = {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv,
+         "%": operator.mod, "/": operator.truediv, "==": operator.eq, "!=": operator.ne,
+         "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+_TILE_SUGAR = {"+": "add", "-": "sub", "*": "mul", "/": "div"}
+
+
+class FunctionRef:
+    """``self.<name>``: a reference to another function of the program."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+
+def dsl_constant(path: DslPath) -> Any:
+    """The constant a DSL path names (``pl.FP32``, ``pl.Mem.Mat``), or None if it names a function."""
+    parts = path.parts
+    if len(parts) == 1 and parts[0] in DataType.__members__:
+        return DataType[parts[0]]
+    if len(parts) == 2 and parts[0] in DSL_ENUMS:
+        cls = DSL_ENUMS[parts[0]]
+        if parts[1] in cls.__members__:
+            return cls[parts[1]]
+        valid = ", ".join(cls.__members__)
+        raise PtocError(f"pl.{parts[0]} has no member '{parts[1]}' (valid: {valid})")
+    return None
+
+
+def is_static(value: Any) -> bool:
+    return not isinstance(value, (Expr, DslPath, SelfRef, FunctionRef))
+
+
+class ExprParser:
+    """Mixin: turns expression AST nodes into IR expressions or static values."""
+
+    # Provided by the function parser: self.ctx, self.scope, self.functions (signatures) and
+    # self.pending (statements hoisted out of the expression being parsed).
+
+    def expr(self, node: ast.AST) -> Any:
+        method = getattr(self, f"_expr_{type(node).__name__}", None)
+        if method is None:
+            raise self.ctx.error(node, f"'{ast.unparse(node)}' is not supported in a kernel",
+                                 hint="kernels support pl.* calls, scalar arithmetic and "
+                                      "comparisons, lists and constants")
+        try:
+            return method(node)
+        except PtocError as err:
+            if err.loc is None:
+                raise type(err)(err.message, self.ctx.loc(node), hint=err.hint) from None
+            raise
+
+    def runtime(self, node: ast.AST, what: str) -> Expr:
+        """An expression that must be a runtime (or constant-convertible) value."""
+        value = self.expr(node)
+        if isinstance(value, (DslPath, SelfRef, FunctionRef)) or isinstance(value, enum.Enum):
+            raise self.ctx.error(node, f"{what} must be a value, got '{ast.unparse(node)}'")
+        if isinstance(value, (list, tuple)):
+            return ListExpr(tuple(to_expr(v, what, self.ctx.loc(node)) for v in value))
+        return to_expr(value, what, self.ctx.loc(node))
+
+    # --- leaves -------------------------------------------------------------------------
+
+    def _expr_Constant(self, node: ast.Constant) -> Any:
+        return node.value
+
+    def _expr_Name(self, node: ast.Name) -> Any:
+        name = node.id
+        var = self.scope.lookup(name)
+        if var is not None:
+            return var
+        if name == "self":
+            return SelfRef()
+        if name in self.ctx.dsl_aliases:
+            return DslPath()
+        if name in self.ctx.env:
+            return self.ctx.env[name]
+        if name in ("range", "len", "print"):
+            hint = {"range": "use pl.range(...) (or pl.pipeline / pl.unroll / pl.parallel)",
+                    "print": "use pl.static_print(...) at parse time",
+                    "len": "use the static shape from the type annotation"}[name]
+            raise self.ctx.error(node, f"Python built-in '{name}' cannot be used in a kernel",
+                                 hint=hint)
+        known = self.scope.names() + list(self.ctx.env)
+        close = difflib.get_close_matches(name, known, n=1)
+        hint = f"did you mean '{close[0]}'?" if close else \
+            "define it before this line, or capture a Python constant from the enclosing scope"
+        raise self.ctx.error(node, f"name '{name}' is not defined", hint=hint)
+
+    def _expr_Attribute(self, node: ast.Attribute) -> Any:
+        base = self.expr(node.value)
+        if isinstance(base, DslPath):
+            path = base.child(node.attr)
+            constant = dsl_constant(path)
+            return path if constant is None else constant
+        if isinstance(base, SelfRef):
+            if node.attr not in self.functions:
+                close = difflib.get_close_matches(node.attr, list(self.functions), n=1)
+                hint = f"did you mean self.{close[0]}?" if close else "define it in the program"
+                raise self.ctx.error(node, f"the program has no function '{node.attr}'", hint=hint)
+            return FunctionRef(node.attr)
+        raise self.ctx.error(node, f"attribute access '{ast.unparse(node)}' is not supported",
+                             hint="only pl.* names and self.<function> are attributes in kernels")
+
+    def _expr_List(self, node: ast.List) -> list:
+        return [self.expr(e) for e in node.elts]
+
+    def _expr_Tuple(self, node: ast.Tuple) -> tuple:
+        return tuple(self.expr(e) for e in node.elts)
+
+    def _expr_Dict(self, node: ast.Dict) -> dict:
+        result = {}
+        for key, value in zip(node.keys, node.values):
+            if key is None:
+                raise self.ctx.error(node, "'**' in a dict is not supported")
+            k, v = self.expr(key), self.expr(value)
+            if not isinstance(k, str) or not is_static(v):
+                raise self.ctx.error(key, "attrs dicts need string keys and constant values")
+            result[k] = v
+        return result
+
+    # --- arithmetic ---------------------------------------------------------------------
+
+    def _expr_BinOp(self, node: ast.BinOp) -> Any:
+        op = _ARITH.get(type(node.op))
+        if op is None:
+            raise self.ctx.error(node, f"operator in '{ast.unparse(node)}' is not supported",
+                                 hint="use + - * // % on scalars")
+        lhs, rhs = self.expr(node.left), self.expr(node.right)
+        return self.binary(node, op, lhs, rhs)
+
+    def binary(self, node: ast.AST, op: str, lhs: Any, rhs: Any) -> Any:
+        if _is_number(lhs) and _is_number(rhs):
+            try:
+                return _FOLD[op](lhs, rhs)
+            except ZeroDivisionError:
+                raise self.ctx.error(node, f"division by zero in '{ast.unparse(node)}'") from None
+        if _is_shaped(lhs) or _is_shaped(rhs):
+            return self.shaped_binary(node, op, lhs, rhs)
+        lhs_e = self.runtime_value(node, lhs)
+        rhs_e = self.runtime_value(node, rhs)
+        if op == "/" and not _is_float(lhs_e) and not _is_float(rhs_e):
+            raise self.ctx.error(node, f"'/' on integer scalars in '{ast.unparse(node)}'",
+                                 hint="use // for integer (index) division")
+        return BinOp(op, lhs_e, rhs_e)
+
+    def runtime_value(self, node: ast.AST, value: Any) -> Expr:
+        if isinstance(value, Expr):
+            if not isinstance(value.type, ScalarType):
+                raise self.ctx.error(node, f"'{ast.unparse(node)}' mixes a "
+                                     f"{type(value.type).__name__} into scalar arithmetic")
+            return value
+        if _is_number(value):
+            return to_expr(value, "operand", self.ctx.loc(node))
+        raise self.ctx.error(node, f"'{ast.unparse(node)}' uses {value!r} in arithmetic")
+
+    def shaped_binary(self, node: ast.AST, op: str, lhs: Any, rhs: Any) -> Call:
+        """``a + b`` on tiles/tensors is pl.add(a, b); a Python number selects adds/muls."""
+        name = _TILE_SUGAR.get(op)
+        if name is None:
+            raise self.ctx.error(node, f"operator '{op}' is not defined on tiles or tensors")
+        if not _is_shaped(lhs) and name in ("add", "mul"):
+            lhs, rhs = rhs, lhs
+        return self.dispatch_call(node, name, [lhs, rhs], {}, None)
+
+    def _expr_Compare(self, node: ast.Compare) -> Any:
+        if len(node.ops) != 1:
+            raise self.ctx.error(node, "chained comparisons are not supported",
+                                 hint="split 'a < b < c' into '(a < b) and (b < c)'")
+        op = _CMP.get(type(node.ops[0]))
+        if op is None:
+            raise self.ctx.error(node, f"comparison '{ast.unparse(node)}' is not supported")
+        lhs, rhs = self.expr(node.left), self.expr(node.comparators[0])
+        if is_static(lhs) and is_static(rhs):
+            return _FOLD[op](lhs, rhs)
+        return BinOp(op, self.runtime_value(node, lhs), self.runtime_value(node, rhs))
+
+    def _expr_BoolOp(self, node: ast.BoolOp) -> Any:
+        op = "and" if isinstance(node.op, ast.And) else "or"
+        values = [self.expr(v) for v in node.values]
+        if all(is_static(v) for v in values):
+            result = values[0]
+            for v in values[1:]:
+                result = (result and v) if op == "and" else (result or v)
+            return result
+        exprs = [self.runtime_value(node, v) for v in values]
+        result = exprs[0]
+        for e in exprs[1:]:
+            result = BinOp(op, result, e)
+        return result
+
+    def _expr_UnaryOp(self, node: ast.UnaryOp) -> Any:
+        value = self.expr(node.operand)
+        if isinstance(node.op, ast.UAdd):
+            return value
+        if isinstance(node.op, ast.Not):
+            return (not value) if is_static(value) else UnaryOp("not", self.runtime_value(node, value))
+        if isinstance(node.op, ast.USub):
+            if _is_number(value):
+                return -value
+            if _is_shaped(value):
+                return self.dispatch_call(node, "neg", [value], {}, None)
+            return UnaryOp("-", self.runtime_value(node, value))
+        raise self.ctx.error(node, f"operator in '{ast.unparse(node)}' is not supported")
+
+    # --- calls --------------------------------------------------------------------------
+
+    def _expr_Call(self, node: ast.Call) -> Any:
+        func = self.expr(node.func)
+        if isinstance(func, FunctionRef):
+            return self.function_call(node, func.name)
+        if not isinstance(func, DslPath):
+            raise self.ctx.error(node, f"'{ast.unparse(node.func)}' cannot be called in a kernel",
+                                 hint="call pl.* ops or self.<function>(...)")
+        name = func.dotted
+        if name == "const":
+            return self.const_call(node)
+        if name in STATEMENT_ONLY:
+            raise self.ctx.error(node, f"pl.{name}(...) must be a statement of its own",
+                                 hint="pl.yield_ ends a loop or if body; write it on its own line")
+        if name in LOOP_FUNCS:
+            raise self.ctx.error(node, f"pl.{name}(...) can only drive a for loop",
+                                 hint=f"write 'for i in pl.{name}(...):'")
+        if name in TYPE_ONLY:
+            raise self.ctx.error(node, f"pl.{name} is a type; it belongs in an annotation")
+        args, kwargs = self.call_arguments(node)
+        attrs = kwargs.pop("attrs", None)
+        if attrs is not None and not isinstance(attrs, dict):
+            raise self.ctx.error(node, "attrs= must be a dict literal such as {\"key\": value}")
+        return self.dispatch_call(node, name, args, kwargs, attrs)
+
+    def call_arguments(self, node: ast.Call) -> tuple[list, dict]:
+        args = []
+        for arg in node.args:
+            if isinstance(arg, ast.Starred):
+                raise self.ctx.error(arg, "'*args' is not supported in kernel calls")
+            args.append(self.expr(arg))
+        kwargs = {}
+        for kw in node.keywords:
+            if kw.arg is None:
+                raise self.ctx.error(kw, "'**kwargs' is not supported in kernel calls")
+            kwargs[kw.arg] = self.expr(kw.value)
+        return args, kwargs
+
+    def dispatch_call(self, node: ast.AST, name: str, args: list, kwargs: dict,
+                      attrs: dict | None) -> Call:
+        op_name = self.resolve_op(node, name, args)
+        for i, value in enumerate(args):
+            if isinstance(value, (DslPath, SelfRef, FunctionRef)):
+                raise self.ctx.error(node, f"argument {i + 1} of pl.{name} is not a value")
+        args = [self.hoist(node, a) for a in args]
+        return make_call(op_name, tuple(args), kwargs, loc=self.ctx.loc(node), attrs=attrs)
+
+    def hoist(self, node: ast.AST, value: Any) -> Any:
+        """A nested op call becomes its own statement, so every call's operands are variables."""
+        if not isinstance(value, Call):
+            return value
+        var = Var(f"t_{value.op.rsplit('.', 1)[-1]}", value.type, self.ctx.loc(node))
+        self.pending.append(AssignStmt(var, value, self.ctx.loc(node)))
+        return var
+
+    def resolve_op(self, node: ast.AST, name: str, args: list) -> str:
+        """The registered op a DSL spelling reaches, dispatching on Tile vs Tensor operands."""
+        if "." in name:
+            if not has_op(name):
+                get_op(name, self.ctx.loc(node))  # raises with a did-you-mean
+            return name
+        candidates = ops_for_dsl_name(name)
+        if not candidates:
+            spellings = sorted({n for op in all_ops() for n in op.dsl_names})
+            close = difflib.get_close_matches(name, spellings, n=2)
+            hint = f"did you mean {', '.join('pl.' + c for c in close)}?" if close else \
+                "see the op catalogue in docs/en/dsl.md"
+            raise self.ctx.error(node, f"unknown op 'pl.{name}'", hint=hint)
+        if len(candidates) == 1:
+            return candidates[0].name
+        first = args[0].type if args and isinstance(args[0], Expr) else None
+        level = "tile" if isinstance(first, TileType) else "tensor" if isinstance(
+            first, TensorType) else None
+        if level is None:
+            raise self.ctx.error(node, f"pl.{name} needs a Tile or Tensor as its first argument",
+                                 hint=f"use pl.tile.{name} or pl.tensor.{name} explicitly")
+        scalar = len(args) > 1 and (_is_number(args[1]) or (
+            isinstance(args[1], Expr) and isinstance(args[1].type, ScalarType)))
+        if scalar and name in ("add", "mul"):
+            return f"{level}.{name}s"
+        if scalar and name in ("sub", "div"):
+            raise self.ctx.error(node, f"pl.{name} with a scalar operand has no scalar form",
+                                 hint="use pl.adds(x, -c) or pl.muls(x, 1.0 / c)")
+        return f"{level}.{name}"
+
+    def const_call(self, node: ast.Call) -> Expr:
+        args, kwargs = self.call_arguments(node)
+        if len(args) != 2 or kwargs or not _is_number(args[0]) or not isinstance(args[1], DataType):
+            raise self.ctx.error(node, "pl.const takes a number and a dtype",
+                                 hint="write pl.const(0, pl.INT64)")
+        value, dtype = args
+        if dtype.is_float:
+            return ConstFloat(float(value), dtype)
+        if isinstance(value, float):
+            raise self.ctx.error(node, f"pl.const({value}, {dtype!r}) gives a float to an integer "
+                                 "dtype")
+        return ConstInt(int(value), dtype)
+
+    def function_call(self, node: ast.Call, name: str) -> Call:
+        params, returns = self.functions[name]
+        args, kwargs = self.call_arguments(node)
+        if kwargs:
+            raise self.ctx.error(node, f"self.{name}(...) takes positional arguments only")
+        if len(args) != len(params):
+            raise self.ctx.error(
+                node, f"self.{name} takes {len(params)} arguments "
+                f"({', '.join(p[0] for p in params)}) but {len(args)} were given")
+        exprs = []
+        for (pname, ptype), value in zip(params, args):
+            arg = self.runtime(node, f"argument '{pname}' of self.{name}") if not isinstance(
+                value, Expr) else value
+            if isinstance(ptype, TensorType) and not (
+                    isinstance(arg.type, TensorType)
+                    and tuple(arg.type.shape) == tuple(ptype.shape)
+                    and arg.type.dtype is ptype.dtype):
+                raise self.ctx.error(
+                    node, f"argument '{pname}' of self.{name} must be a Tensor "
+                    f"{list(ptype.shape)} {ptype.dtype.value}")
+            exprs.append(self.hoist(node, arg))
+        rtype = returns[0] if len(returns) == 1 else TupleType(tuple(returns))
+        return Call(name, tuple(exprs), (), rtype, {}, is_function=True, loc=self.ctx.loc(node))
+
+    # --- subscripts (slice sugar) -------------------------------------------------------
+
+    def _expr_Subscript(self, node: ast.Subscript) -> Call:
+        base = self.expr(node.value)
+        if not _is_shaped(base):
+            raise self.ctx.error(node, f"'{ast.unparse(node)}' subscripts a non-tile value")
+        shape, offsets = self.slice_window(node, base.type.shape)
+        name = "tile.slice" if isinstance(base.type, TileType) else "tensor.slice"
+        return make_call(name, (base, shape, offsets), {}, loc=self.ctx.loc(node))
+
+    def slice_window(self, node: ast.Subscript, full: tuple) -> tuple[list, list]:
+        """``x[a:b, c:d]`` -> (shape, offsets); every extent must fold to a constant."""
+        items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if len(items) != len(full):
+            raise self.ctx.error(node, f"'{ast.unparse(node)}' indexes {len(items)} dimensions "
+                                 f"of a rank-{len(full)} value")
+        shape, offsets = [], []
+        for item, dim in zip(items, full):
+            if not isinstance(item, ast.Slice) or item.step is not None:
+                raise self.ctx.error(node, "only 'start:stop' windows are supported in subscripts",
+                                     hint="element reads are not supported; load a tile instead")
+            start = self.expr(item.lower) if item.lower is not None else 0
+            stop = self.expr(item.upper) if item.upper is not None else dim
+            extent = _extent(start, stop)
+            if extent is None:
+                raise self.ctx.error(node, f"the window '{ast.unparse(item)}' has no constant "
+                                     "size", hint="write it as 'i:i + 64' with a constant size")
+            shape.append(extent)
+            offsets.append(start)
+        return shape, offsets
+
+
+def _extent(start: Any, stop: Any) -> int | None:
+    if _is_number(start) and _is_number(stop):
+        return stop - start
+    if isinstance(stop, BinOp) and stop.op == "+" and stop.lhs is start and isinstance(
+            stop.rhs, ConstInt):
+        return stop.rhs.value
+    return None
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) or isinstance(
+        value, bool)
+
+
+def _is_float(value: Expr) -> bool:
+    return isinstance(value.type, ScalarType) and value.type.dtype.is_float
+
+
+def _is_shaped(value: Any) -> bool:
+    return isinstance(value, Expr) and isinstance(value.type, (TileType, TensorType))

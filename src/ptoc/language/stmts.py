@@ -1,0 +1,564 @@
+"""Statements of a kernel body and the function that holds them.
+
+SSA construction happens here: every assignment makes a new variable; names an ``if``
+arm or loop body rebinds become phi results or loop-carried values (implicit carries),
+and ``pl.yield_`` spells them out explicitly.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from ptoc.dtypes import DataType, Direction, ForKind, FunctionType
+from ptoc.errors import PtocError
+from ptoc.ir.nodes import (
+    AssignStmt, Call, ConstInt, EvalStmt, Expr, ForStmt, Function, IfStmt, IterArg, Param,
+    ReturnStmt, SeqStmts, Stmt, Var, YieldStmt,
+)
+from ptoc.ir.types import PtrType, ScalarType, TensorType, TileType, TupleType, Type
+from ptoc.language.annotations import AnnotationParser
+from ptoc.language.context import DslPath, ParseContext
+from ptoc.language.exprs import LOOP_FUNCS, ExprParser, is_static
+from ptoc.language.scope import Scope
+from ptoc.ops import make_call, to_expr
+from ptoc.ops.checks import describe_type, shapes_equal
+
+Signature = tuple[list[tuple[str, Type]], tuple[Type, ...]]
+
+
+@dataclass
+class YieldInfo:
+    """A ``pl.yield_`` ending a body: the yielded values and the names (and types) it binds."""
+
+    node: ast.stmt
+    values: list[Expr]
+    targets: list[tuple[str, Type | None]]
+
+
+def compatible(declared: Type, actual: Type) -> bool:
+    """Whether ``declared`` (an annotation) describes ``actual``; MemRefs and views refine."""
+    if isinstance(declared, TileType) and isinstance(actual, TileType):
+        return (shapes_equal(tuple(declared.shape), tuple(actual.shape))
+                and declared.dtype is actual.dtype
+                and (actual.memory_space is None or declared.memory_space is None
+                     or declared.memory_space is actual.memory_space))
+    if isinstance(declared, TensorType) and isinstance(actual, TensorType):
+        return shapes_equal(tuple(declared.shape), tuple(actual.shape)) and \
+            declared.dtype is actual.dtype
+    if isinstance(declared, ScalarType) and isinstance(actual, ScalarType):
+        return declared.dtype is actual.dtype or (
+            not declared.dtype.is_float and not actual.dtype.is_float)
+    return type(declared) is type(actual) and isinstance(declared, PtrType)
+
+
+def assigned_names(stmts: list[ast.stmt]) -> list[str]:
+    """Names a block (re)binds, in first-binding order, looking into nested loops and ifs."""
+    names: list[str] = []
+
+    def add(target: ast.AST) -> None:
+        if isinstance(target, ast.Name) and target.id not in names:
+            names.append(target.id)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for elt in target.elts:
+                add(elt)
+        elif isinstance(target, ast.Subscript):
+            add(target.value)
+
+    def visit(block: list[ast.stmt]) -> None:
+        for stmt in block:
+            if isinstance(stmt, ast.Assign):
+                for target in stmt.targets:
+                    add(target)
+            elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
+                add(stmt.target)
+            elif isinstance(stmt, (ast.For, ast.If)):
+                visit(stmt.body)
+                visit(stmt.orelse)
+    visit(stmts)
+    return names
+
+
+class FunctionParser(ExprParser, AnnotationParser):
+    """Parses one ``@pl.function`` method (or evaluates module-level constants)."""
+
+    def __init__(self, ctx: ParseContext, functions: dict[str, Signature]):
+        self.ctx = ctx
+        self.functions = functions
+        self.scope = Scope()
+        self.pending: list[Stmt] = []
+
+    def flush(self) -> list[Stmt]:
+        """Statements hoisted while parsing the current statement, in evaluation order."""
+        hoisted, self.pending = self.pending, []
+        return hoisted
+
+    # --- functions ----------------------------------------------------------------------
+
+    def decorator_options(self, node: ast.FunctionDef) -> dict[str, Any]:
+        for deco in node.decorator_list:
+            target = deco.func if isinstance(deco, ast.Call) else deco
+            path = self.expr(target)
+            if isinstance(path, DslPath) and path.parts == ("function",):
+                if not isinstance(deco, ast.Call):
+                    return {}
+                _, kwargs = self.call_arguments(deco)
+                return kwargs
+        raise self.ctx.error(node, f"method '{node.name}' of a @pl.program class needs a "
+                             "@pl.function(type=...) decorator",
+                             hint="add @pl.function(type=pl.FunctionType.InCore) above it")
+
+    def signature(self, node: ast.FunctionDef) -> tuple[list[Param], tuple[Type, ...], bool]:
+        args = node.args
+        if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
+            raise self.ctx.error(node, f"function '{node.name}' may only have plain parameters")
+        params: list[Param] = []
+        has_self = bool(args.args) and args.args[0].arg == "self"
+        for arg in args.args[1:] if has_self else args.args:
+            if arg.annotation is None:
+                raise self.ctx.error(arg, f"Parameter '{arg.arg}' missing type annotation",
+                                     hint=f"annotate it inline, e.g. {arg.arg}: "
+                                          "pl.Tensor[[64, 64], pl.FP32]")
+            ty, direction = self.annotation(arg.annotation, allow_direction=True)
+            if direction is not Direction.In and not isinstance(ty, TensorType):
+                raise self.ctx.error(arg, f"parameter '{arg.arg}': only tensors can be pl.Out or "
+                                     "pl.InOut")
+            var = Var(arg.arg, ty, self.ctx.loc(arg))
+            self.scope.bind(arg.arg, var)
+            params.append(Param(var, direction))
+        returns = self.return_annotation(node.returns) if node.returns is not None else ()
+        return params, returns, has_self
+
+    def function(self, node: ast.FunctionDef) -> Function:
+        options = self.decorator_options(node)
+        func_type = options.pop("type", FunctionType.Opaque)
+        if not isinstance(func_type, FunctionType):
+            raise self.ctx.error(node, f"@pl.function type= must be a pl.FunctionType, got "
+                                 f"{func_type!r}")
+        attrs: dict[str, Any] = {}
+        for key in ("level", "role"):
+            if key in options:
+                attrs[key] = getattr(options.pop(key), "value", None)
+        attrs.update(options.pop("attrs", None) or {})
+        options.pop("strict_ssa", None)
+        options.pop("auto_scope", None)
+        if options:
+            raise self.ctx.error(node, f"@pl.function got unknown options: {', '.join(options)}")
+        params, returns, has_self = self.signature(node)
+        body_nodes = list(node.body)
+        if body_nodes and isinstance(body_nodes[0], ast.Expr) and isinstance(
+                body_nodes[0].value, ast.Constant) and isinstance(body_nodes[0].value.value, str):
+            body_nodes = body_nodes[1:]
+        stmts, yld = self.block(body_nodes, allow_yield=False)
+        return Function(node.name, tuple(params), returns, SeqStmts(tuple(stmts)), func_type,
+                        attrs, has_self, self.ctx.loc(node))
+
+    # --- blocks -------------------------------------------------------------------------
+
+    def block(self, nodes: list[ast.stmt], *, allow_yield: bool) -> tuple[list[Stmt], YieldInfo | None]:
+        out: list[Stmt] = []
+        for index, node in enumerate(nodes):
+            yld = self.yield_of(node)
+            out.extend(self.flush())
+            if yld is not None:
+                if not allow_yield:
+                    raise self.ctx.error(node, "pl.yield_ outside a loop or if body",
+                                         hint="pl.yield_ ends the body of a for loop with "
+                                              "init_values, or both arms of an if")
+                if index != len(nodes) - 1:
+                    raise self.ctx.error(node, "pl.yield_ must be the last statement of its body")
+                return out, yld
+            parsed = self.stmt(node)
+            out.extend(self.flush())
+            out.extend(parsed)
+        return out, None
+
+    def yield_of(self, node: ast.stmt) -> YieldInfo | None:
+        call, targets, annotation = None, [], None
+        if isinstance(node, ast.Expr):
+            call = node.value
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+            call, targets = node.value, node.targets[0]
+        elif isinstance(node, ast.AnnAssign):
+            call, targets, annotation = node.value, node.target, node.annotation
+        if not (isinstance(call, ast.Call) and self._is_dsl(call.func, "yield_")):
+            return None
+        if call.keywords:
+            raise self.ctx.error(node, "pl.yield_ takes positional values only")
+        values = [self.hoist(node, self.runtime(arg, "a yielded value")) for arg in call.args]
+        names = targets.elts if isinstance(targets, (ast.Tuple, ast.List)) else (
+            [targets] if targets else [])
+        bound: list[tuple[str, Type | None]] = []
+        for target in names:
+            if not isinstance(target, ast.Name):
+                raise self.ctx.error(node, "pl.yield_ results must be bound to plain names")
+            declared = self.annotation(annotation)[0] if annotation is not None else None
+            bound.append((target.id, declared))
+        if bound and len(bound) != len(values):
+            raise self.ctx.error(node, f"pl.yield_ gives {len(values)} values but binds "
+                                 f"{len(bound)} names")
+        return YieldInfo(node, values, bound)
+
+    def _is_dsl(self, func: ast.AST, name: str) -> bool:
+        return (isinstance(func, ast.Attribute) and func.attr == name
+                and isinstance(func.value, ast.Name) and func.value.id in self.ctx.dsl_aliases)
+
+    # --- statements ---------------------------------------------------------------------
+
+    def stmt(self, node: ast.stmt) -> list[Stmt]:
+        method = getattr(self, f"_stmt_{type(node).__name__}", None)
+        if method is None:
+            kind = type(node).__name__.lower()
+            hint = {"while": "use pl.range / pl.pipeline loops",
+                    "with": "pl.at scopes are supported in @pl.jit functions",
+                    "functiondef": "define helpers as @pl.function methods of the program"}.get(
+                kind, "see the DSL guide for the supported statements")
+            raise self.ctx.error(node, f"'{kind}' statements are not supported in kernels",
+                                 hint=hint)
+        return method(node)
+
+    def _stmt_Pass(self, node: ast.Pass) -> list[Stmt]:
+        return []
+
+    def _stmt_Expr(self, node: ast.Expr) -> list[Stmt]:
+        call = node.value
+        if isinstance(call, ast.Constant) and isinstance(call.value, str):
+            return []
+        if isinstance(call, ast.Call):
+            for name, handler in (("static_assert", self._static_assert),
+                                  ("static_print", self._static_print),
+                                  ("func_attr", lambda _n: [])):
+                if self._is_dsl(call.func, name):
+                    return handler(call)
+        value = self.expr(call)
+        if not isinstance(value, Expr):
+            return []
+        return [EvalStmt(value, self.ctx.loc(node))]
+
+    def _static_assert(self, call: ast.Call) -> list[Stmt]:
+        if not call.args or len(call.args) > 2:
+            raise self.ctx.error(call, "pl.static_assert takes (condition, \"message\")")
+        cond = self.expr(call.args[0])
+        if not is_static(cond):
+            raise self.ctx.error(call, "pl.static_assert condition must be known at parse time",
+                                 hint="assert on shapes and closure constants, not runtime values")
+        message = "static assertion failed"
+        if len(call.args) == 2:
+            if not (isinstance(call.args[1], ast.Constant) and isinstance(call.args[1].value, str)):
+                raise self.ctx.error(call, "pl.static_assert messages must be string literals")
+            message = call.args[1].value
+        if not cond:
+            raise self.ctx.error(call, f"pl.static_assert failed: {message}")
+        return []
+
+    def _static_print(self, call: ast.Call) -> list[Stmt]:
+        parts = []
+        for arg in call.args:
+            value = self.expr(arg)
+            parts.append(f"{arg.id}: {describe_type(value.type)}"
+                         if isinstance(value, Expr) and isinstance(arg, ast.Name) else
+                         describe_type(value.type) if isinstance(value, Expr) else str(value))
+        print(f"{self.ctx.loc(call)}: static_print: {' '.join(parts)}", file=sys.stderr)
+        return []
+
+    def _stmt_Assign(self, node: ast.Assign) -> list[Stmt]:
+        if len(node.targets) != 1:
+            raise self.ctx.error(node, "chained assignment 'a = b = ...' is not supported")
+        target = node.targets[0]
+        if isinstance(target, ast.Name):
+            return [self.assign(node, target.id, node.value, None)]
+        if isinstance(target, ast.Subscript):
+            return [self.subscript_assign(node, target, node.value)]
+        raise self.ctx.error(node, f"cannot assign to '{ast.unparse(target)}'",
+                             hint="unpacking is only supported for pl.yield_ results; assign "
+                                  "each value to its own name")
+
+    def _stmt_AnnAssign(self, node: ast.AnnAssign) -> list[Stmt]:
+        if not isinstance(node.target, ast.Name) or node.value is None:
+            raise self.ctx.error(node, "an annotated statement needs a name and a value, e.g. "
+                                 "x: pl.Tile[[64, 64], pl.FP32] = pl.load(...)")
+        return [self.assign(node, node.target.id, node.value, node.annotation)]
+
+    def _stmt_AugAssign(self, node: ast.AugAssign) -> list[Stmt]:
+        if not isinstance(node.target, ast.Name):
+            raise self.ctx.error(node, "augmented assignment needs a plain name")
+        op = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "//", ast.Mod: "%",
+              ast.Div: "/"}.get(type(node.op))
+        if op is None:
+            raise self.ctx.error(node, "this augmented operator is not supported")
+        value = self.binary(node, op, self.expr(node.target), self.expr(node.value))
+        return [self.bind_value(node, node.target.id, value, None)]
+
+    def assign(self, node: ast.stmt, name: str, value_node: ast.AST,
+               annotation: ast.AST | None) -> Stmt:
+        value = self.expr(value_node)
+        declared = self.annotation(annotation)[0] if annotation is not None else None
+        return self.bind_value(node, name, value, declared)
+
+    def bind_value(self, node: ast.stmt, name: str, value: Any, declared: Type | None) -> Stmt:
+        if isinstance(value, (list, tuple, dict)) or not (isinstance(value, Expr) or is_static(value)):
+            raise self.ctx.error(node, f"'{name}' must be bound to a value, not "
+                                 f"'{ast.unparse(node.value)}'",
+                                 hint="lists and pl.* names cannot be stored in variables; "
+                                      "write them inline where they are used")
+        if isinstance(value, DataType) or (is_static(value) and not isinstance(value, (int, float))):
+            raise self.ctx.error(node, f"'{name}' must be bound to a value, got {value!r}",
+                                 hint="capture constants in the enclosing Python scope instead")
+        expr = to_expr(value, f"value of '{name}'", self.ctx.loc(node))
+        if isinstance(expr.type, TupleType):
+            raise self.ctx.error(node, f"'{name}' receives several results",
+                                 hint="functions returning several tensors are not supported yet")
+        ty = expr.type
+        if declared is not None:
+            if not compatible(declared, ty):
+                raise self.ctx.error(
+                    node, f"annotation of '{name}' says {describe_type(declared)} but the value is "
+                    f"{describe_type(ty)}", hint="fix the annotation or the value's shape/dtype")
+            ty = declared
+            if isinstance(expr, Call):
+                expr = dataclasses.replace(expr, type=declared)
+        var = Var(name, ty, self.ctx.loc(node))
+        self.scope.bind(name, var)
+        return AssignStmt(var, expr, self.ctx.loc(node))
+
+    def subscript_assign(self, node: ast.Assign, target: ast.Subscript, value_node: ast.AST) -> Stmt:
+        """``out[a:b, c:d] = expr`` is ``out = pl.assemble(out, expr, [a, c])``."""
+        if not isinstance(target.value, ast.Name):
+            raise self.ctx.error(node, "only 'name[...] = value' is supported")
+        base = self.expr(target.value)
+        if not (isinstance(base, Expr) and isinstance(base.type, TensorType)):
+            raise self.ctx.error(node, f"'{ast.unparse(target)} = ...' needs a Tensor on the left",
+                                 hint="tiles are written with pl.tile.assemble")
+        _, offsets = self.slice_window(target, base.type.shape)
+        value = self.expr(value_node)
+        call = make_call("tensor.assemble", (base, value, offsets), {}, loc=self.ctx.loc(node))
+        return self.bind_value(node, target.value.id, call, None)
+
+    def _stmt_Return(self, node: ast.Return) -> list[Stmt]:
+        if node.value is None:
+            values: list[Expr] = []
+        elif isinstance(node.value, ast.Tuple):
+            values = [self.hoist(node, self.runtime(v, "a returned value")) for v in node.value.elts]
+        else:
+            values = [self.hoist(node, self.runtime(node.value, "the returned value"))]
+        return [ReturnStmt(tuple(values), self.ctx.loc(node))]
+
+    # --- loops --------------------------------------------------------------------------
+
+    def _stmt_For(self, node: ast.For) -> list[Stmt]:
+        kind, bounds, init_values, attrs = self.loop_header(node)
+        if node.orelse:
+            raise self.ctx.error(node, "for-else is not supported in kernels")
+        iv_name, ia_names = self.loop_targets(node, init_values is not None)
+        loop_var = Var(iv_name, ScalarType(DataType.INDEX), self.ctx.loc(node.target))
+        outer = self.scope
+        if init_values is not None:
+            if len(init_values) != len(ia_names):
+                raise self.ctx.error(node, f"the loop names {len(ia_names)} carried values but "
+                                     f"init_values has {len(init_values)}")
+            inits = [self.runtime_init(node, v) for v in init_values]
+            carried_names = ia_names
+        else:
+            carried_names = [n for n in assigned_names(node.body)
+                             if n != iv_name and outer.lookup(n) is not None]
+            inits = [outer.lookup(n) for n in carried_names]
+        inits = [self.hoist(node, i) for i in inits]
+        header = self.flush()
+        iter_args = tuple(IterArg(n, i.type, self.ctx.loc(node), init=i)
+                          for n, i in zip(carried_names, inits))
+        self.scope = outer.child()
+        self.scope.bind(iv_name, loop_var)
+        for ia in iter_args:
+            self.scope.bind(ia.name, ia)
+        try:
+            stmts, yld = self.block(node.body, allow_yield=True)
+            body_scope = self.scope
+        finally:
+            self.scope = outer
+        if kind is ForKind.Unroll and iter_args:
+            raise self.ctx.error(node, "pl.unroll loops cannot carry values",
+                                 hint="use pl.range for a loop that carries values")
+        if init_values is not None:
+            if yld is None and iter_args:
+                raise self.ctx.error(node, "a loop with init_values must end with pl.yield_(...)",
+                                     hint=f"end the body with pl.yield_({', '.join(ia_names)})")
+            values = yld.values if yld else []
+            targets = yld.targets if yld and yld.targets else [
+                (f"{ia.name}_out", None) for ia in iter_args]
+        else:
+            if yld is not None:
+                raise self.ctx.error(yld.node, "pl.yield_ in a loop without init_values",
+                                     hint="declare the carried values with init_values=(...)")
+            values = [body_scope.lookup(n) for n in carried_names]
+            targets = [(n, None) for n in carried_names]
+        if len(values) != len(iter_args):
+            raise self.ctx.error(node, f"the loop carries {len(iter_args)} values but pl.yield_ "
+                                 f"gives {len(values)}")
+        return_vars = []
+        for ia, value, (name, declared) in zip(iter_args, values, targets):
+            if not compatible(ia.type, value.type):
+                raise self.ctx.error(
+                    node, f"carried value '{ia.name}' changes type inside the loop: "
+                    f"{describe_type(ia.type)} on entry, {describe_type(value.type)} at the end",
+                    hint="each carry must keep one type across the loop")
+            return_vars.append(Var(name, declared or ia.type, self.ctx.loc(node)))
+        if iter_args:
+            stmts.append(YieldStmt(tuple(values), self.ctx.loc(yld.node if yld else node)))
+        for rv, (name, _) in zip(return_vars, targets):
+            outer.bind(name, rv)
+        start, stop, step = bounds
+        return header + [ForStmt(loop_var, start, stop, step, iter_args, SeqStmts(tuple(stmts)),
+                        tuple(return_vars), kind, attrs, self.ctx.loc(node))]
+
+    def runtime_init(self, node: ast.AST, value: Any) -> Expr:
+        if not isinstance(value, Expr):
+            return to_expr(value, "an init value", self.ctx.loc(node))
+        return value
+
+    def loop_header(self, node: ast.For):
+        it = node.iter
+        func = self.expr(it.func) if isinstance(it, ast.Call) else None
+        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range" \
+                and self.scope.lookup("range") is None:
+            raise self.ctx.error(
+                node, "a plain Python range() loop is not supported in kernels",
+                hint="use pl.range(...) for a sequential loop, pl.unroll(...) to unroll, "
+                     "pl.pipeline(..., stage=N) to software-pipeline, pl.parallel(...) for "
+                     "independent iterations")
+        if not (isinstance(func, DslPath) and func.dotted in LOOP_FUNCS):
+            raise self.ctx.error(node, f"cannot loop over '{ast.unparse(it)}'",
+                                 hint="loop with pl.range / pl.pipeline / pl.unroll / pl.parallel")
+        kind = LOOP_FUNCS[func.dotted]
+        args, kwargs = self.call_arguments(it)
+        init_values = kwargs.pop("init_values", None)
+        stage = kwargs.pop("stage", None)
+        user_attrs = kwargs.pop("attrs", None) or {}
+        if kwargs:
+            raise self.ctx.error(node, f"pl.{func.dotted} got unknown arguments: {', '.join(kwargs)}")
+        if not 1 <= len(args) <= 3:
+            raise self.ctx.error(node, f"pl.{func.dotted} takes (stop), (start, stop) or "
+                                 "(start, stop, step)")
+        bounds = [0, args[0], 1] if len(args) == 1 else list(args) + [1] * (3 - len(args))
+        if kind is ForKind.Unroll and not all(isinstance(b, int) for b in bounds):
+            raise self.ctx.error(node, "pl.unroll bounds must be integer literals")
+        if isinstance(bounds[2], int) and bounds[2] == 0:
+            raise self.ctx.error(node, "a loop step of 0 never terminates", hint="use a step >= 1")
+        exprs = tuple(self.loop_bound(node, b) for b in bounds)
+        if init_values is not None and not isinstance(init_values, tuple):
+            raise self.ctx.error(node, "init_values must be a tuple, e.g. init_values=(acc,)")
+        if not isinstance(user_attrs, dict):
+            raise self.ctx.error(node, "attrs= must be a dict literal")
+        attrs: dict[str, Any] = {}
+        if kind is ForKind.Pipeline:
+            if not isinstance(stage, int) or isinstance(stage, bool) or stage < 1:
+                raise self.ctx.error(node, f"pl.pipeline needs stage= an integer >= 1, got {stage!r}",
+                                     hint="write pl.pipeline(0, n, step, stage=2)")
+            if not isinstance(bounds[2], int):
+                raise self.ctx.error(node, "pl.pipeline needs a constant step")
+            attrs["pipeline_stages"] = stage
+        elif stage is not None:
+            raise self.ctx.error(node, f"stage= is only valid on pl.pipeline, not pl.{func.dotted}")
+        attrs.update(user_attrs)
+        return kind, exprs, init_values, attrs
+
+    def loop_bound(self, node: ast.AST, value: Any) -> Expr:
+        expr = to_expr(value, "a loop bound", self.ctx.loc(node)) if not isinstance(value, Expr) \
+            else value
+        if not isinstance(expr.type, ScalarType) or expr.type.dtype.is_float:
+            raise self.ctx.error(node, "loop bounds must be integers or integer scalars")
+        return expr
+
+    def loop_targets(self, node: ast.For, explicit: bool) -> tuple[str, list[str]]:
+        target = node.target
+        if isinstance(target, ast.Name):
+            if explicit:
+                raise self.ctx.error(node, "a loop with init_values binds "
+                                     "'for i, (a, b) in pl.range(..., init_values=(a0, b0))'")
+            return target.id, []
+        if (isinstance(target, ast.Tuple) and len(target.elts) == 2
+                and isinstance(target.elts[0], ast.Name)
+                and isinstance(target.elts[1], (ast.Tuple, ast.List))
+                and all(isinstance(e, ast.Name) for e in target.elts[1].elts)):
+            if not explicit:
+                raise self.ctx.error(node, "carried names in the loop target need init_values=(...)")
+            return target.elts[0].id, [e.id for e in target.elts[1].elts]
+        raise self.ctx.error(node, f"unsupported loop target '{ast.unparse(target)}'",
+                             hint="write 'for i in ...' or 'for i, (a, b) in ...'")
+
+    # --- branches -----------------------------------------------------------------------
+
+    def _stmt_If(self, node: ast.If) -> list[Stmt]:
+        cond = self.expr(node.test)
+        if is_static(cond):
+            stmts, yld = self.block(node.body if cond else node.orelse, allow_yield=False)
+            return stmts
+        if not (isinstance(cond, Expr) and isinstance(cond.type, ScalarType)):
+            raise self.ctx.error(node, f"if condition '{ast.unparse(node.test)}' must be a scalar")
+        outer = self.scope
+        arms = []
+        for body in (node.body, node.orelse):
+            self.scope = outer.child()
+            try:
+                stmts, yld = self.block(body, allow_yield=True)
+                arms.append((stmts, yld, self.scope))
+            finally:
+                self.scope = outer
+        (then_stmts, then_yld, then_scope), (else_stmts, else_yld, else_scope) = arms
+        if then_yld or else_yld:
+            names, then_vals, else_vals = self.explicit_phis(node, then_yld, else_yld)
+        else:
+            names, then_vals, else_vals = self.implicit_phis(node, outer, then_scope, else_scope)
+        if not names:
+            return [IfStmt(cond, SeqStmts(tuple(then_stmts)),
+                           SeqStmts(tuple(else_stmts)) if node.orelse else None, (),
+                           self.ctx.loc(node))]
+        return_vars = []
+        for (name, declared), tv, ev in zip(names, then_vals, else_vals):
+            if not compatible(tv.type, ev.type):
+                raise self.ctx.error(
+                    node, f"the if arms give '{name}' different types: {describe_type(tv.type)} "
+                    f"vs {describe_type(ev.type)}", hint="both arms must yield the same types")
+            return_vars.append(Var(name, declared or tv.type, self.ctx.loc(node)))
+        then_stmts.append(YieldStmt(tuple(then_vals), self.ctx.loc(then_yld.node if then_yld else node)))
+        else_stmts.append(YieldStmt(tuple(else_vals), self.ctx.loc(else_yld.node if else_yld else node)))
+        for rv in return_vars:
+            outer.bind(rv.name, rv)
+        return [IfStmt(cond, SeqStmts(tuple(then_stmts)), SeqStmts(tuple(else_stmts)),
+                       tuple(return_vars), self.ctx.loc(node))]
+
+    def explicit_phis(self, node, then_yld, else_yld):
+        if then_yld is None or else_yld is None:
+            raise self.ctx.error(node, "only one arm of this if ends with pl.yield_",
+                                 hint="both arms must pl.yield_ the same number of values")
+        if len(then_yld.values) != len(else_yld.values):
+            raise self.ctx.error(node, f"the if arms yield different numbers of values: "
+                                 f"{len(then_yld.values)} vs {len(else_yld.values)}",
+                                 hint="both arms must pl.yield_ the same number of values")
+        names = then_yld.targets or else_yld.targets
+        if not names:
+            raise self.ctx.error(node, "bind the if's results: 'x = pl.yield_(...)' in each arm")
+        return names, then_yld.values, else_yld.values
+
+    def implicit_phis(self, node, outer: Scope, then_scope: Scope, else_scope: Scope):
+        names, then_vals, else_vals = [], [], []
+        for name in assigned_names(node.body + node.orelse):
+            tv, ev = then_scope.lookup(name), else_scope.lookup(name)
+            if tv is None or ev is None or (tv is ev):
+                continue
+            names.append((name, None))
+            then_vals.append(tv)
+            else_vals.append(ev)
+        return names, then_vals, else_vals
+
+
+def wrap_errors(ctx: ParseContext, node: ast.AST, fn, *args):
+    """Run a parse step, attaching the node's location to location-less PtocErrors."""
+    try:
+        return fn(*args)
+    except PtocError as err:
+        if err.loc is None:
+            raise type(err)(err.message, ctx.loc(node), hint=err.hint) from None
+        raise
