@@ -145,15 +145,18 @@ class _Comparer:
             self.fail(f"{len(a.functions)} functions != {len(b.functions)} "
                       f"({[f.name for f in a.functions]} vs {[f.name for f in b.functions]})")
         for fa, fb in zip(a.functions, b.functions):
-            self.path.append(f"\x00function {fa.name!r}")
-            self.context.append((fa, fb))
-            try:
-                self.function(fa, fb)
-            finally:
-                self.path.pop()
-                self.context.pop()
+            self.function(fa, fb)
 
     def function(self, a: Function, b: Function) -> None:
+        self.path.append(f"\x00function {a.name!r}")
+        self.context.append((a, b))
+        try:
+            self.function_fields(a, b)
+        finally:
+            self.path.pop()
+            self.context.pop()
+
+    def function_fields(self, a: Function, b: Function) -> None:
         if a.name != b.name:
             self.fail(f"function name {a.name!r} != {b.name!r}")
         if a.func_type is not b.func_type:

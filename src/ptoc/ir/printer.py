@@ -49,6 +49,8 @@ def print_program(program: Program) -> str:
              "@pl.program", f"class {program.name}:"]
     for fn in program.functions:
         lines.extend(_FunctionPrinter(fn).lines(INDENT))
+    if not program.functions:
+        lines.append(INDENT + "pass")
     return "\n".join(lines) + "\n"
 
 
