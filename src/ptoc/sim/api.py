@@ -1,0 +1,92 @@
+"""``simulate``: run a PTO kernel on the simulated AI Core.
+
+Why one entry point: it wires the stages in their fixed order — bind tensors, let the
+scalar unit build the instruction stream, time it, check races, replay the data — and
+turns every failure into a ``PtocError`` that says what to fix.
+"""
+
+from __future__ import annotations
+
+from ptoc.backend import get_profile, get_target
+from ptoc.errors import PtocError
+
+from ptoc.sim.execute import execute
+from ptoc.sim.instr import BARRIER, SET, WAIT
+from ptoc.sim.issue import ScalarUnit, SimProgramError, bind_params
+from ptoc.sim.memory import BufferMemory
+from ptoc.sim.races import find_races
+from ptoc.sim.result import SimResult, build_result
+from ptoc.sim.schedule import schedule
+
+MODES = ("reference", "fast", "serial")
+LEVEL2_NOTE = ("Level-2 PTO (no set_flag/wait_flag/barrier): ran with serial timing, every "
+               "instruction after the previous one; run ptoc.pto.insert_sync for a pipelined "
+               "schedule")
+
+
+def simulate(pto, tensors, *, target="a2a3", profile=None, mode: str = "reference",
+             kernel: str | None = None) -> SimResult:
+    """Run ``pto`` (PTO text or a parsed ``ptoc.pto.Module``) with ``tensors`` bound.
+
+    ``tensors``: dict keyed by kernel parameter name (``"arg0"`` or ``"%arg0"``) or a
+    sequence in parameter order; numpy arrays (torch tensors accepted) for ``!pto.ptr``
+    parameters and Python numbers for scalar parameters. Inputs are copied; the result's
+    ``outputs`` hold every GM tensor after the run.
+
+    ``mode``: ``reference`` (pto-isa MAD order, timed), ``fast`` (float64 BLAS MAD, timed)
+    or ``serial`` (reference numerics, every instruction after the previous one).
+    ``profile``: a timing profile name (default: the target's).
+    """
+    if mode not in MODES:
+        raise SimProgramError(f"unknown simulation mode {mode!r}",
+                              hint=f"use one of {', '.join(MODES)}")
+    tgt = get_target(target)
+    prof = get_profile(profile, target=tgt.name)
+    if prof.target != tgt.name:
+        raise SimProgramError(
+            f"timing profile {prof.name} describes target {prof.target}, not {tgt.name}",
+            hint=f"pass target={prof.target!r} or a profile of {tgt.name}")
+    module = _as_module(pto)
+    filename = getattr(module, "filename", "<pto>")
+    try:
+        kern = module.kernel(kernel)
+    except (KeyError, IndexError):
+        names = ", ".join("@" + k.name for k in module.kernels) or "none"
+        raise SimProgramError(f"no kernel {kernel!r} in the PTO module (kernels: {names})",
+                              hint="pass kernel= one of the module's kernel names") from None
+    env, shapes = bind_params(kern, tensors, filename)
+    memory = BufferMemory(dict(tgt.capacities), tgt.address_alignment)
+    unit = ScalarUnit(kern, env, tgt, prof, memory,
+                      mad_mode="fast" if mode == "fast" else "reference", filename=filename)
+    instrs = unit.run()
+    level = 3 if any(i.kind in (SET, WAIT, BARRIER) for i in instrs) else 2
+    serial = mode == "serial" or level == 2
+    meta = dict(target=tgt.name, profile=prof.name, mode=mode, sync_level=level, serial=serial)
+
+    def partial(sch):
+        return build_result(instrs, sch, races=[], outputs={}, complete=False, **meta)
+
+    sch = schedule(instrs, serial=serial, issue_cycles=prof.issue_cycles,
+                   sync_latency=prof.sync_latency_cycles, make_timeline=partial)
+    races = [] if serial else find_races(instrs, sch)
+    execute(instrs, sch, timed=bool(races))
+    outputs = {name: env[name].reshape(shape) if shape else env[name]
+               for name, shape in shapes.items()}
+    result = build_result(instrs, sch, races=races, outputs=outputs, **meta)
+    if level == 2 and mode != "serial":
+        result.notes.append(LEVEL2_NOTE)
+    return result
+
+
+def _as_module(pto):
+    if isinstance(pto, str):
+        try:
+            from ptoc.pto import parse
+        except ImportError:
+            raise PtocError("PTO text parsing is not available in this build (ptoc.pto.parse)",
+                            hint="pass a ptoc.pto.Module") from None
+        return parse(pto)
+    if hasattr(pto, "kernels"):
+        return pto
+    raise SimProgramError(f"simulate() needs PTO text or a ptoc.pto.Module, got "
+                          f"{type(pto).__name__}", hint="pass the .pto file's text")

@@ -1,0 +1,105 @@
+"""Global-memory tensor views and windows (``make_tensor_view`` / ``partition_view``).
+
+Why: a GM window is what ``tload`` reads and ``tstore`` writes; the simulator needs both
+its numpy view (for the data) and the exact set of elements it covers (for the race
+checker), and clear errors when a window leaves its tensor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ptoc.dtypes import DataType
+from ptoc.errors import SourceLoc
+
+from ptoc.sim.instr import Access
+from ptoc.sim.memory import MemoryAccessError
+
+
+@dataclass(frozen=True)
+class GMView:
+    """A strided tensor descriptor over one bound GM array (element strides)."""
+
+    param: str
+    flat: np.ndarray
+    dtype: DataType
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+
+    @property
+    def buffer(self) -> str:
+        return f"GM %{self.param}"
+
+
+@dataclass(frozen=True)
+class GMWindow:
+    """``partition_view``: a rectangular window ``offsets + [0, sizes)`` of a view."""
+
+    view: GMView
+    offsets: tuple[int, ...]
+    sizes: tuple[int, ...]
+
+    @property
+    def rows(self) -> int:
+        return self.sizes[-2] if len(self.sizes) >= 2 else 1
+
+    @property
+    def cols(self) -> int:
+        return self.sizes[-1] if self.sizes else 1
+
+    def array(self) -> np.ndarray:
+        """A writable 2-D numpy view of the window's elements (shares the GM array)."""
+        v = self.view
+        start = sum(o * s for o, s in zip(self.offsets, v.strides))
+        item = v.flat.itemsize
+        arr = np.lib.stride_tricks.as_strided(
+            v.flat[start:], shape=self.sizes, strides=[s * item for s in v.strides])
+        return arr.reshape(self.rows, self.cols) if arr.ndim != 2 else arr
+
+    def access(self) -> Access:
+        v = self.view
+        item = v.flat.itemsize
+        first = sum(o * s for o, s in zip(self.offsets, v.strides))
+        last = first + sum((n - 1) * s for n, s in zip(self.sizes, v.strides))
+        rect = None
+        if len(self.sizes) == 2:
+            rect = ((v.param, v.strides), self.offsets[0], self.offsets[0] + self.sizes[0],
+                    self.offsets[1], self.offsets[1] + self.sizes[1])
+        return Access(v.buffer, first * item, (last + 1) * item, rect)
+
+
+def make_view(param: str, flat: np.ndarray, dtype: DataType, shape, strides,
+              loc: SourceLoc | None) -> GMView:
+    shape, strides = tuple(int(x) for x in shape), tuple(int(x) for x in strides)
+    if len(shape) != len(strides):
+        raise MemoryAccessError(
+            f"make_tensor_view of %{param}: shape {list(shape)} and strides {list(strides)} "
+            f"have different ranks", loc, hint="give one stride per dimension")
+    if any(d <= 0 for d in shape) or any(s < 0 for s in strides):
+        raise MemoryAccessError(
+            f"make_tensor_view of %{param}: shape {list(shape)} must be positive and strides "
+            f"{list(strides)} non-negative", loc, hint="check the view's shape and strides")
+    last = sum((n - 1) * s for n, s in zip(shape, strides))
+    if last >= flat.size:
+        raise MemoryAccessError(
+            f"tensor view of %{param} with shape {list(shape)} and strides {list(strides)} "
+            f"reaches element {last}, but the bound tensor has only {flat.size} elements", loc,
+            hint=f"bind an array of at least {last + 1} elements to %{param}")
+    return GMView(param, flat, dtype, shape, strides)
+
+
+def make_window(view: GMView, offsets, sizes, loc: SourceLoc | None) -> GMWindow:
+    offsets, sizes = tuple(int(x) for x in offsets), tuple(int(x) for x in sizes)
+    if len(offsets) != len(view.shape) or len(sizes) != len(view.shape):
+        raise MemoryAccessError(
+            f"partition_view of %{view.param}: {len(offsets)} offsets and {len(sizes)} sizes "
+            f"for a rank-{len(view.shape)} view", loc, hint="give one offset and size per dim")
+    for d, (o, n, dim) in enumerate(zip(offsets, sizes, view.shape)):
+        if o < 0 or n <= 0 or o + n > dim:
+            raise MemoryAccessError(
+                f"partition_view of %{view.param}: dim {d} window [{o}, {o + n}) is outside "
+                f"the view's extent {dim} (view shape {list(view.shape)})", loc,
+                hint="keep offsets + sizes within the tensor view")
+    return GMWindow(view, offsets, sizes)

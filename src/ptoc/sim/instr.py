@@ -1,0 +1,90 @@
+"""The simulator's unit of work: one dynamic instruction after loop unrolling.
+
+Why a separate, model-independent record: the scheduler, race checker, data executor
+and trace writer all work on this flat stream, so they do not care how the PTO text was
+spelled. The scalar unit (``ptoc.sim.issue``) produces it from a parsed PTO module.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ptoc.backend.pipes import Pipe
+from ptoc.errors import SourceLoc
+
+#: Instruction kinds.
+WORK, SET, WAIT, BARRIER = 0, 1, 2, 3
+
+
+@dataclass(slots=True)
+class Access:
+    """A byte range [lo, hi) of one buffer that an instruction reads or writes.
+
+    ``buffer`` names the space (``Mat``, ``Acc``, ... or ``GM %arg0``). For GM windows
+    ``rect`` = (view key, row0, row1, col0, col1) lets two windows of the same tensor view
+    be compared exactly instead of by their byte bounding boxes.
+    """
+
+    buffer: str
+    lo: int
+    hi: int
+    rect: tuple | None = None
+
+    def overlaps(self, other: "Access") -> bool:
+        if self.buffer != other.buffer or self.hi <= other.lo or other.hi <= self.lo:
+            return False
+        r, s = self.rect, other.rect
+        if r is not None and s is not None and r[0] == s[0]:
+            return r[1] < s[2] and s[1] < r[2] and r[3] < s[4] and s[3] < r[4]
+        return True
+
+    def intersection(self, other: "Access") -> tuple[int, int]:
+        return max(self.lo, other.lo), min(self.hi, other.hi)
+
+
+@dataclass(slots=True)
+class Instr:
+    """One issued instruction.
+
+    ``read`` runs at the instruction's start and returns a payload; ``commit`` runs at its
+    end with that payload. Either may be None for instructions with no data effect.
+    ``static_id`` identifies the PTO op the instruction came from (one op unrolled many
+    times shares it), so race reports can be grouped per source pair.
+    """
+
+    seq: int
+    pipe: Pipe
+    kind: int
+    name: str
+    loc: SourceLoc | None
+    cost: int = 0
+    reads: tuple[Access, ...] = ()
+    writes: tuple[Access, ...] = ()
+    flag: tuple[Pipe, Pipe, int] | None = None
+    read: Callable[[], Any] | None = None
+    commit: Callable[[Any], None] | None = None
+    static_id: int = -1
+    line: int = 0
+    file: str = "<pto>"
+    detail: str = ""
+    extra: dict = field(default_factory=dict)
+
+    def where(self) -> str:
+        """``k.pto line 7`` plus the DSL ``loc(...)`` when the op carries one."""
+        text = f"{self.file} line {self.line}"
+        return f"{text} (loc {self.loc})" if self.loc is not None else text
+
+    @property
+    def pto_loc(self) -> SourceLoc:
+        """Position of the op in the PTO text (what errors point at)."""
+        return SourceLoc(self.file, self.line, 0)
+
+    def label(self) -> str:
+        """Short human name, e.g. ``pto.tload #12 at k.pto line 7``."""
+        return f"{self.name} #{self.seq} at {self.where()}"
+
+
+def flag_name(flag: tuple[Pipe, Pipe, int]) -> str:
+    src, dst, ident = flag
+    return f"{src.name}->{dst.name} EVENT_ID{ident}"
