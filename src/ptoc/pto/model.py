@@ -379,10 +379,14 @@ class Kernel:
 
 @dataclass(frozen=True)
 class Module:
-    """``module attributes {pto.target_arch = "a2a3"} { kernels }``."""
+    """``module attributes {pto.target_arch = "a2a3"} { kernels }``.
+
+    ``filename`` names the PTO text the module was parsed from (used in error locations).
+    """
 
     kernels: tuple[Kernel, ...]
     attrs: tuple[tuple[str, Attr], ...] = ()
+    filename: str = field(default="<pto>", compare=False)
 
     def attr(self, name: str, default: Attr = None) -> Attr:
         return _attr_get(self.attrs, name, default)

@@ -1,0 +1,291 @@
+"""The PTO op table: one entry per opcode, the data every consumer asks about an op.
+
+Each ``OpInfo`` says how the op is written (``syntax``), what its operands are (``ins`` /
+``outs`` roles with allowed memory spaces), which pipe runs it, which attributes it takes,
+and which verifier rule checks its shapes and dtypes. The simulator and the sync-insertion
+pass use ``op_info(opcode).pipe`` (or ``pipe_of(inst, target)`` for moves, whose pipe depends
+on the source and destination spaces), ``reads(inst)`` and ``writes(inst)``.
+
+Syntax kinds (see ``ptoc.pto.parser`` for the grammar):
+    dps               pto.X ins(%a, %b : T, T) outs(%c : T) [{attrs}]
+    constant          %c = arith.constant 0 : index
+    binary            %r = arith.addi %a, %b : index
+    cmpi              %r = arith.cmpi slt, %a, %b : index       (result i1)
+    select            %r = arith.select %cond, %a, %b : index
+    cast              %r = arith.index_cast %a : i64 to index
+    make_tensor_view  %v = pto.make_tensor_view %p, shape = [...], strides = [...] {layout = #pto.layout<nd>} : T
+    partition_view    %w = pto.partition_view %v, offsets = [...], sizes = [...] : T -> T2
+    alloc_tile        %t = pto.alloc_tile [addr = %a] [valid_row = %r] [valid_col = %c] : T
+    sync              pto.set_flag[<PIPE_M>, <PIPE_FIX>, <EVENT_ID0>] / pto.barrier <PIPE_ALL>
+    for / if / yield  scf.for, scf.if, scf.yield
+
+Vector ops (all on PIPE_V, operands in Vec):
+    tadd tsub tmul tdiv tmax tmin            ins(a, b) outs(dst)          elementwise, same shape/dtype
+    tadds tsubs tmuls tdivs tmaxs tmins      ins(a, s) outs(dst)          tile (op) scalar
+    texp tlog tsqrt trsqrt trecip tabs tneg trelu   ins(a) outs(dst)      unary
+    texpands                                 ins(s) outs(dst)             fill dst with scalar s
+    tcvt                                     ins(a) outs(dst) {rmode = #pto.round_mode<rint>}
+                                             dtype conversion; rmode one of ROUND_MODES
+    trowmax trowmin trowsum                  ins(a, tmp) outs(dst)        dst[r, 0] = reduce(a[r, :]);
+                                             tmp: scratch tile, same dtype, at least a's size
+    trowexpand                               ins(b) outs(dst)             dst[r, c] = b[r, 0]
+    trowexpandsub trowexpanddiv trowexpandmul trowexpandadd
+                                             ins(a, b) outs(dst)          dst[r, c] = a[r, c] (op) b[r, 0]
+    trowexpandexpdif                         ins(a, b) outs(dst)          dst[r, c] = exp(a[r, c] - b[r, 0])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Mapping
+
+from ptoc.backend.pipes import Pipe
+from ptoc.dtypes import MemorySpace
+from ptoc.errors import PtoError
+
+from ptoc.pto.model import Instruction, PartitionViewType, TensorViewType, TileBufType, Value
+
+_M, _V, _L, _R, _A, _B = (MemorySpace.Mat, MemorySpace.Vec, MemorySpace.Left, MemorySpace.Right,
+                          MemorySpace.Acc, MemorySpace.Bias)
+
+
+@dataclass(frozen=True)
+class Role:
+    """One operand slot: ``kind`` is ``tile``, ``view`` (a GM partition view) or ``scalar``;
+    ``locs`` are the memory spaces a tile may be in (empty: any space)."""
+
+    name: str
+    kind: str
+    locs: frozenset[MemorySpace] = frozenset()
+
+
+@dataclass(frozen=True)
+class OpInfo:
+    """Static facts about one opcode.
+
+    Fields:
+        opcode: full name (``pto.tmatmul.acc``).
+        syntax: how it is written (module docstring).
+        category: ``scalar`` | ``descriptor`` | ``move`` | ``cube`` | ``vector`` | ``sync`` |
+            ``control``.
+        ins / outs: operand roles of ``Instruction.ins`` / ``Instruction.outs``.
+        pipe: the pipe it runs on; ``None`` for moves, whose pipe comes from the target's
+            data-path table (``pipe_of``). Scalar, descriptor and control ops run on PIPE_S.
+        attrs: names of the optional trailing attributes it accepts.
+        rule: name of the verifier's shape/dtype rule.
+        doc: one line of semantics.
+    """
+
+    opcode: str
+    syntax: str
+    category: str
+    ins: tuple[Role, ...] = ()
+    outs: tuple[Role, ...] = ()
+    pipe: Pipe | None = Pipe.PIPE_S
+    attrs: tuple[str, ...] = ()
+    rule: str = ""
+    doc: str = ""
+
+    def reads(self, inst: Instruction) -> tuple[Value, ...]:
+        """Buffer operands the op reads (tiles and GM views among ``ins``)."""
+        return tuple(v for v in inst.ins if _is_buffer(v))
+
+    def writes(self, inst: Instruction) -> tuple[Value, ...]:
+        """Buffer operands the op writes (its ``outs``)."""
+        return tuple(v for v in inst.outs if _is_buffer(v))
+
+
+def _is_buffer(v: Value) -> bool:
+    return isinstance(v.type, (TileBufType, PartitionViewType, TensorViewType))
+
+
+def _t(name: str, *locs: MemorySpace) -> Role:
+    return Role(name, "tile", frozenset(locs))
+
+
+def _view(name: str) -> Role:
+    return Role(name, "view")
+
+
+def _s(name: str) -> Role:
+    return Role(name, "scalar")
+
+
+_TABLE: dict[str, OpInfo] = {}
+
+
+def _add(info: OpInfo) -> None:
+    _TABLE[info.opcode] = info
+
+
+# -- scalar (arith) ops: index math on the scalar unit ----------------------------------------
+_add(OpInfo("arith.constant", "constant", "scalar", rule="constant",
+            doc="an integer, float or boolean constant"))
+for _name, _doc in [
+    ("addi", "a + b"), ("subi", "a - b"), ("muli", "a * b"),
+    ("divsi", "a / b truncated toward zero"), ("divui", "unsigned a / b"),
+    ("floordivsi", "a / b rounded toward minus infinity"),
+    ("ceildivsi", "a / b rounded toward plus infinity"),
+    ("remsi", "a % b with the sign of a"), ("remui", "unsigned a % b"),
+    ("maxsi", "max(a, b)"), ("minsi", "min(a, b)"),
+    ("andi", "bitwise and"), ("ori", "bitwise or"), ("xori", "bitwise xor"),
+    ("addf", "float a + b"), ("subf", "float a - b"), ("mulf", "float a * b"),
+    ("divf", "float a / b"), ("maximumf", "float max"), ("minimumf", "float min"),
+]:
+    _add(OpInfo(f"arith.{_name}", "binary", "scalar", ins=(_s("lhs"), _s("rhs")),
+                rule="binary", doc=_doc))
+_add(OpInfo("arith.cmpi", "cmpi", "scalar", ins=(_s("lhs"), _s("rhs")), rule="cmpi",
+            doc="integer comparison with a predicate; result i1"))
+_add(OpInfo("arith.select", "select", "scalar", ins=(_s("cond"), _s("a"), _s("b")),
+            rule="select", doc="cond ? a : b"))
+for _name in ("index_cast", "extsi", "trunci", "sitofp"):
+    _add(OpInfo(f"arith.{_name}", "cast", "scalar", ins=(_s("src"),), rule="cast",
+                doc="scalar type conversion"))
+
+CMPI_PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
+
+# -- descriptors -----------------------------------------------------------------------------
+_add(OpInfo("pto.make_tensor_view", "make_tensor_view", "descriptor", ins=(_s("ptr"),),
+            attrs=("layout",), rule="make_tensor_view",
+            doc="describe a GM tensor (pointer, shape, strides, layout)"))
+_add(OpInfo("pto.partition_view", "partition_view", "descriptor", ins=(_s("source"),),
+            rule="partition_view", doc="a static window of a tensor view at offsets"))
+_add(OpInfo("pto.alloc_tile", "alloc_tile", "descriptor", rule="alloc_tile",
+            doc="declare a tile buffer (optional address, valid sizes)"))
+
+# -- moves (pipe from the target's data-path table) ------------------------------------------
+_add(OpInfo("pto.tload", "dps", "move", ins=(_view("src"),), outs=(_t("dst", _M, _V),),
+            pipe=None, rule="tload", doc="GM window -> Mat (ND->NZ) or Vec tile (MTE2)"))
+_add(OpInfo("pto.tstore", "dps", "move", ins=(_t("src", _A, _V, _M),), outs=(_view("dst"),),
+            pipe=None, rule="tstore",
+            doc="tile -> GM window: Acc on FIX (with f32->bf16/f16 cast), Vec on MTE3"))
+_add(OpInfo("pto.textract", "dps", "move",
+            ins=(_t("src", _M, _A), _s("row"), _s("col")), outs=(_t("dst", _L, _R, _M),),
+            pipe=None, rule="textract",
+            doc="dst[i, j] = src[row + i, col + j]: Mat -> Left/Right (MTE1), Acc -> Mat (FIX)"))
+_add(OpInfo("pto.tmov", "dps", "move", ins=(_t("src"),), outs=(_t("dst"),), pipe=None,
+            rule="tmov", doc="whole-tile move along any legal data path"))
+_add(OpInfo("pto.tinsert", "dps", "move", ins=(_t("src", _A, _V), _s("row"), _s("col")),
+            outs=(_t("dst", _M),), pipe=None, rule="tinsert",
+            doc="dst[row + i, col + j] = src[i, j]: Acc -> window of a Mat tile (FIX)"))
+
+# -- cube ---------------------------------------------------------------------------------------
+_add(OpInfo("pto.tmatmul", "dps", "cube", ins=(_t("lhs", _L), _t("rhs", _R)),
+            outs=(_t("dst", _A),), pipe=Pipe.PIPE_M, rule="matmul", doc="C = A * B"))
+_add(OpInfo("pto.tmatmul.acc", "dps", "cube", ins=(_t("acc", _A), _t("lhs", _L), _t("rhs", _R)),
+            outs=(_t("dst", _A),), pipe=Pipe.PIPE_M, rule="matmul_acc", doc="C = C_in + A * B"))
+_add(OpInfo("pto.tmatmul.bias", "dps", "cube", ins=(_t("lhs", _L), _t("rhs", _R), _t("bias", _B)),
+            outs=(_t("dst", _A),), pipe=Pipe.PIPE_M, rule="matmul_bias",
+            doc="C = A * B + broadcast_rows(bias)"))
+
+# -- vector ---------------------------------------------------------------------------------------
+ROUND_MODES = ("none", "rint", "round", "floor", "ceil", "trunc", "odd")
+
+
+def _vec(opcode: str, ins: tuple[Role, ...], rule: str, doc: str, attrs: tuple[str, ...] = ()):
+    _add(OpInfo(f"pto.{opcode}", "dps", "vector", ins=ins, outs=(_t("dst", _V),),
+                pipe=Pipe.PIPE_V, attrs=attrs, rule=rule, doc=doc))
+
+
+for _name, _doc in [("tadd", "a + b"), ("tsub", "a - b"), ("tmul", "a * b"), ("tdiv", "a / b"),
+                    ("tmax", "max(a, b)"), ("tmin", "min(a, b)")]:
+    _vec(_name, (_t("a", _V), _t("b", _V)), "elementwise", _doc)
+for _name, _doc in [("tadds", "a + s"), ("tsubs", "a - s"), ("tmuls", "a * s"),
+                    ("tdivs", "a / s"), ("tmaxs", "max(a, s)"), ("tmins", "min(a, s)")]:
+    _vec(_name, (_t("a", _V), _s("scalar")), "tile_scalar", _doc)
+for _name, _doc in [("texp", "exp(a)"), ("tlog", "log(a)"), ("tsqrt", "sqrt(a)"),
+                    ("trsqrt", "1 / sqrt(a)"), ("trecip", "1 / a"), ("tabs", "|a|"),
+                    ("tneg", "-a"), ("trelu", "max(a, 0)")]:
+    _vec(_name, (_t("a", _V),), "unary", _doc)
+_vec("texpands", (_s("scalar"),), "fill", "dst[:, :] = scalar")
+_vec("tcvt", (_t("a", _V),), "convert", "dst = convert(a) with rounding mode rmode",
+     attrs=("rmode",))
+for _name, _doc in [("trowmax", "max"), ("trowmin", "min"), ("trowsum", "sum")]:
+    _vec(_name, (_t("a", _V), _t("tmp", _V)), "row_reduce", f"dst[r, 0] = {_doc}(a[r, :])")
+_vec("trowexpand", (_t("b", _V),), "row_broadcast", "dst[r, c] = b[r, 0]")
+for _name, _doc in [("trowexpandadd", "a + b"), ("trowexpandsub", "a - b"),
+                    ("trowexpandmul", "a * b"), ("trowexpanddiv", "a / b"),
+                    ("trowexpandexpdif", "exp(a - b)")]:
+    _vec(_name, (_t("a", _V), _t("b", _V)), "row_expand", f"dst[r, c] = {_doc}[r, 0]")
+
+# -- sync and control -----------------------------------------------------------------------------
+_add(OpInfo("pto.set_flag", "sync", "sync", doc="set flag (src, dst, id) once src pipe is idle"))
+_add(OpInfo("pto.wait_flag", "sync", "sync", doc="block dst pipe until flag set, then clear"))
+_add(OpInfo("pto.barrier", "sync", "sync", doc="order all earlier work on a pipe (or ALL)"))
+_add(OpInfo("scf.for", "for", "control", doc="counted loop"))
+_add(OpInfo("scf.if", "if", "control", doc="two-way branch on an i1"))
+_add(OpInfo("scf.yield", "yield", "control", doc="region results"))
+
+OP_TABLE: Mapping[str, OpInfo] = MappingProxyType(_TABLE)
+
+
+def is_known(opcode: str) -> bool:
+    return opcode in OP_TABLE
+
+
+def op_info(opcode: str) -> OpInfo:
+    """The table entry of ``opcode``; PtoError listing near names when unknown."""
+    try:
+        return OP_TABLE[opcode]
+    except KeyError:
+        raise PtoError(f"unknown op '{opcode}'", hint=_suggest(opcode)) from None
+
+
+def _suggest(opcode: str) -> str:
+    import difflib  # noqa: PLC0415
+
+    close = difflib.get_close_matches(opcode, list(OP_TABLE), n=3, cutoff=0.6)
+    if close:
+        return f"did you mean {' or '.join(close)}?"
+    return "see ptoc.pto.ops.OP_TABLE for the supported ops"
+
+
+def space_of(value: Value) -> MemorySpace | None:
+    """Memory space of a buffer operand: its tile location, DDR for GM views, else None."""
+    if isinstance(value.type, TileBufType):
+        return value.type.loc
+    if isinstance(value.type, (PartitionViewType, TensorViewType)):
+        return MemorySpace.DDR
+    return None
+
+
+def move_endpoints(inst: Instruction) -> tuple[MemorySpace, MemorySpace]:
+    """(source space, destination space) of a move op."""
+    src = space_of(inst.ins[0]) if inst.ins else None
+    dst = space_of(inst.outs[0]) if inst.outs else None
+    if src is None or dst is None:
+        raise PtoError(f"{inst.opcode} needs a tile or view source and destination")
+    return src, dst
+
+
+def pipe_of(inst, target) -> Pipe:
+    """The pipe ``inst`` runs on for ``target`` (a Target or its name).
+
+    Sync ops report PIPE_S here (their queue placement is the simulator's business: a set
+    goes to its ``src`` pipe, a wait to its ``dst`` pipe); control and scalar ops PIPE_S.
+    """
+    info = OP_TABLE.get(inst.opcode)
+    if info is None:
+        raise PtoError(f"unknown op '{inst.opcode}'", hint=_suggest(inst.opcode))
+    if info.pipe is not None:
+        return info.pipe
+    from ptoc.backend.targets import TargetError, get_target  # noqa: PLC0415
+
+    src, dst = move_endpoints(inst)
+    try:
+        return get_target(target).move_pipe(src, dst)
+    except TargetError as exc:
+        raise PtoError(f"{inst.opcode}: {exc.message}", hint=exc.hint) from None
+
+
+def reads(inst) -> tuple[Value, ...]:
+    """Buffer operands ``inst`` reads (empty for sync/control/scalar ops)."""
+    info = OP_TABLE.get(getattr(inst, "opcode", ""))
+    return info.reads(inst) if info is not None and isinstance(inst, Instruction) else ()
+
+
+def writes(inst) -> tuple[Value, ...]:
+    """Buffer operands ``inst`` writes."""
+    info = OP_TABLE.get(getattr(inst, "opcode", ""))
+    return info.writes(inst) if info is not None and isinstance(inst, Instruction) else ()

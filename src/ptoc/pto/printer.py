@@ -1,0 +1,173 @@
+"""Print a ``ptoc.pto.model.Module`` as PTO text.
+
+The layout follows PyPTO's output byte for byte (two-space module indent, function body at
+the function's indent, nested regions two spaces deeper), so printing a parsed PyPTO
+``kernel.pto`` reproduces it.
+"""
+
+from __future__ import annotations
+
+from ptoc.errors import SourceLoc
+
+from ptoc.pto.model import (
+    Attr, EnumAttr, ForOp, IfOp, Instruction, Kernel, Module, Op, SyncOp, Value, YieldOp,
+)
+from ptoc.pto.ops import OP_TABLE
+
+_INDENT = "  "
+
+
+def print_module(module: Module) -> str:
+    """The PTO text of ``module``, ending in a newline like PyPTO's files."""
+    lines: list[str] = []
+    head = "module"
+    if module.attrs:
+        head += f" attributes {attr_dict(module.attrs)}"
+    lines.append(head + " {")
+    for kernel in module.kernels:
+        _kernel(kernel, lines, _INDENT)
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def print_op(op: Op, indent: str = "") -> str:
+    """One op (with any nested regions) as text."""
+    lines: list[str] = []
+    _op(op, lines, indent)
+    return "\n".join(lines)
+
+
+def attr_value(value: Attr) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return '"' + value + '"'
+    if isinstance(value, EnumAttr):
+        return str(value)
+    if isinstance(value, Value):
+        return str(value)
+    if isinstance(value, tuple):
+        return "[" + ", ".join(attr_value(v) for v in value) + "]"
+    return str(value)
+
+
+def attr_dict(attrs) -> str:
+    return "{" + ", ".join(f"{k} = {attr_value(v)}" for k, v in attrs) + "}"
+
+
+def loc_suffix(loc: SourceLoc | None) -> str:
+    if loc is None:
+        return ""
+    return f' loc("{loc.file}":{loc.line}:{loc.col})'
+
+
+def _kernel(kernel: Kernel, lines: list[str], indent: str) -> None:
+    params = ", ".join(f"{p}: {p.type}" for p in kernel.params)
+    head = f"{indent}func.func @{kernel.name}({params})"
+    if kernel.attrs:
+        head += f" attributes {attr_dict(kernel.attrs)}"
+    lines.append(head + " {")
+    for op in kernel.body:
+        _op(op, lines, indent)
+    lines.append(f"{indent}return")
+    lines.append(f"{indent}}}{loc_suffix(kernel.loc)}")
+
+
+def _results(values) -> str:
+    return ", ".join(str(v) for v in values) + " = " if values else ""
+
+
+def _op(op: Op, lines: list[str], indent: str) -> None:
+    if isinstance(op, Instruction):
+        lines.append(indent + instruction_text(op) + loc_suffix(op.loc))
+    elif isinstance(op, SyncOp):
+        lines.append(indent + sync_text(op) + loc_suffix(op.loc))
+    elif isinstance(op, YieldOp):
+        text = "scf.yield"
+        if op.values:
+            text += " " + ", ".join(str(v) for v in op.values) + " : " + ", ".join(
+                str(v.type) for v in op.values)
+        lines.append(indent + text + loc_suffix(op.loc))
+    elif isinstance(op, ForOp):
+        head = (f"{indent}{_results(op.results)}scf.for {op.iv} = {op.lower} to {op.upper} "
+                f"step {op.step}")
+        if op.iter_args:
+            head += " iter_args(" + ", ".join(f"{a} = {i}" for a, i in op.iter_args) + ")"
+            head += " -> (" + ", ".join(str(a.type) for a, _ in op.iter_args) + ")"
+        lines.append(head + " {")
+        for inner in op.body:
+            _op(inner, lines, indent + _INDENT)
+        lines.append(f"{indent}}}{loc_suffix(op.loc)}")
+    elif isinstance(op, IfOp):
+        head = f"{indent}{_results(op.results)}scf.if {op.cond}"
+        if op.results:
+            head += " -> (" + ", ".join(str(r.type) for r in op.results) + ")"
+        lines.append(head + " {")
+        for inner in op.then_body:
+            _op(inner, lines, indent + _INDENT)
+        if op.has_else or op.else_body:
+            lines.append(f"{indent}}} else {{")
+            for inner in op.else_body:
+                _op(inner, lines, indent + _INDENT)
+        lines.append(f"{indent}}}{loc_suffix(op.loc)}")
+    else:  # pragma: no cover - the model has no other op kinds
+        raise TypeError(f"cannot print {type(op).__name__}")
+
+
+def sync_text(op: SyncOp) -> str:
+    if op.kind == "barrier":
+        return f"pto.barrier <{op.pipe.pto_name}>"
+    event = str(op.event) if isinstance(op.event, Value) else f"<EVENT_ID{op.event}>"
+    return f"{op.opcode}[<{op.src.pto_name}>, <{op.dst.pto_name}>, {event}]"
+
+
+def _group(key: str, values: tuple[Value, ...]) -> str:
+    if not values:
+        return f"{key}()"
+    return (f"{key}(" + ", ".join(str(v) for v in values) + " : "
+            + ", ".join(str(v.type) for v in values) + ")")
+
+
+def instruction_text(inst: Instruction) -> str:
+    """The op text of ``inst`` without its ``loc(...)`` suffix."""
+    info = OP_TABLE.get(inst.opcode)
+    syntax = info.syntax if info is not None else "dps"
+    res = _results(inst.results)
+    op = inst.opcode
+    if syntax == "constant":
+        return f"{res}{op} {attr_value(inst.attr('value'))} : {inst.results[0].type}"
+    if syntax == "binary":
+        a, b = inst.ins
+        return f"{res}{op} {a}, {b} : {inst.results[0].type}"
+    if syntax == "cmpi":
+        a, b = inst.ins
+        return f"{res}{op} {inst.attr('predicate')}, {a}, {b} : {a.type}"
+    if syntax == "select":
+        c, a, b = inst.ins
+        return f"{res}{op} {c}, {a}, {b} : {inst.results[0].type}"
+    if syntax == "cast":
+        (a,) = inst.ins
+        return f"{res}{op} {a} : {a.type} to {inst.results[0].type}"
+    if syntax == "make_tensor_view":
+        shape = attr_value(inst.attr("shape", ()))
+        strides = attr_value(inst.attr("strides", ()))
+        extra = [(k, v) for k, v in inst.attrs if k not in ("shape", "strides")]
+        text = f"{res}{op} {inst.ins[0]}, shape = {shape}, strides = {strides}"
+        if extra:
+            text += " " + attr_dict(extra)
+        return text + f" : {inst.results[0].type}"
+    if syntax == "partition_view":
+        src = inst.ins[0]
+        return (f"{res}{op} {src}, offsets = {attr_value(inst.attr('offsets', ()))}, "
+                f"sizes = {attr_value(inst.attr('sizes', ()))} : {src.type} -> "
+                f"{inst.results[0].type}")
+    if syntax == "alloc_tile":
+        parts = [f"{k} = {v}" for k, v in inst.attrs if isinstance(v, Value)]
+        middle = " " + " ".join(parts) if parts else ""
+        return f"{res}{op}{middle} : {inst.results[0].type}"
+    text = f"{res}{op} {_group('ins', inst.ins)} {_group('outs', inst.outs)}"
+    if inst.attrs:
+        text += " " + attr_dict(inst.attrs)
+    return text
