@@ -1,0 +1,243 @@
+"""Hand-written Level-3 PTO kernels for the simulator tests (generated as text).
+
+``dbuf_matmul``: one (M x N) output tile, K split into k-steps; L1 and L0A/L0B double
+buffered (slot = step % 2) with the pto-isa GEMM protocol (hw-model.md §3.2); the loop body
+holds two k-steps (slot 0 and slot 1) and runs K / (2k) times.
+
+``two_acc_matmul``: T output tiles along N, full K per tile, accumulators alternating
+between two L0C slots (dbC = 2) or sharing one (``same_address``), hw-model.md §3.3.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+def tile_type(loc: str, dtype: str, rows: int, cols: int) -> str:
+    blayout, slayout, fractal = {
+        "mat": ("col_major", "row_major", 512), "left": ("row_major", "row_major", 512),
+        "right": ("row_major", "col_major", 512), "acc": ("col_major", "row_major", 1024),
+        "vec": ("row_major", "none_box", 512), "bias": ("row_major", "none_box", 512),
+    }[loc]
+    return (f"!pto.tile_buf<loc={loc}, dtype={dtype}, rows={rows}, cols={cols}, v_row={rows}, "
+            f"v_col={cols}, blayout={blayout}, slayout={slayout}, fractal={fractal}, pad=0>")
+
+
+@dataclass
+class Writer:
+    """Collects constants and body lines; renders a module."""
+
+    params: list[tuple[str, str]]
+    consts: dict[str, str] = field(default_factory=dict)
+    lines: list[str] = field(default_factory=list)
+    types: dict[str, str] = field(default_factory=dict)
+    depth: int = 1
+    counter: int = 0
+
+    def idx(self, n: int) -> str:
+        name = f"%c{n}"
+        self.consts[name] = f"{name} = arith.constant {n} : index"
+        return name
+
+    def i64(self, n: int) -> str:
+        name = f"%a{n}"
+        self.consts[name] = f"{name} = arith.constant {n} : i64"
+        return name
+
+    def emit(self, text: str) -> None:
+        self.lines.append("  " * self.depth + text)
+
+    def fresh(self, stem: str) -> str:
+        self.counter += 1
+        return f"%{stem}{self.counter}"
+
+    def view(self, name: str, ptr: str, dtype: str, rows: int, cols: int) -> str:
+        v = f"%{name}"
+        self.emit(f"{v} = pto.make_tensor_view {ptr}, shape = [{self.idx(rows)}, "
+                  f"{self.idx(cols)}], strides = [{self.idx(cols)}, {self.idx(1)}] "
+                  f"{{layout = #pto.layout<nd>}} : !pto.tensor_view<?x?x{dtype}>")
+        self.types[v] = dtype
+        return v
+
+    def window(self, view: str, r0: str, c0: str, rows: int, cols: int) -> tuple[str, str]:
+        dtype = self.types[view]
+        pv = self.fresh("pv")
+        ty = f"!pto.partition_tensor_view<{rows}x{cols}x{dtype}>"
+        self.emit(f"{pv} = pto.partition_view {view}, offsets = [{r0}, {c0}], sizes = "
+                  f"[{self.idx(rows)}, {self.idx(cols)}] : !pto.tensor_view<?x?x{dtype}> -> {ty}")
+        return pv, ty
+
+    def alloc(self, name: str, loc: str, dtype: str, rows: int, cols: int, addr: int) -> str:
+        t = f"%{name}"
+        ty = tile_type(loc, dtype, rows, cols)
+        self.types[t] = ty
+        self.emit(f"{t} = pto.alloc_tile addr = {self.i64(addr)} : {ty}")
+        return t
+
+    def op(self, opcode: str, ins: list[str], outs: list[str]) -> None:
+        def typed(vs):
+            names = ", ".join(v for v, _ in vs)
+            tys = ", ".join(t for _, t in vs)
+            return f"{names} : {tys}"
+        self.emit(f"{opcode} ins({typed(ins)}) outs({typed(outs)})")
+
+    def t(self, tile: str) -> tuple[str, str]:
+        return tile, self.types[tile]
+
+    def sync(self, kind: str, src: str, dst: str, ident: int) -> None:
+        self.emit(f"pto.{kind}[<PIPE_{src}>, <PIPE_{dst}>, <EVENT_ID{ident}>]")
+
+    def render(self, name: str = "kernel") -> str:
+        params = ", ".join(f"{p}: !pto.ptr<{d}>" for p, d in self.params)
+        head = [f'module attributes {{pto.target_arch = "a2a3"}} {{',
+                f"  func.func @{name}({params}) {{"]
+        consts = ["  " + c for c in self.consts.values()]
+        return "\n".join(head + consts + self.lines + ["    return", "  }", "}"]) + "\n"
+
+
+def dbuf_matmul(M: int = 128, N: int = 256, K: int = 256, k: int = 64, *,
+                dtype: str = "bf16") -> str:
+    """Level-3 double-buffered K-loop matmul C[M,N] = A[M,K] @ B[K,N] (fp32 out)."""
+    assert K % (2 * k) == 0
+    eb = {"bf16": 2, "f16": 2, "f32": 4}[dtype]
+    w = Writer([("%arg0", dtype), ("%arg1", dtype), ("%arg2", "f32")])
+    a_v = w.view("a_view", "%arg0", dtype, M, K)
+    b_v = w.view("b_view", "%arg1", dtype, K, N)
+    c_v = w.view("c_view", "%arg2", "f32", M, N)
+    a_bytes, b_bytes = M * k * eb, k * N * eb
+    a1 = [w.alloc(f"a1_{s}", "mat", dtype, M, k, s * a_bytes) for s in range(2)]
+    b1 = [w.alloc(f"b1_{s}", "mat", dtype, k, N, 2 * a_bytes + s * b_bytes) for s in range(2)]
+    a0 = [w.alloc(f"a0_{s}", "left", dtype, M, k, s * a_bytes) for s in range(2)]
+    b0 = [w.alloc(f"b0_{s}", "right", dtype, k, N, s * b_bytes) for s in range(2)]
+    c = w.alloc("c", "acc", "f32", M, N, 0)
+    for s in range(2):
+        w.sync("set_flag", "MTE1", "MTE2", s)      # L1 slot s starts free
+        w.sync("set_flag", "M", "MTE1", s)         # L0 slot s starts free
+    w.emit(f"scf.for %ko = {w.idx(0)} to {w.idx(K)} step {w.idx(2 * k)} {{")
+    w.depth += 1
+    for s in range(2):
+        kk = "%ko"
+        if s:
+            kk = w.fresh("kk")
+            w.emit(f"{kk} = arith.addi %ko, {w.idx(k)} : index")
+        w.sync("wait_flag", "MTE1", "MTE2", s)
+        pa = w.window(a_v, w.idx(0), kk, M, k)
+        pb = w.window(b_v, kk, w.idx(0), k, N)
+        w.op("pto.tload", [pa], [w.t(a1[s])])
+        w.op("pto.tload", [pb], [w.t(b1[s])])
+        w.sync("set_flag", "MTE2", "MTE1", s)
+        w.sync("wait_flag", "MTE2", "MTE1", s)
+        w.sync("wait_flag", "M", "MTE1", s)
+        w.op("pto.textract", [w.t(a1[s]), (w.idx(0), "index"), (w.idx(0), "index")], [w.t(a0[s])])
+        w.op("pto.textract", [w.t(b1[s]), (w.idx(0), "index"), (w.idx(0), "index")], [w.t(b0[s])])
+        w.sync("set_flag", "MTE1", "MTE2", s)
+        w.sync("set_flag", "MTE1", "M", s)
+        w.sync("wait_flag", "MTE1", "M", s)
+        if s == 0:
+            first = w.fresh("first")
+            w.emit(f"{first} = arith.cmpi eq, %ko, {w.idx(0)} : index")
+            w.emit(f"scf.if {first} {{")
+            w.depth += 1
+            w.op("pto.tmatmul", [w.t(a0[s]), w.t(b0[s])], [w.t(c)])
+            w.depth -= 1
+            w.emit("} else {")
+            w.depth += 1
+            w.op("pto.tmatmul.acc", [w.t(c), w.t(a0[s]), w.t(b0[s])], [w.t(c)])
+            w.depth -= 1
+            w.emit("}")
+        else:
+            w.op("pto.tmatmul.acc", [w.t(c), w.t(a0[s]), w.t(b0[s])], [w.t(c)])
+        w.sync("set_flag", "M", "MTE1", s)
+    w.depth -= 1
+    w.emit("}")
+    w.sync("set_flag", "M", "FIX", 0)
+    w.sync("wait_flag", "M", "FIX", 0)
+    pc = w.window(c_v, w.idx(0), w.idx(0), M, N)
+    w.op("pto.tstore", [w.t(c)], [pc])
+    for s in range(2):
+        w.sync("wait_flag", "MTE1", "MTE2", s)
+        w.sync("wait_flag", "M", "MTE1", s)
+    return w.render()
+
+
+def two_acc_matmul(M: int = 128, n: int = 128, K: int = 64, tiles: int = 4, *,
+                   same_address: bool = False, dtype: str = "bf16") -> str:
+    """C[M, tiles*n] = A @ B with one MAD per output tile; accumulators rotate over two L0C
+    slots with FIX->M ids per slot, or share one address and one id (``same_address``)."""
+    eb = 2
+    N = n * tiles
+    w = Writer([("%arg0", dtype), ("%arg1", dtype), ("%arg2", "f32")])
+    a_v = w.view("a_view", "%arg0", dtype, M, K)
+    b_v = w.view("b_view", "%arg1", dtype, K, N)
+    c_v = w.view("c_view", "%arg2", "f32", M, N)
+    a1 = w.alloc("a1", "mat", dtype, M, K, 0)
+    b1 = w.alloc("b1", "mat", dtype, K, N, M * K * eb)
+    a0 = w.alloc("a0", "left", dtype, M, K, 0)
+    b0 = [w.alloc(f"b0_{t}", "right", dtype, K, n, t * K * n * eb) for t in range(tiles)]
+    acc_bytes = M * n * 4
+    slots = 1 if same_address else 2
+    accs = [w.alloc(f"c{s}", "acc", "f32", M, n, 0 if same_address else s * acc_bytes)
+            for s in range(2)]
+    w.op("pto.tload", [w.window(a_v, w.idx(0), w.idx(0), M, K)], [w.t(a1)])
+    w.op("pto.tload", [w.window(b_v, w.idx(0), w.idx(0), K, N)], [w.t(b1)])
+    w.sync("set_flag", "MTE2", "MTE1", 0)
+    w.sync("wait_flag", "MTE2", "MTE1", 0)
+    w.op("pto.textract", [w.t(a1), (w.idx(0), "index"), (w.idx(0), "index")], [w.t(a0)])
+    for t in range(tiles):
+        w.op("pto.textract", [w.t(b1), (w.idx(0), "index"), (w.idx(t * n), "index")],
+             [w.t(b0[t])])
+    w.sync("set_flag", "MTE1", "M", 0)
+    w.sync("wait_flag", "MTE1", "M", 0)
+    for s in range(slots):
+        w.sync("set_flag", "FIX", "M", s)
+    for t in range(tiles):
+        s = t % 2
+        ident = t % slots
+        w.sync("wait_flag", "FIX", "M", ident)
+        w.op("pto.tmatmul", [w.t(a0), w.t(b0[t])], [w.t(accs[s])])
+        w.sync("set_flag", "M", "FIX", ident)
+        w.sync("wait_flag", "M", "FIX", ident)
+        w.op("pto.tstore", [w.t(accs[s])], [w.window(c_v, w.idx(0), w.idx(t * n), M, n)])
+        w.sync("set_flag", "FIX", "M", ident)
+    for s in range(slots):
+        w.sync("wait_flag", "FIX", "M", s)
+    return w.render()
+
+
+def sync_pairs(text: str) -> list[tuple[int, int]]:
+    """(set line, wait line) index pairs (0-based) of a kernel's flags, paired structurally:
+    a set pairs with the nearest wait of the same (src, dst, id) in the same block (after it
+    if possible, else before it); the pre-loop set pairs with the post-loop wait."""
+    lines = text.splitlines()
+    ops = []
+    depth_stack: list[int] = [0]
+    block_id = 0
+    for i, line in enumerate(lines):
+        s = line.strip()
+        if s.startswith("}"):
+            depth_stack.pop()
+            if s.endswith("{"):                 # "} else {"
+                block_id += 1
+                depth_stack.append(block_id)
+        if s.startswith("pto.set_flag") or s.startswith("pto.wait_flag"):
+            key = s[s.index("["):]
+            ops.append((i, s.startswith("pto.set_flag"), key, depth_stack[-1]))
+        if s.endswith("{") and not s.startswith("}"):
+            block_id += 1
+            depth_stack.append(block_id)
+    pairs, used = [], set()
+    for i, is_set, key, blk in ops:
+        if not is_set:
+            continue
+        waits = [j for j, st, k2, b2 in ops if not st and k2 == key and b2 == blk and j not in used]
+        after = [j for j in waits if j > i]
+        pick = after[0] if after else (waits[0] if waits else None)
+        if pick is not None:
+            used.add(pick)
+            pairs.append((i, pick))
+    return pairs
+
+
+def delete_lines(text: str, indices) -> str:
+    drop = set(indices)
+    return "\n".join(l for i, l in enumerate(text.splitlines()) if i not in drop) + "\n"
