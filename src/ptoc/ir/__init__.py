@@ -8,3 +8,8 @@ from ptoc.ir.nodes import (
 from ptoc.ir.types import (
     MemRef, PtrType, ScalarType, TensorType, TileLayout, TileType, TileView, TupleType, Type,
 )
+from ptoc.ir.printer import format_node, print_function, print_program
+from ptoc.ir.equality import assert_structural_equal, first_difference, structural_equal
+from ptoc.ir.verifier import verify
+from ptoc.ir.visitor import IRMutator, IRVisitor, clone_with_fresh_vars, substitute
+from ptoc.ir.builder import IRBuilder

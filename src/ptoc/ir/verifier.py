@@ -375,7 +375,9 @@ class _FunctionVerifier:
             raise
         except PtocError as err:
             raise VerificationError(f"in function '{self.fn.name}': invalid call of pl.{c.op}: "
-                                    f"{err.message}", c.loc or self.loc, hint=err.hint) from None
+                                    f"{err.message}", c.loc or self.loc,
+                                    hint=err.hint or "use a registered op (see ptoc.ops.all_ops()) "
+                                    "with the arguments its signature asks for") from None
         why = type_mismatch(inferred, c.type)
         if why:
             raise self.error(

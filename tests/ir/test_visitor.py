@@ -1,0 +1,214 @@
+"""IRVisitor walks everything in order; IRMutator rebuilds only what changed."""
+
+from __future__ import annotations
+
+from ir_samples import INDEX, make_matmul_program
+from ptoc.dtypes import DataType, ForKind, FunctionType, MemorySpace
+from ptoc.ir.equality import assert_structural_equal, structural_equal
+from ptoc.ir.nodes import (
+    AssignStmt, BinOp, Call, ConstInt, EvalStmt, ForStmt, Function, IfStmt, IterArg, Param,
+    ReturnStmt, SeqStmts, Var, YieldStmt,
+)
+from ptoc.ir.types import MemRef, PtrType, TensorType, TileType
+from ptoc.ir.verifier import verify
+from ptoc.ir.visitor import IRMutator, IRVisitor, clone_with_fresh_vars, substitute
+from ptoc.ir.printer import format_node
+
+FP32 = DataType.FP32
+T = TileType((16, 16), FP32, MemorySpace.Vec)
+
+
+class _Collect(IRVisitor):
+    def __init__(self):
+        self.defs, self.uses, self.ops, self.iter_uses = [], [], [], []
+
+    def visit_def(self, var):
+        self.defs.append(var.name)
+        super().visit_def(var)
+
+    def visit_var(self, node):
+        self.uses.append(node.name)
+
+    def visit_iter_arg(self, node):
+        self.iter_uses.append(node.name)
+        super().visit_iter_arg(node)
+
+    def visit_call(self, node):
+        self.ops.append(node.op)
+        super().visit_call(node)
+
+
+def test_visitor_sees_defs_uses_and_calls_in_program_order():
+    c = _Collect()
+    c.visit(make_matmul_program(with_memref=True))
+    kernel_defs = c.defs[:c.defs.index("a", 1)]
+    assert kernel_defs == ["a", "b", "out", "mem_mat_3", "lm", "rm", "c_init", "ko", "c",
+                           "c_a", "c_b", "c_first", "c_acc", "c_phi", "c", "out"]
+    assert c.ops[:4] == ["tile.alloc", "tile.load", "tile.load", "tile.create"]
+    assert "kernel" in c.ops
+    assert c.iter_uses == ["c"]  # matmul_acc reads the iter arg
+    assert "mem_mat_3" in c.uses  # MemRef bases are uses
+
+
+def test_visitor_visits_dynamic_dims_and_loop_bounds():
+    n = Var("n", INDEX)
+    x = Var("x", TensorType((n, 16), FP32))
+    i = Var("i", INDEX)
+    loop = ForStmt(i, ConstInt(0), n, ConstInt(1), (), SeqStmts((EvalStmt(i),)), ())
+    fn = Function("f", (Param(n), Param(x)), (), SeqStmts((loop,)))
+    c = _Collect()
+    c.visit(fn)
+    assert c.uses == ["n", "n", "i"]
+
+
+def test_identity_mutation_returns_same_objects():
+    prog = make_matmul_program(with_memref=True)
+    assert IRMutator().mutate(prog) is prog
+
+
+def _scaled_loop():
+    x = Var("x", T)
+    i = Var("i", INDEX)
+    acc = IterArg("acc", T, init=x)
+    y = Var("y", T)
+    off = Var("off", INDEX)
+    r = Var("r", T)
+    body = SeqStmts((
+        AssignStmt(off, BinOp("*", i, ConstInt(16))),
+        AssignStmt(y, Call("tile.add", (acc, x), (), T)),
+        YieldStmt((y,)),
+    ))
+    loop = ForStmt(i, ConstInt(0), ConstInt(4), ConstInt(1), (acc,), body, (r,))
+    fn = Function("f", (Param(x),), (T,), SeqStmts((loop, ReturnStmt((r,)))), FunctionType.InCore)
+    return fn, x, i, acc, y, off, r
+
+
+def test_substitute_replaces_uses_and_shares_untouched_nodes():
+    fn, x, i, acc, y, off, r = _scaled_loop()
+    loop = fn.body.stmts[0]
+    new_body = substitute(loop.body, {i: BinOp("+", i, ConstInt(32))})
+    assert format_node(new_body.stmts[0]) == "off: pl.Scalar[pl.INDEX] = (i + 32) * 16"
+    assert new_body.stmts[1] is loop.body.stmts[1]  # untouched statement shared
+    assert new_body.stmts[0].var is off  # definitions keep their Var
+
+
+def test_substitute_inside_types_remakes_definitions():
+    n = Var("n", INDEX)
+    m = Var("m", INDEX)
+    t = TensorType((n, 16), FP32)
+    x = Var("x", t)
+    y = Var("y", t)
+    body = SeqStmts((AssignStmt(y, Call("tile.x", (x,), (), t)), ReturnStmt((y,))))
+    out = substitute(body, {n: m})
+    new_y = out.stmts[0].var
+    assert new_y is not y and new_y.type.shape[0] is m
+    assert out.stmts[1].values[0] is new_y  # later uses follow the new definition
+    assert out.stmts[0].value.type.shape[0] is m
+
+
+def test_substitute_memref_base():
+    p1, p2 = Var("mem_1", PtrType()), Var("mem_2", PtrType())
+    t = TileType((16, 16), FP32, MemorySpace.Vec, MemRef(p1, ConstInt(0, DataType.INT64), 1024))
+    v = Var("v", t)
+    s = AssignStmt(v, Call("tile.create", (), (), t))
+    out = substitute(s, {p1: p2})
+    assert out.var.type.memref.base is p2
+
+
+def test_clone_with_fresh_vars_keeps_ssa_and_structure():
+    fn, x, i, acc, y, off, r = _scaled_loop()
+    loop = fn.body.stmts[0]
+    mapping = {}
+    clone = clone_with_fresh_vars(loop, var_map_out=mapping)
+    assert clone is not loop
+    assert clone.loop_var is not i and clone.iter_args[0] is not acc
+    assert clone.iter_args[0].init is x  # free variable untouched
+    assert clone.body.stmts[1].value.args[0] is clone.iter_args[0]
+    assert mapping[y] is clone.body.stmts[1].var
+    assert clone.body.stmts[2].values[0] is mapping[y]
+    assert_structural_equal(clone, loop)
+    # both copies in one function still verify as SSA (the clone takes the original's init)
+    r2 = clone.return_vars[0]
+    fn2 = Function("f", fn.params, (T, T), SeqStmts((loop, clone, ReturnStmt((r, r2)))))
+    verify(fn2)
+
+
+def test_clone_with_substitution_replicates_pipeline_body():
+    fn, x, i, acc, y, off, r = _scaled_loop()
+    loop = fn.body.stmts[0]
+    first = loop.body.stmts[:2]
+    mapping = {}
+    second = clone_with_fresh_vars(SeqStmts(first), {i: BinOp("+", i, ConstInt(1)), acc: y},
+                                   var_map_out=mapping)
+    text = format_node(second).splitlines()
+    assert text[0] == "off: pl.Scalar[pl.INDEX] = (i + 1) * 16"
+    assert second.stmts[1].value.args[0] is y  # the iter arg became the previous clone's value
+    assert second.stmts[1].var is mapping[y] and mapping[y] is not y
+    unrolled = SeqStmts(tuple(first) + second.stmts + (YieldStmt((mapping[y],)),))
+    fn2 = Function("f", fn.params, (T,), SeqStmts((
+        ForStmt(i, ConstInt(0), ConstInt(4), ConstInt(2), (acc,), unrolled, (r,)),
+        ReturnStmt((r,)))))
+    verify(fn2)
+    assert "y_1: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.add(y, x)" in format_node(fn2)
+
+
+def test_mutator_hook_can_delete_and_expand_statements():
+    fn, x, i, acc, y, off, r = _scaled_loop()
+
+    class DropScalarsDoubleAdds(IRMutator):
+        def mutate_assign_stmt(self, node):
+            if node.var is off:
+                return None
+            if isinstance(node.value, Call) and node.value.op == "tile.add":
+                extra = Var("pre", T)
+                return SeqStmts((AssignStmt(extra, Call("tile.add", (x, x), (), T)),
+                                 super().mutate_assign_stmt(node)))
+            return super().mutate_assign_stmt(node)
+
+    out = DropScalarsDoubleAdds().mutate(fn)
+    body = out.body.stmts[0].body.stmts
+    assert [type(s).__name__ for s in body] == ["AssignStmt", "AssignStmt", "YieldStmt"]
+    assert body[0].var.name == "pre"
+    verify(out)
+
+
+def test_mutator_changes_call_and_rebuilds_parents_only():
+    prog = make_matmul_program()
+
+    class Rename(IRMutator):
+        def mutate_call(self, node):
+            node = super().mutate_call(node)
+            if node.op == "tile.matmul":
+                return Call("tile.matmul", node.args, node.kwargs, node.type, {"tag": 1})
+            return node
+
+    out = Rename().mutate(prog)
+    assert out is not prog
+    assert out.functions[1] is prog.functions[1]  # orchestrator untouched
+    k0, k1 = prog.functions[0].body.stmts, out.functions[0].body.stmts
+    assert k1[0] is k0[0] and k1[3] is not k0[3] and k1[4] is k0[4]
+    assert not structural_equal(prog, out)
+    assert 'attrs={"tag": 1}' in out.as_python()
+
+
+def test_iter_arg_init_substitution_keeps_uses_consistent():
+    fn, x, i, acc, y, off, r = _scaled_loop()
+    z = Var("z", T)
+    loop = fn.body.stmts[0]
+    out = substitute(loop, {x: z})
+    new_acc = out.iter_args[0]
+    assert new_acc.init is z and new_acc is not acc
+    assert out.body.stmts[1].value.args[0] is new_acc
+    assert out.body.stmts[1].value.args[1] is z
+
+
+def test_if_stmt_mutation():
+    x = Var("x", INDEX)
+    p = Var("p", INDEX)
+    br = IfStmt(BinOp("==", x, ConstInt(0)), SeqStmts((YieldStmt((x,)),)),
+                SeqStmts((YieldStmt((ConstInt(1),)),)), (p,))
+    out = clone_with_fresh_vars(br)
+    assert out.return_vars[0] is not p
+    assert_structural_equal(out, br)
+    out2 = substitute(br, {x: ConstInt(5)})
+    assert format_node(out2.cond) == "5 == 0"
