@@ -1,0 +1,254 @@
+"""PassManager: default-pipeline registry, planner filtering, property checks, dumps, profiles."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ptoc.errors import PassError
+from ptoc.passes import (
+    IRProperty, MemoryPlanner, OptimizationStrategy, Pass, PassContext, PassManager, PIPELINE_ORDER,
+    default_pipeline_entries, program_pass, register_default_pass, register_property_checker,
+    report_diagnostic,
+)
+from ptoc.passes import manager as manager_mod
+from ptoc.passes.properties import unregister_property_checker
+
+
+@pytest.fixture
+def registry():
+    """An empty default-pipeline registry for the test, restored afterwards."""
+    saved = dict(manager_mod._REGISTRY)
+    manager_mod._REGISTRY.clear()
+    yield manager_mod._REGISTRY
+    manager_mod._REGISTRY.clear()
+    manager_mod._REGISTRY.update(saved)
+
+
+def noop(name, **props):
+    """A pass factory that renames nothing and only declares properties."""
+    @program_pass(name=name, **props)
+    def run(program, ctx):
+        return program
+    return run
+
+
+def test_get_strategy_orders_by_pypto_order(registry):
+    for name in ("AllocateMemoryAddr", "InitMemRef", "InferTileMemorySpace", "MemoryReuse",
+                 "AutoTileMatmulL0", "CanonicalizeIOOrder", "LowerPipelineLoops"):
+        register_default_pass(noop(name))
+    pm = PassManager.get_strategy(OptimizationStrategy.Default)
+    assert pm.get_pass_names() == ["AutoTileMatmulL0", "InferTileMemorySpace", "LowerPipelineLoops",
+                                   "CanonicalizeIOOrder", "InitMemRef", "MemoryReuse",
+                                   "AllocateMemoryAddr"]
+    assert pm.strategy is OptimizationStrategy.Default
+    assert [e.name for e in default_pipeline_entries()] == pm.get_pass_names()
+
+
+@pytest.mark.parametrize("planner, expected", [
+    (MemoryPlanner.PYPTO, ["InitMemRef", "MemoryReuse", "AllocateMemoryAddr"]),
+    (MemoryPlanner.DSA_RP, ["InitMemRef", "AllocateMemoryAddr"]),
+    (MemoryPlanner.PTOAS, ["InitMemRef"]),
+])
+def test_planner_filters_at_construction(registry, planner, expected):
+    for name in ("InitMemRef", "MemoryReuse", "AllocateMemoryAddr"):
+        register_default_pass(noop(name))
+    with PassContext(memory_planner=planner):
+        assert PassManager.get_strategy().get_pass_names() == expected
+
+
+def test_explicit_planners_and_numeric_order(registry):
+    register_default_pass(noop("InitMemRef"))
+    register_default_pass(noop("PtoasOnly"), order=PIPELINE_ORDER.index("InitMemRef") * 10 + 1,
+                          planners={"PTOAS"})
+    register_default_pass(noop("Last"), order=10_000, planners=lambda p: p is not MemoryPlanner.DSA_RP)
+    with PassContext(memory_planner="PTOAS"):
+        assert PassManager.get_strategy().get_pass_names() == ["InitMemRef", "PtoasOnly", "Last"]
+    with PassContext(memory_planner="DSA_RP"):
+        assert PassManager.get_strategy().get_pass_names() == ["InitMemRef"]
+
+
+def test_registry_errors(registry):
+    register_default_pass(noop("InitMemRef"))
+    with pytest.raises(PassError, match="already registered"):
+        register_default_pass(noop("InitMemRef"))
+    register_default_pass(noop("InitMemRef"), replace=True)
+    with pytest.raises(PassError, match="PIPELINE_ORDER"):
+        register_default_pass(noop("MyOwnPass"))
+    with pytest.raises(PassError, match="unknown planner"):
+        register_default_pass(noop("MemoryReuse"), planners={"FAST"})
+
+
+def test_register_plain_pass_class(registry):
+    class InitMemRef(Pass):
+        def run(self, program, ctx):
+            return program
+
+    register_default_pass(InitMemRef)
+    assert PassManager.get_strategy().get_pass_names() == ["InitMemRef"]
+
+
+def test_unknown_strategy_and_non_pass():
+    with pytest.raises(PassError, match="Default"):
+        PassManager.get_strategy("Aggressive")
+    with pytest.raises(PassError, match="not a Pass"):
+        PassManager([noop("X")])  # the factory, not the pass
+
+
+def test_planner_mismatch_raises_with_both_names(registry, tiny_program):
+    register_default_pass(noop("InitMemRef"))
+    with PassContext(memory_planner=MemoryPlanner.PTOAS):
+        pm = PassManager.get_strategy()
+    with pytest.raises(PassError) as info:
+        pm.run_passes(tiny_program)
+    assert "PTOAS" in str(info.value) and "PYPTO" in str(info.value)
+    with PassContext(memory_planner=MemoryPlanner.PTOAS):
+        assert pm.run_passes(tiny_program) is tiny_program
+
+
+def test_runs_passes_in_order(tiny_program, rename):
+    order = []
+
+    def suffix_pass(s):
+        @program_pass(name=f"Add{s}")
+        def run(program, ctx):
+            order.append(s)
+            return rename(program, s)
+        return run()
+
+    out = PassManager([suffix_pass("A"), suffix_pass("B")]).run_passes(tiny_program)
+    assert order == ["A", "B"] and out.name == "TinyAB"
+
+
+def test_required_property_missing_names_both_passes(tiny_program):
+    first = noop("MakeTiles", produced={"TileOpsOnly"})()
+    needs = noop("InitMemRef", required={IRProperty.MemoryInferred, IRProperty.TileOpsOnly})()
+    with pytest.raises(PassError) as info:
+        PassManager([first, needs]).run_passes(tiny_program)
+    text = str(info.value)
+    assert "InitMemRef" in text and "MakeTiles" in text and "MemoryInferred" in text
+
+
+def test_invalidated_property_names_the_invalidating_pass(tiny_program):
+    infer = noop("InferTileMemorySpace", produced={"MemoryInferred"})()
+    breaker = noop("Breaker", invalidated={"MemoryInferred"})()
+    needs = noop("InitMemRef", required={"MemoryInferred"})()
+    with pytest.raises(PassError) as info:
+        PassManager([infer, breaker, needs]).run_passes(tiny_program)
+    text = str(info.value)
+    assert "InitMemRef" in text and "Breaker" in text and "invalidated" in text
+    assert "InferTileMemorySpace" in info.value.hint
+    # re-establishing it after the breaker makes the pipeline valid
+    pm = PassManager([infer, breaker, noop("Again", produced={"MemoryInferred"})(), needs])
+    assert pm.run_passes(tiny_program) is tiny_program
+    assert IRProperty.MemoryInferred in pm.available_properties()
+
+
+def test_properties_checked_before_any_pass_runs(tiny_program):
+    ran = []
+
+    @program_pass(name="First")
+    def first(program, ctx):
+        ran.append("First")
+        return program
+
+    with pytest.raises(PassError, match="AddressesAllocated"):
+        PassManager([first(), noop("Codegen", required={"AddressesAllocated"})()]).run_passes(tiny_program)
+    assert ran == []
+
+
+def test_initial_properties(tiny_program):
+    needs = noop("NeedsSSA", required={"SSAForm"})()
+    assert PassManager([needs]).run_passes(tiny_program) is tiny_program
+    with pytest.raises(PassError, match="SSAForm"):
+        PassManager([needs], initial_properties=()).run_passes(tiny_program)
+
+
+def test_checker_decides_unproduced_property(tiny_program):
+    needs = noop("NeedsInferred", required={"MemoryInferred"})()
+    register_property_checker("MemoryInferred", lambda program: program.name == "Tiny")
+    try:
+        assert PassManager([needs]).run_passes(tiny_program) is tiny_program
+        assert needs(tiny_program) is tiny_program
+        other = tiny_program.__class__("Other", tiny_program.functions)
+        with pytest.raises(PassError, match="NeedsInferred requires MemoryInferred"):
+            needs(other)  # a standalone call is checked on the IR
+    finally:
+        unregister_property_checker("MemoryInferred")
+
+
+def test_dump_ir_writes_numbered_files(tmp_path, tiny_program, rename):
+    @program_pass(name="AddA")
+    def add_a(program, ctx):
+        return rename(program, "A")
+
+    @program_pass(name="AddB")
+    def add_b(program, ctx):
+        return rename(program, "B")
+
+    stale = tmp_path / "passes_dump" / "07_after_Old.py"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("old")
+    keep = tmp_path / "passes_dump" / "notes.txt"
+    keep.write_text("mine")
+    out = PassManager([add_a(), add_b()]).run_passes(tiny_program, dump_ir=True, output_dir=tmp_path)
+    dump = tmp_path / "passes_dump"
+    assert sorted(p.name for p in dump.iterdir()) == [
+        "00_frontend.py", "01_after_AddA.py", "02_after_AddB.py", "notes.txt"]
+    assert (dump / "00_frontend.py").read_text() == tiny_program.as_python()
+    assert (dump / "01_after_AddA.py").read_text() == rename(tiny_program, "A").as_python()
+    assert (dump / "02_after_AddB.py").read_text() == out.as_python()
+    assert "class TinyAB" in out.as_python()
+
+
+def test_dump_dir_from_context(tmp_path, tiny_program):
+    with PassContext(dump_dir=tmp_path / "build"):
+        PassManager([noop("Nop")()]).run_passes(tiny_program, dump_ir=True)
+    assert (tmp_path / "build" / "passes_dump" / "01_after_Nop.py").exists()
+
+
+def test_dump_ir_without_directory_raises(tiny_program):
+    with pytest.raises(PassError, match="output_dir"):
+        PassManager([noop("Nop")()]).run_passes(tiny_program, dump_ir=True)
+
+
+def test_profiling_writes_report(tmp_path, tiny_program):
+    pm = PassManager([noop("Alpha")(), noop("Beta")()])
+    with PassContext(profiling=True):
+        pm.run_passes(tiny_program, output_dir=tmp_path)
+    txt = (tmp_path / "report" / "pipeline_profile.txt").read_text()
+    data = json.loads((tmp_path / "report" / "pipeline_profile.json").read_text())
+    assert "Alpha" in txt and "Beta" in txt and "2 passes" in txt
+    assert [p["name"] for p in data["passes"]] == ["Alpha", "Beta"]
+    assert data["pass_count"] == 2 and all(p["ms"] >= 0 for p in data["passes"])
+    assert pm.last_profile == data
+
+
+def test_no_profile_without_profiling(tmp_path, tiny_program):
+    pm = PassManager([noop("Alpha")()])
+    pm.run_passes(tiny_program, output_dir=tmp_path)
+    assert not (tmp_path / "report" / "pipeline_profile.txt").exists()
+    assert pm.last_profile is None
+
+
+def test_perf_hints_log_and_summary(tmp_path, tiny_program, capsys):
+    @program_pass(name="Hinter")
+    def hinter(program, ctx):
+        report_diagnostic("PH001", "tile.load has innermost dim = 64B")
+        report_diagnostic("PH-MR-001", "only 1 of 2 buffers fit")
+        return program
+
+    with PassContext(disabled_diagnostics={"PH-MR-001"}) as ctx:
+        PassManager([hinter()]).run_passes(tiny_program, output_dir=tmp_path)
+    log = (tmp_path / "report" / "perf_hints.log").read_text().splitlines()
+    assert log == ["[perf_hint PH001] TileInnermostDimGranularity: tile.load has innermost dim = 64B"]
+    assert [d.code for d in ctx.diagnostics] == ["PH001"]
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.strip() == f"ptoc: 1 perf hint, see {tmp_path / 'report' / 'perf_hints.log'}"
+
+
+def test_report_can_be_deferred(tmp_path, tiny_program):
+    PassManager([noop("Nop")()]).run_passes(tiny_program, output_dir=tmp_path, write_report=False)
+    assert not (tmp_path / "report" / "perf_hints.log").exists()
