@@ -45,7 +45,10 @@ class AnnotationParser:
 
     def _split_subscript(self, node: ast.AST) -> tuple[str | None, list[ast.AST]]:
         target = node.value if isinstance(node, ast.Subscript) else node
-        base = self.expr(target) if isinstance(target, (ast.Attribute, ast.Name)) else None
+        known = isinstance(target, ast.Attribute) or (
+            isinstance(target, ast.Name) and (target.id in self.ctx.dsl_aliases
+                                              or target.id in self.ctx.env))
+        base = self.expr(target) if known else None
         if isinstance(base, DataType):
             return "dtype", [node]
         if not isinstance(base, DslPath) or len(base.parts) != 1:

@@ -368,11 +368,13 @@ class ExprParser:
             raise self.ctx.error(node, f"'{ast.unparse(node)}' subscripts a non-tile value")
         shape, offsets = self.slice_window(node, base.type.shape)
         name = "tile.slice" if isinstance(base.type, TileType) else "tensor.slice"
-        return make_call(name, (base, shape, offsets), {}, loc=self.ctx.loc(node))
+        return make_call(name, (self.hoist(node, base), shape, offsets), {}, loc=self.ctx.loc(node))
 
     def slice_window(self, node: ast.Subscript, full: tuple) -> tuple[list, list]:
         """``x[a:b, c:d]`` -> (shape, offsets); every extent must fold to a constant."""
         items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if len(items) == 1 and _is_full_slice(items[0]):
+            items = items * len(full)
         if len(items) != len(full):
             raise self.ctx.error(node, f"'{ast.unparse(node)}' indexes {len(items)} dimensions "
                                  f"of a rank-{len(full)} value")
@@ -390,6 +392,11 @@ class ExprParser:
             shape.append(extent)
             offsets.append(start)
         return shape, offsets
+
+
+def _is_full_slice(item: ast.AST) -> bool:
+    return isinstance(item, ast.Slice) and item.lower is None and item.upper is None and \
+        item.step is None
 
 
 def _extent(start: Any, stop: Any) -> int | None:

@@ -333,7 +333,7 @@ class FunctionParser(ExprParser, AnnotationParser):
             raise self.ctx.error(node, f"'{ast.unparse(target)} = ...' needs a Tensor on the left",
                                  hint="tiles are written with pl.tile.assemble")
         _, offsets = self.slice_window(target, base.type.shape)
-        value = self.expr(value_node)
+        value = self.hoist(node, self.expr(value_node))
         call = make_call("tensor.assemble", (base, value, offsets), {}, loc=self.ctx.loc(node))
         return self.bind_value(node, target.value.id, call, None)
 
@@ -378,9 +378,6 @@ class FunctionParser(ExprParser, AnnotationParser):
             body_scope = self.scope
         finally:
             self.scope = outer
-        if kind is ForKind.Unroll and iter_args:
-            raise self.ctx.error(node, "pl.unroll loops cannot carry values",
-                                 hint="use pl.range for a loop that carries values")
         if init_values is not None:
             if yld is None and iter_args:
                 raise self.ctx.error(node, "a loop with init_values must end with pl.yield_(...)",
