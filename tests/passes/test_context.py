@@ -212,3 +212,33 @@ def test_internal_nested_contexts_keep_every_option(tmp_path, tiny_program, rena
         if f.name != "instruments":
             assert getattr(inner, f.name) == getattr(outer, f.name), f.name
     assert inner.instruments[:len(outer.instruments)] == outer.instruments
+
+
+def test_resolve_context_precedence():
+    from ptoc.passes import resolve_context
+
+    # no active context: explicit, else default
+    ctx = resolve_context(memory_planner="PTOAS", enable_pypto_l0c_double_buffer=None)
+    assert ctx.memory_planner is MemoryPlanner.PTOAS and ctx.enable_pypto_l0c_double_buffer is False
+    assert ctx.diagnostics is not PassContext.current().diagnostics  # never the process default's
+    # active context: explicit, else the context's value
+    with PassContext(memory_planner="DSA_RP", enable_pypto_l0c_double_buffer=True, target="a5") as outer:
+        ctx = resolve_context(memory_planner=None, target="a2a3sim", profiling=True)
+        assert ctx.memory_planner is MemoryPlanner.DSA_RP and ctx.enable_pypto_l0c_double_buffer
+        assert ctx.target == "a2a3" and ctx.profiling
+        with ctx:
+            from ptoc.passes import report_diagnostic
+            report_diagnostic("PH001", "seen by both")
+    assert [d.message for d in ctx.diagnostics] == ["seen by both"]
+    assert [d.message for d in outer.diagnostics] == ["seen by both"]
+    with pytest.raises(PassError, match="unknown"):
+        resolve_context(planner="PTOAS")
+
+
+def test_compile_options_key():
+    key = dict(PassContext(enable_pypto_l0c_double_buffer=True).compile_options_key())
+    assert key == {"memory_planner": "PYPTO", "enable_pypto_l0c_double_buffer": True, "target": "a2a3"}
+    # other planners do dbC by themselves: the flag does not split their key
+    on = PassContext(memory_planner="PTOAS", enable_pypto_l0c_double_buffer=True)
+    off = PassContext(memory_planner="PTOAS")
+    assert on.compile_options_key() == off.compile_options_key()

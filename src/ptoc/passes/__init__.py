@@ -7,7 +7,9 @@ here; each pass lives in its own module and registers itself in the default pipe
 from ptoc.passes.l0_tile_chooser import L0TileConfig, L0TileResult, Stationarity, choose_l0_tile
 
 from ptoc.passes.base import FunctionPass, Pass, PassFactory, current_pass_name, function_pass, program_pass
-from ptoc.passes.context import MemoryPlanner, OptimizationStrategy, PassContext, VerificationLevel
+from ptoc.passes.context import (
+    MemoryPlanner, OptimizationStrategy, PassContext, VerificationLevel, resolve_context,
+)
 from ptoc.passes.diagnostics import (
     CODES, Diagnostic, DiagnosticCode, DiagnosticSink, Severity, explain, register_diagnostic_code,
     report_diagnostic, write_report,

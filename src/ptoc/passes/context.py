@@ -176,6 +176,17 @@ class PassContext:
 
     # ---- derived views -----------------------------------------------------------------
 
+    def compile_options_key(self) -> tuple[tuple[str, Any], ...]:
+        """The options that change compiled output, canonicalised for a compile cache key.
+
+        As in PyPTO's JIT key, the dbC flag only distinguishes PYPTO-planner builds: the
+        other planners turn dbC on by themselves, so it is normalised to False for them.
+        """
+        dbc = self.enable_pypto_l0c_double_buffer and self.memory_planner is MemoryPlanner.PYPTO
+        return (("memory_planner", self.memory_planner.name),
+                ("enable_pypto_l0c_double_buffer", dbc),
+                ("target", self.target))
+
     def is_diagnostic_enabled(self, code: str) -> bool:
         return not any(matches(code, pattern) for pattern in self.disabled_diagnostics)
 
@@ -223,3 +234,17 @@ class PassContext:
     def __repr__(self) -> str:
         parts = [f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self)]
         return f"PassContext({', '.join(parts)})"
+
+
+def resolve_context(**explicit: Any) -> PassContext:
+    """The context one compile runs under: each option is the explicit argument when not
+    None, else the active PassContext's value, else the default.
+
+    Built with ``derive`` from ``PassContext.current()``, so nothing is dropped. The result
+    gets a child diagnostics sink: it holds this compile's findings only, and forwards them
+    to the enclosing context's sink when a context is active.
+    """
+    overrides = {name: value for name, value in explicit.items() if value is not None}
+    base = PassContext.current()
+    sink = base.diagnostics.child() if PassContext.is_active() else DiagnosticSink()
+    return base.derive(diagnostics=sink, **overrides)

@@ -123,15 +123,26 @@ def validate_disabled(entries: Iterable[str]) -> frozenset[str]:
 # ---- the sink ----------------------------------------------------------------------------
 
 class DiagnosticSink:
-    """Thread-safe, append-only collection of diagnostics, shared by derived contexts."""
+    """Thread-safe, append-only collection of diagnostics, shared by derived contexts.
 
-    def __init__(self) -> None:
+    A child sink (``sink.child()``) keeps its own list and forwards to its parent, so one
+    compile can report exactly its own findings while an enclosing context still sees all.
+    """
+
+    def __init__(self, parent: "DiagnosticSink | None" = None) -> None:
         self._items: list[Diagnostic] = []
         self._lock = threading.Lock()
+        self.parent = parent
+
+    def child(self) -> "DiagnosticSink":
+        """A sink that also forwards every finding here: one compile's view of an outer sink."""
+        return DiagnosticSink(parent=self)
 
     def add(self, diagnostic: Diagnostic) -> None:
         with self._lock:
             self._items.append(diagnostic)
+        if self.parent is not None:
+            self.parent.add(diagnostic)
 
     def clear(self) -> None:
         with self._lock:
