@@ -40,7 +40,7 @@ class Writer:
         return name
 
     def i64(self, n: int) -> str:
-        name = f"%a{n}"
+        name = f"%addr{n}"
         self.consts[name] = f"{name} = arith.constant {n} : i64"
         return name
 
@@ -176,7 +176,7 @@ def two_acc_matmul(M: int = 128, n: int = 128, K: int = 64, tiles: int = 4, *,
     b0 = [w.alloc(f"b0_{t}", "right", dtype, K, n, t * K * n * eb) for t in range(tiles)]
     acc_bytes = M * n * 4
     slots = 1 if same_address else 2
-    accs = [w.alloc(f"c{s}", "acc", "f32", M, n, 0 if same_address else s * acc_bytes)
+    accs = [w.alloc(f"acc{s}", "acc", "f32", M, n, 0 if same_address else s * acc_bytes)
             for s in range(2)]
     w.op("pto.tload", [w.window(a_v, w.idx(0), w.idx(0), M, K)], [w.t(a1)])
     w.op("pto.tload", [w.window(b_v, w.idx(0), w.idx(0), K, N)], [w.t(b1)])

@@ -64,7 +64,9 @@ def simulate(pto, tensors, *, target="a2a3", profile=None, mode: str = "referenc
     meta = dict(target=tgt.name, profile=prof.name, mode=mode, sync_level=level, serial=serial)
 
     def partial(sch):
-        return build_result(instrs, sch, races=[], outputs={}, complete=False, **meta)
+        # the races among the instructions that did run often name the missing flag
+        races = [] if serial else find_races(instrs, sch)
+        return build_result(instrs, sch, races=races, outputs={}, complete=False, **meta)
 
     sch = schedule(instrs, serial=serial, issue_cycles=prof.issue_cycles,
                    sync_latency=prof.sync_latency_cycles, make_timeline=partial)
