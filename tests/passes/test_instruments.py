@@ -266,3 +266,20 @@ def test_timing_records_nested_passes(tmp_path, tiny_program):
     txt, js = timing.write(tmp_path)
     assert txt.name == "pipeline_profile.txt" and js.name == "pipeline_profile.json"
     assert "  AddX" in txt.read_text() and timing.profile()["pass_count"] == 1
+
+
+def test_internal_error_in_a_pass_names_the_pass(tiny_program):
+    @program_pass(name="Buggy")
+    def buggy(program, ctx):
+        return {}["missing"]
+
+    with pytest.raises(PassError, match="internal error in pass Buggy: KeyError") as info:
+        buggy()(tiny_program)
+    assert isinstance(info.value.__cause__, KeyError)
+
+    @program_pass(name="Refuses")
+    def refuses(program, ctx):
+        raise VerificationError("tile 't' has no memory space")
+
+    with pytest.raises(VerificationError, match="no memory space"):  # user errors pass through
+        refuses()(tiny_program)

@@ -252,3 +252,27 @@ def test_perf_hints_log_and_summary(tmp_path, tiny_program, capsys):
 def test_report_can_be_deferred(tmp_path, tiny_program):
     PassManager([noop("Nop")()]).run_passes(tiny_program, output_dir=tmp_path, write_report=False)
     assert not (tmp_path / "report" / "perf_hints.log").exists()
+
+
+ORACLE = (__import__("pathlib").Path(__file__).resolve().parents[3] / "shared" / "data" / "pypto-oracle"
+          / "dumps" / "matmul_160x64x160_fp32_dbc_on")
+
+
+@pytest.mark.skipif(not ORACLE.is_dir(), reason="PyPTO oracle dumps not available")
+@pytest.mark.parametrize("dump", ["00_frontend.py", "35_after_AllocateMemoryAddr.py"])
+def test_full_run_on_parsed_oracle_program(tmp_path, dump):
+    """Real parser, printer, verifier and round trip through a dumping, profiled pipeline."""
+    from ptoc.language import parse_program
+
+    program = parse_program((ORACLE / dump).read_text(), filename="program.py")
+    names = ["InferTileMemorySpace", "InitMemRef", "AllocateMemoryAddr"]
+    passes = [noop(n)() for n in names]
+    with PassContext(verification_level="ROUNDTRIP", profiling=True, enable_pypto_l0c_double_buffer=True):
+        out = PassManager(passes).run_passes(program, dump_ir=True, output_dir=tmp_path)
+    assert out is program
+    files = sorted(p.name for p in (tmp_path / "passes_dump").iterdir())
+    assert files == ["00_frontend.py"] + [f"{i:02d}_after_{n}.py" for i, n in enumerate(names, 1)]
+    for name in files:
+        assert (tmp_path / "passes_dump" / name).read_text() == program.as_python()
+    assert json.loads((tmp_path / "report" / "pipeline_profile.json").read_text())["pass_count"] == 3
+    assert (tmp_path / "report" / "perf_hints.log").read_text() == ""

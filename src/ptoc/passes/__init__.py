@@ -2,9 +2,29 @@
 
 Infrastructure (context, manager, instruments, diagnostics, properties) is re-exported
 here; each pass lives in its own module and registers itself in the default pipeline.
+
+Adding a pass (module ``ptoc/passes/init_mem_ref.py``, say)::
+
+    @program_pass(name="InitMemRef", required={"SSAForm", "MemoryInferred"},
+                  produced={"MemRefsAssigned"})
+    def init_mem_ref(program, ctx):          # ctx: the current PassContext
+        ...                                  # build and return a new Program
+        report_diagnostic("PH-...", "...", location=stmt.loc)   # findings, never print
+        return new_program
+
+    register_default_pass(init_mem_ref)      # slot from PIPELINE_ORDER by name
+
+then import the module below. ``init_mem_ref()(program)`` runs it alone under the current
+context (with its instruments); ``PassManager.get_strategy()`` includes it. Use
+``@function_pass`` for a per-function rewrite, or subclass ``Pass`` and implement
+``run(program, ctx)``. Passes that only run under some planners say so with
+``register_default_pass(..., planners={...})`` (MemoryReuse and AllocateMemoryAddr have
+defaults in ``manager.DEFAULT_PLANNERS``). New codes: ``register_diagnostic_code``.
 """
 
-from ptoc.passes.l0_tile_chooser import L0TileConfig, L0TileResult, Stationarity, choose_l0_tile
+from ptoc.passes.l0_tile_chooser import (
+    L0TileCandidate, L0TileConfig, L0TileResult, Stationarity, choose_l0_tile, rank_l0_tiles,
+)
 
 from ptoc.passes.base import FunctionPass, Pass, PassFactory, current_pass_name, function_pass, program_pass
 from ptoc.passes.context import (

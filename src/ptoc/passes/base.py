@@ -15,7 +15,7 @@ import functools
 from typing import Any, Callable, Collection, Iterable
 
 from ptoc.dtypes import FunctionType
-from ptoc.errors import PassError
+from ptoc.errors import PassError, PtocError
 from ptoc.ir.nodes import Function, Program
 from ptoc.passes.properties import IRProperty, check_property, format_properties, to_property_set
 
@@ -70,7 +70,14 @@ class Pass:
         try:
             for inst in instruments:
                 inst.before_pass(self, program, ctx)
-            result = self.run(program, ctx)
+            try:
+                result = self.run(program, ctx)
+            except PtocError:
+                raise
+            except Exception as exc:  # a bug in the pass: say which pass, keep the chain
+                raise PassError(f"internal error in pass {self.name}: {type(exc).__name__}: {exc}",
+                                hint="this is a ptoc bug; rerun with dump_ir=True and report the "
+                                     "last file in passes_dump/") from exc
             if not isinstance(result, Program):
                 raise PassError(f"pass {self.name} returned {type(result).__name__}, not a Program",
                                 hint="return the (possibly unchanged) program from run()")
