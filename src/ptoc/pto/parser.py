@@ -27,7 +27,7 @@ The parser checks syntax and that every used SSA value is defined in an enclosin
 
 from __future__ import annotations
 
-from ptoc.backend.pipes import NUM_EVENT_IDS, Pipe
+from ptoc.backend.pipes import NUM_EVENT_IDS, Pipe, PipeError
 from ptoc.errors import PtoError, SourceLoc
 
 from ptoc.pto.lexer import Token, tokenize
@@ -91,6 +91,14 @@ class _Parser:
     def error(self, msg: str, tok: Token | None = None, hint: str | None = None) -> PtoError:
         return PtoError(msg, self.loc_of(tok or self.tok), hint=hint)
 
+    def missing(self, msg: str, hint: str | None = None) -> PtoError:
+        """Error for a missing token: blame the line the op was on, not the next line."""
+        tok = self.tok
+        if self.pos > 0 and self.toks[self.pos - 1].line < tok.line:
+            prev = self.toks[self.pos - 1]
+            tok = Token(prev.kind, prev.text, prev.line, prev.col + len(prev.text))
+        return self.error(msg, tok, hint)
+
     def advance(self) -> Token:
         tok = self.tok
         if tok.kind != "eof":
@@ -111,7 +119,7 @@ class _Parser:
         if self.at(text) and self.tok.kind in ("punct", "ident"):
             return self.advance()
         shown = self.tok.text or "end of input"
-        raise self.error(f"expected '{text}' {context}, found '{shown}'",
+        raise self.missing(f"expected '{text}' {context}, found '{shown}'",
                          hint=f"check the syntax of {context.removeprefix('in ').removeprefix('after ')}")
 
     def expect_kind(self, kind: str, context: str) -> Token:
@@ -120,7 +128,7 @@ class _Parser:
         what = {"ssa": "an SSA value (%name)", "int": "an integer", "string": "a string",
                 "ident": "a name", "sym": "a symbol (@name)", "type": "a type"}.get(kind, kind)
         shown = self.tok.text or "end of input"
-        raise self.error(f"expected {what} {context}, found '{shown}'")
+        raise self.missing(f"expected {what} {context}, found '{shown}'")
 
     # -- values and types --------------------------------------------------------------------
     def use(self, context: str, ty: PtoType | None = None) -> Value:
@@ -480,7 +488,7 @@ class _Parser:
         tok = self.bracket_name(context)
         try:
             return Pipe.parse(tok.text)
-        except PtoError:
+        except PipeError:
             raise self.error(f"unknown pipe '{tok.text}' {context}", tok,
                              hint="use PIPE_MTE2, PIPE_MTE1, PIPE_M, PIPE_FIX, PIPE_V, PIPE_MTE3, "
                                   "PIPE_S or PIPE_ALL") from None
@@ -596,6 +604,7 @@ class _Parser:
             vals.append(Value(tok.text, ty))
         loc = self.opt_loc()
         if not self.at("}"):
-            raise self.error("scf.yield must be the last op of its region",
-                             hint="move the ops after scf.yield before it")
+            raise PtoError("scf.yield must end an scf.for / scf.if region",
+                           SourceLoc(self.file, line, 1),
+                           hint="remove it, or move the ops after it before it")
         return YieldOp(tuple(vals), loc, line)

@@ -42,7 +42,7 @@ def parse_type_literal(text: str, where: SourceLoc | None) -> PtoType:
         return PtrType(dtype_from_name(body, where))
     if kind in ("pto.tensor_view", "pto.partition_tensor_view"):
         sm = _SHAPED.fullmatch(body.replace(" ", ""))
-        if not sm:
+        if not sm or sm.group(2).startswith("x"):  # an empty dim such as 3xx4
             raise PtoError(f"malformed shape in '{text}'", where, hint="write e.g. 128x64xf32 or ?x?xbf16")
         dims = tuple(None if d == "?" else int(d) for d in sm.group(1).split("x") if d)
         dtype = dtype_from_name(sm.group(2), where)
