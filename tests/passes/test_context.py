@@ -242,3 +242,33 @@ def test_compile_options_key():
     on = PassContext(memory_planner="PTOAS", enable_pypto_l0c_double_buffer=True)
     off = PassContext(memory_planner="PTOAS")
     assert on.compile_options_key() == off.compile_options_key()
+
+
+def test_library_code_never_builds_a_context_from_scratch():
+    """Inside ptoc, nested contexts come from derive()/resolve_context() only; a context
+    built from scratch would silently reset every option the user set (PyPTO's dbC bug)."""
+    import ast
+
+    import ptoc
+
+    root = Path(ptoc.__file__).parent
+    offenders = []
+    for path in sorted(root.rglob("*.py")):
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                func = node.func
+                name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+                if name == "PassContext":
+                    offenders.append(f"{path.relative_to(root)}:{node.lineno}")
+    # the single allowed construction: the process-wide default in PassContext.current()
+    assert offenders == ["passes/context.py:" + str(_default_line())], (
+        "build nested contexts with PassContext.current().derive(...) or resolve_context(...): "
+        + ", ".join(offenders))
+
+
+def _default_line() -> int:
+    import inspect
+
+    lines, start = inspect.getsourcelines(PassContext.current)
+    return start + next(i for i, line in enumerate(lines) if "PassContext()" in line)
