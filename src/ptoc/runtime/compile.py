@@ -1,0 +1,126 @@
+"""``compile``: run the pass pipeline, generate PTO per kernel, plan (PTOAS), insert sync.
+
+Options resolve as: explicit argument, else the active PassContext, else the default;
+the compile runs in a context derived from the current one, so nothing an outer
+context set is dropped. Artifacts go to ``output_dir``: ``passes_dump/`` (when
+``dump_passes``), ``pto/<kernel>.pto`` (Level 3) and ``report/``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+from pathlib import Path
+
+from ptoc.errors import PtocError, RuntimeConfigError
+from ptoc.ir.nodes import Program
+from ptoc.runtime.allocations import Allocation, allocations_from_ir
+from ptoc.runtime.compiled import CompiledProgram
+from ptoc.runtime.config import target_of_platform
+
+
+def compile_ir(program: Program, output_dir: str | os.PathLike | None = None, *,
+               platform: str = "a2a3sim", memory_planner=None,
+               enable_pypto_l0c_double_buffer: bool | None = None, dump_passes: bool = True,
+               verification_level=None, profiling: bool = False,
+               disabled_diagnostics=None) -> CompiledProgram:
+    """Compile ``program`` for ``platform``; see the module docstring for option resolution."""
+    from ptoc.passes import MemoryPlanner, PassManager, resolve_context, write_report
+
+    if not isinstance(program, Program):
+        raise RuntimeConfigError(f"compile() needs an ir.Program (from @pl.program or "
+                                 f"pl.parse_program), got {type(program).__name__}")
+    target = target_of_platform(platform)
+    out = resolve_output_dir(output_dir, program.name)
+    ctx = resolve_context(memory_planner=memory_planner,
+                          enable_pypto_l0c_double_buffer=enable_pypto_l0c_double_buffer,
+                          verification_level=verification_level, target=target,
+                          profiling=profiling or None, dump_dir=out,
+                          disabled_diagnostics=disabled_diagnostics)
+    with ctx:
+        manager = PassManager.get_strategy()
+        lowered = manager.run_passes(program, dump_ir=bool(dump_passes), output_dir=out,
+                                     write_report=False)
+        planner = ctx.memory_planner
+        kernels, allocations = _kernels(lowered, target, planner is MemoryPlanner.PYPTO)
+        pto_dir = out / "pto"
+        pto_dir.mkdir(parents=True, exist_ok=True)
+        for name, text in kernels.items():
+            (pto_dir / f"{name}.pto").write_text(text)
+        write_report(ctx.diagnostics, out)
+    return CompiledProgram(program=lowered, source_program=program, pto_text=kernels,
+                           allocations=allocations, diagnostics=list(ctx.diagnostics),
+                           output_dir=out, target=target,
+                           memory_planner=planner,
+                           enable_pypto_l0c_double_buffer=ctx.enable_pypto_l0c_double_buffer,
+                           profile=manager.last_profile)
+
+
+def _kernels(lowered: Program, target: str, baked: bool):
+    """Level-3 PTO text per kernel and the final buffer placements."""
+    from ptoc.codegen import generate_kernels
+    from ptoc.pto import parse, print_module
+
+    level2 = generate_kernels(lowered, target=target, with_addresses=baked)
+    texts: dict[str, str] = {}
+    allocations: list[Allocation] = []
+    for name, text in level2.items():
+        module = parse(text, filename=f"{name}.pto")
+        if not baked:
+            module = _plan_ptoas(module, target)
+        module = _insert_sync(module, target)
+        texts[name] = print_module(module)
+        function = lowered.get_function(name)
+        allocations.extend(allocations_from_ir(function) if baked else
+                           _allocations_from_pto(name, module))
+    return texts, allocations
+
+
+def _plan_ptoas(module, target):
+    try:
+        from ptoc.pto.planner import plan_memory
+    except ImportError:
+        raise PtocError("memory_planner=PTOAS needs the PTO-level memory planner, which this "
+                        "build does not include yet",
+                        hint="compile with memory_planner=MemoryPlanner.PYPTO") from None
+    return plan_memory(module, target)
+
+
+def _insert_sync(module, target):
+    from ptoc.passes import report_diagnostic
+    from ptoc.pto.insert_sync import insert_sync
+
+    result = insert_sync(module, target)
+    for note in getattr(result, "notes", ()):
+        report_diagnostic(note.code, note.message, severity="PerfHint", pass_name="InsertSync")
+    return getattr(result, "module", result)
+
+
+def _allocations_from_pto(kernel: str, module) -> list[Allocation]:
+    """Distinct (space, address, size) buffers of a PTO kernel's ``alloc_tile`` ops."""
+    from ptoc.pto import Instruction, walk
+
+    ops = list(walk(module.kernel(kernel).body))
+    constants = {op.result.name: op.attr("value") for op in ops
+                 if isinstance(op, Instruction) and op.opcode == "arith.constant"}
+    seen: dict[tuple, Allocation] = {}
+    for op in ops:
+        if isinstance(op, Instruction) and op.opcode == "pto.alloc_tile":
+            ty = op.result.type
+            addr_value = op.attr("addr")
+            addr = constants.get(addr_value.name) if addr_value is not None else None
+            key = (ty.loc, addr, ty.nbytes)
+            seen.setdefault(key, Allocation(kernel, ty.loc, op.result.name, addr, ty.nbytes))
+    return list(seen.values())
+
+
+def resolve_output_dir(output_dir, program_name: str) -> Path:
+    """The artifact directory: the argument, else $PTOC_BUILD_DIR or build_output, timestamped."""
+    if output_dir is not None:
+        out = Path(output_dir)
+    else:
+        root = Path(os.environ.get("PTOC_BUILD_DIR", "build_output"))
+        stamp = datetime.datetime.now().strftime("%Y%m%d_%H%M%S_%f")
+        out = root / f"{program_name}_{stamp}"
+    out.mkdir(parents=True, exist_ok=True)
+    return out

@@ -1,0 +1,131 @@
+"""``CompiledProgram``: the post-pass IR, Level-3 PTO per kernel, placements, diagnostics,
+and the ability to run on the simulated core.
+
+Two call styles, as in PyPTO: pass every tensor (outputs included) and they are written in
+place, or pass inputs only and the outputs are allocated and returned.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ptoc.dtypes import Direction
+from ptoc.errors import RuntimeConfigError
+from ptoc.ir.nodes import Program
+from ptoc.ir.types import ScalarType, TensorType
+from ptoc.runtime.config import RunConfig
+from ptoc.runtime.tensors import check_tensor, is_torch, to_numpy, write_back
+
+
+@dataclass
+class CompiledProgram:
+    program: Program
+    source_program: Program
+    pto_text: dict[str, str]
+    allocations: list
+    diagnostics: list
+    output_dir: Path
+    target: str
+    memory_planner: Any = None
+    enable_pypto_l0c_double_buffer: bool = False
+    profile: dict | None = None
+    _modules: dict = field(default_factory=dict, repr=False)
+
+    def pto_module(self, kernel: str):
+        """The parsed Level-3 PTO of one kernel (cached)."""
+        if kernel not in self._modules:
+            from ptoc.pto import parse
+
+            self._modules[kernel] = parse(self.pto_text[kernel], filename=f"{kernel}.pto")
+        return self._modules[kernel]
+
+    def allocations_in(self, space) -> list:
+        """Placements in one memory space (``pl.Mem.Acc`` ...), across kernels."""
+        return [a for a in self.allocations if a.space == space]
+
+    @cached_property
+    def entry(self):
+        from ptoc.runtime.execute import entry_function
+
+        return entry_function(self.program)
+
+    def run(self, *tensors, config: RunConfig | None = None):
+        """Run on the simulator; returns a RunResult (outputs also written in place)."""
+        from ptoc.runtime.execute import Executor, RunResult
+
+        config = config or RunConfig()
+        if config.target != self.target:
+            raise RuntimeConfigError(
+                f"program was compiled for {self.target} but RunConfig.platform is "
+                f"{config.platform!r}", hint="compile and run for the same platform")
+        entry = self.entry
+        originals, values = self._bind(entry, tensors)
+        executor = Executor(self, config)
+        executor.run(entry, values)
+        outputs = {}
+        for param, original, value in zip(entry.params, originals, values):
+            if isinstance(param.var.type, TensorType) and param.direction is not Direction.In:
+                outputs[param.var.name] = value
+                if original is not None and original is not value:
+                    write_back(original, value)
+        runs = executor.runs
+        busy: dict = {}
+        for run in runs:
+            for pipe, cycles in run.sim.pipe_busy.items():
+                busy[pipe] = busy.get(pipe, 0) + cycles
+        races = [(run.kernel, race) for run in runs for race in run.sim.races]
+        traces = [run.trace_path for run in runs if run.trace_path is not None]
+        return RunResult(outputs=outputs, cycles=sum(run.sim.wall_cycles for run in runs),
+                         pipe_busy=busy, races=races, runs=runs,
+                         trace_path=traces[0] if traces else None)
+
+    def __call__(self, *tensors, config: RunConfig | None = None):
+        result = self.run(*tensors, config=config)
+        inputs_only = len(tensors) < len(self.entry.params)
+        if not inputs_only:
+            return None
+        values = list(result.outputs.values())
+        return values[0] if len(values) == 1 else tuple(values)
+
+    def _bind(self, entry, tensors) -> tuple[list, list]:
+        """Match call arguments to entry parameters (all of them, or the inputs only)."""
+        params = entry.params
+        outs = [p for p in params if p.direction is Direction.Out]
+        if len(tensors) == len(params):
+            given = list(tensors)
+        elif len(tensors) == len(params) - len(outs):
+            it = iter(tensors)
+            given = [None if p.direction is Direction.Out else next(it) for p in params]
+        else:
+            names = ", ".join(p.var.name for p in params)
+            raise RuntimeConfigError(
+                f"{entry.name} takes {len(params)} arguments ({names}) or its "
+                f"{len(params) - len(outs)} inputs, but {len(tensors)} were given")
+        originals, values = [], []
+        for param, value in zip(params, given):
+            ty = param.var.type
+            if isinstance(ty, ScalarType):
+                if not isinstance(value, (int, float, np.integer, np.floating)):
+                    raise RuntimeConfigError(f"argument '{param.var.name}' must be a number")
+                originals.append(None)
+                values.append(value)
+                continue
+            if value is None:
+                array = np.zeros(tuple(ty.shape), dtype=ty.dtype.numpy)
+                originals.append(None)
+            else:
+                array = to_numpy(value, param.var.name)
+                originals.append(value)
+            check_tensor(array, param.var.name, tuple(ty.shape), ty.dtype)
+            if param.direction is not Direction.In and not array.flags.writeable:
+                raise RuntimeConfigError(f"output tensor '{param.var.name}' is read-only")
+            if is_torch(value) or (value is not None and param.direction is not Direction.In
+                                   and array is not value):
+                array = np.array(array)
+            values.append(array)
+        return originals, values

@@ -1,0 +1,51 @@
+"""Conversions between user tensors (numpy arrays, torch tensors) and simulator arrays."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ptoc.dtypes import DataType
+from ptoc.errors import RuntimeConfigError
+
+
+def is_torch(value) -> bool:
+    return type(value).__module__.startswith("torch")
+
+
+def to_numpy(value, name: str) -> np.ndarray:
+    """A numpy view/copy of a user tensor (torch tensors are converted, bf16 via ml_dtypes)."""
+    if isinstance(value, np.ndarray):
+        return value
+    if is_torch(value):
+        import torch
+
+        tensor = value.detach().cpu()
+        if tensor.dtype == torch.bfloat16:
+            return tensor.view(torch.int16).numpy().view(DataType.BF16.numpy)
+        return tensor.numpy()
+    raise RuntimeConfigError(f"tensor '{name}' is a {type(value).__name__}, not a numpy array or "
+                             "torch tensor", hint="pass numpy arrays (or torch tensors)")
+
+
+def write_back(target, values: np.ndarray) -> None:
+    """Copy a result into the caller's tensor in place (numpy or torch)."""
+    if isinstance(target, np.ndarray):
+        target[...] = values.reshape(target.shape).astype(target.dtype, copy=False)
+        return
+    import torch
+
+    if target.dtype == torch.bfloat16:
+        raw = np.ascontiguousarray(values.astype(DataType.BF16.numpy)).view(np.int16)
+        target.copy_(torch.from_numpy(raw.copy()).view(torch.bfloat16).reshape(target.shape))
+    else:
+        target.copy_(torch.from_numpy(np.ascontiguousarray(values)).reshape(target.shape))
+
+
+def check_tensor(value: np.ndarray, name: str, shape: tuple, dtype: DataType) -> None:
+    if tuple(value.shape) != tuple(shape):
+        raise RuntimeConfigError(f"tensor '{name}' has shape {list(value.shape)} but the program "
+                                 f"expects {list(shape)}", hint="pass a tensor of the declared shape")
+    if np.dtype(value.dtype) != dtype.numpy:
+        raise RuntimeConfigError(f"tensor '{name}' has dtype {value.dtype} but the program expects "
+                                 f"{dtype.value} ({dtype.numpy})",
+                                 hint=f"convert it, e.g. x.astype({dtype.numpy.name})")
