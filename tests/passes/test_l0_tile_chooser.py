@@ -546,3 +546,8 @@ def test_bruteforce_cases_cover_every_regime():
             continue
         seen.add((r.stationarity, r.double_buffer_c))
     assert {(OS, False), (OS, True), (AS, True), (BS, True), "error"} <= seen
+
+
+def test_wall_beyond_exact_integers_is_rejected():
+    with pytest.raises(PassError, match="2\\^53"):
+        choose_l0_tile(L0TileConfig(M=64, N=64, K=64, bw_a=1e-300))

@@ -23,7 +23,7 @@ from dataclasses import dataclass, fields
 from typing import Iterator, NamedTuple
 
 from ptoc.backend.l0_cost_model import A2A3_L0_COST_MODEL, L0CostModel, l0_cost_model_for
-from ptoc.backend.targets import get_target
+from ptoc.backend.targets import Target, get_target
 from ptoc.dtypes import MemorySpace
 from ptoc.errors import PassError
 
@@ -95,13 +95,13 @@ class L0TileConfig:
     mad_fp32_passes: int = _COST.mad_fp32_passes
 
     @classmethod
-    def for_target(cls, target: object = "a2a3", **overrides: object) -> "L0TileConfig":
+    def for_target(cls, target: "str | Target" = "a2a3", **overrides: object) -> "L0TileConfig":
         """A config with ``target``'s L0 capacities, alignments and cost model.
 
         ``overrides`` set any field (problem dims, element sizes, gates); an INT32
         accumulator caller should also pass the target's ``l0c_align_m``.
         """
-        tgt = get_target(target)  # type: ignore[arg-type]
+        tgt = get_target(target)
         cost: L0CostModel = l0_cost_model_for(tgt.name)
         base = dict(
             l0a_bytes=tgt.capacity(MemorySpace.Left), l0b_bytes=tgt.capacity(MemorySpace.Right),
@@ -350,11 +350,12 @@ def _wall(compute: float, drain: float, tiles: int, dbc: int) -> float:
 
 
 def _round_cycles(x: float) -> int:
-    """llround: half away from zero (walls are positive)."""
+    """llround (half away from zero; walls are never negative), rejecting non-finite or
+    inexact (> 2^53) values."""
     if not math.isfinite(x) or x > _MAX_EXACT_CYCLES:
         raise _fail(f"estimated wall {x} cycles is not a finite value <= 2^53",
                     "check the bandwidth and cycle constants of the cost model")
-    return int(math.floor(x + 0.5)) if x >= 0 else -int(math.floor(-x + 0.5))
+    return int(math.floor(x + 0.5))
 
 
 def _os_holds_a(cfg: L0TileConfig, m: int, n: int) -> bool:
@@ -526,10 +527,9 @@ def rank_l0_tiles(config: L0TileConfig, top: int = 5) -> list[L0TileCandidate]:
             pool.extend(_regime_candidates(config, regime, index))
     if not pool:
         raise _no_tile_error(config)
-    order = {id(c): i for i, c in enumerate(pool)}
+    # nsmallest is stable: exact ties keep enumeration order, as the search does.
     return heapq.nsmallest(
-        top, pool,
-        key=lambda c: (c.wall_cycles, c.regime_index, c.rank_key[1:], order[id(c)]))
+        top, pool, key=lambda c: (c.wall_cycles, c.regime_index, c.rank_key[1:]))
 
 
 def _to_result(cfg: L0TileConfig, best: L0TileCandidate) -> L0TileResult:
