@@ -283,3 +283,18 @@ def test_internal_error_in_a_pass_names_the_pass(tiny_program):
 
     with pytest.raises(VerificationError, match="no memory space"):  # user errors pass through
         refuses()(tiny_program)
+
+
+@pytest.mark.skipif(not HAVE_ROUNDTRIP, reason="printer/parser not built yet")
+def test_roundtrip_parse_failure_quotes_the_printed_line(tiny_program, monkeypatch):
+    import ptoc.language
+    from ptoc.errors import ParseError, SourceLoc
+
+    def refuse(text, filename=None):
+        raise ParseError("unknown op", SourceLoc(filename, 4, 0))
+
+    monkeypatch.setattr(ptoc.language, "parse_program", refuse)
+    with PassContext(verification_level="ROUNDTRIP"):
+        with pytest.raises(VerificationError, match="after pass AddA: the printed IR does not parse") as info:
+            suffix("A")(tiny_program)
+    assert "4: @pl.program" in info.value.hint and "<after AddA>" in str(info.value)
