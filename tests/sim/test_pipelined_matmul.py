@@ -12,7 +12,7 @@ from ptoc.backend import Pipe, get_profile
 from ptoc.errors import DeadlockError, FlagProtocolError
 from ptoc.sim import simulate
 
-from sim_kernels import dbuf_matmul, delete_lines, sync_pairs, two_acc_matmul
+from ptoc.sim.examples import dbuf_matmul, delete_lines, sync_pairs, two_acc_matmul
 
 BF16 = ml_dtypes.bfloat16
 
@@ -60,7 +60,7 @@ def test_fast_mode_is_float64_rounded_once():
 def test_dbuf_matmul_wall_matches_hand_schedule():
     """MTE2-bound steady state: the loads run back to back, so
     wall = t0 + steps*(tA + tB) + extract(A + B) of the last step + MAD + drain,
-    where t0 = 6 is the issue slot of the first tload (4 pre-sets and one wait before it)."""
+    where t0 = 8 is the issue slot of the first tload (5 pre-sets and two waits before it)."""
     M, N, K, k = 128, 256, 256, 64
     prof = get_profile("a2a3-device")
     gm_bw = 135.0 * 2**30 / 1.85e9                  # pto-isa flat GM->L1 (hw-model.md §2.3)
@@ -70,13 +70,13 @@ def test_dbuf_matmul_wall_matches_hand_schedule():
     drain = 164 + M * max(4.45, 4 * N / 118.0)      # odd(ceil(256/8)) - 1 = 0
     steps = K // k
     assert t_a + t_b > e_a + e_b and t_a + t_b > mad   # MTE2-bound as assumed above
-    expected_wall = 6 + steps * (t_a + t_b) + (e_a + e_b) + mad + drain
+    expected_wall = 8 + steps * (t_a + t_b) + (e_a + e_b) + mad + drain
     res = simulate(dbuf_matmul(M, N, K, k), _inputs(M, N, K), profile=prof)
     assert res.wall_cycles == pytest.approx(expected_wall, abs=1e-6)
     loads = res.on_pipe(Pipe.PIPE_MTE2)
     durations = [t_a, t_b] * steps
     for i, rec in enumerate(loads):
-        assert rec.start == pytest.approx(6 + sum(durations[:i]))
+        assert rec.start == pytest.approx(8 + sum(durations[:i]))
     # every tload starts exactly when the previous one ends (MTE2 never idles)
     for prev, nxt in zip(loads, loads[1:]):
         assert nxt.start == pytest.approx(prev.end)
@@ -96,11 +96,12 @@ def test_serial_mode_is_slower_and_bit_identical():
     np.testing.assert_array_equal(timed.outputs["arg2"], serial.outputs["arg2"])
     assert serial.wall_cycles > timed.wall_cycles
     busy = sum(serial.pipe_busy.values())
-    assert serial.wall_cycles == pytest.approx(busy + 6, abs=1e-6)   # first tload issues at 6
+    assert serial.wall_cycles == pytest.approx(busy + 8, abs=1e-6)   # first tload issues at 8
 
 
 # -- deleting each set/wait pair ------------------------------------------------------------
-_TEXT = dbuf_matmul(128, 256, 256, 64)
+_TEXT = dbuf_matmul(128, 512, 256, 64, n=256)     # two output tiles share the L0C accumulator
+_SHAPE = (128, 512, 256)
 _PAIRS = sync_pairs(_TEXT)
 
 
@@ -120,7 +121,7 @@ _WRONG_NUMBERS = ("<PIPE_MTE2>, <PIPE_MTE1>, <EVENT_ID0>", "<PIPE_MTE1>, <PIPE_M
 @pytest.mark.parametrize("pair", _PAIRS, ids=lambda p: f"line{p[0]}-{p[1]}")
 def test_deleting_a_flag_pair_is_a_race_or_a_deadlock(pair):
     text = delete_lines(_TEXT, pair)
-    t = _inputs(128, 256, 256)
+    t = _inputs(*_SHAPE)
     good = simulate(_TEXT, t).outputs["arg2"]
     line = _TEXT.splitlines()[pair[0]]
     in_loop = line.startswith("    ")
@@ -148,7 +149,7 @@ def test_races_do_not_depend_on_the_timing_profile():
     pair = next(p for p in _PAIRS if "PIPE_MTE1>, <PIPE_MTE2" in lines[p[0]]
                 and lines[p[0]].startswith("    "))
     text = delete_lines(_TEXT, pair)
-    t = _inputs(128, 256, 256)
+    t = _inputs(*_SHAPE)
     found = [{(r.kind, r.buffer, r.first_seq, r.second_seq) for r in
               simulate(text, t, profile=p).races} for p in ("a2a3-device", "a2a3-ptoisa")]
     assert found[0] and found[0] == found[1]

@@ -7,6 +7,8 @@ turns every failure into a ``PtocError`` that says what to fix.
 
 from __future__ import annotations
 
+import gc
+
 from ptoc.backend import get_profile, get_target
 from ptoc.errors import PtocError
 
@@ -26,6 +28,22 @@ LEVEL2_NOTE = ("Level-2 PTO (no set_flag/wait_flag/barrier): ran with serial tim
 
 def simulate(pto, tensors, *, target="a2a3", profile=None, mode: str = "reference",
              kernel: str | None = None) -> SimResult:
+    """Run ``pto`` on the simulated core; see ``_simulate`` for the arguments.
+
+    The cyclic garbage collector is paused for the run: the simulator allocates many
+    small acyclic records, and collector passes over them cost more than the simulation.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _simulate(pto, tensors, target=target, profile=profile, mode=mode,
+                         kernel=kernel)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _simulate(pto, tensors, *, target, profile, mode, kernel) -> SimResult:
     """Run ``pto`` (PTO text or a parsed ``ptoc.pto.Module``) with ``tensors`` bound.
 
     ``tensors``: dict keyed by kernel parameter name (``"arg0"`` or ``"%arg0"``) or a

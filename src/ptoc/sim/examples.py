@@ -1,4 +1,8 @@
-"""Hand-written Level-3 PTO kernels for the simulator tests (generated as text).
+"""Hand-written Level-3 PTO kernels (generated as text) for tests, benchmarks and demos.
+
+Why in the package: they are the simulator's reference workloads — written by hand with
+the pto-isa synchronisation protocol, independent of the compiler — so the CLI, the
+benchmarks and the tests all run the same programs.
 
 ``dbuf_matmul``: one (M x N) output tile, K split into k-steps; L1 and L0A/L0B double
 buffered (slot = step % 2) with the pto-isa GEMM protocol (hw-model.md §3.2); the loop body
@@ -96,23 +100,35 @@ class Writer:
 
 
 def dbuf_matmul(M: int = 128, N: int = 256, K: int = 256, k: int = 64, *,
-                dtype: str = "bf16") -> str:
-    """Level-3 double-buffered K-loop matmul C[M,N] = A[M,K] @ B[K,N] (fp32 out)."""
-    assert K % (2 * k) == 0
+                m: int | None = None, n: int | None = None, dtype: str = "bf16") -> str:
+    """Level-3 double-buffered K-loop matmul C[M,N] = A[M,K] @ B[K,N] (fp32 out).
+
+    Output tiles (m x n, default the whole output) are walked by two ``scf.for`` loops;
+    one L0C accumulator is reused, guarded by FIX->M id 0 (drain exposed, dbC = 1).
+    """
+    m, n = m or M, n or N
+    if K % (2 * k) or M % m or N % n:
+        raise ValueError("K must be a multiple of 2k, M of m and N of n")
     eb = {"bf16": 2, "f16": 2, "f32": 4}[dtype]
     w = Writer([("%arg0", dtype), ("%arg1", dtype), ("%arg2", "f32")])
     a_v = w.view("a_view", "%arg0", dtype, M, K)
     b_v = w.view("b_view", "%arg1", dtype, K, N)
     c_v = w.view("c_view", "%arg2", "f32", M, N)
-    a_bytes, b_bytes = M * k * eb, k * N * eb
-    a1 = [w.alloc(f"a1_{s}", "mat", dtype, M, k, s * a_bytes) for s in range(2)]
-    b1 = [w.alloc(f"b1_{s}", "mat", dtype, k, N, 2 * a_bytes + s * b_bytes) for s in range(2)]
-    a0 = [w.alloc(f"a0_{s}", "left", dtype, M, k, s * a_bytes) for s in range(2)]
-    b0 = [w.alloc(f"b0_{s}", "right", dtype, k, N, s * b_bytes) for s in range(2)]
-    c = w.alloc("c", "acc", "f32", M, N, 0)
+    a_bytes, b_bytes = m * k * eb, k * n * eb
+    a1 = [w.alloc(f"a1_{s}", "mat", dtype, m, k, s * a_bytes) for s in range(2)]
+    b1 = [w.alloc(f"b1_{s}", "mat", dtype, k, n, 2 * a_bytes + s * b_bytes) for s in range(2)]
+    a0 = [w.alloc(f"a0_{s}", "left", dtype, m, k, s * a_bytes) for s in range(2)]
+    b0 = [w.alloc(f"b0_{s}", "right", dtype, k, n, s * b_bytes) for s in range(2)]
+    c = w.alloc("c", "acc", "f32", m, n, 0)
     for s in range(2):
         w.sync("set_flag", "MTE1", "MTE2", s)      # L1 slot s starts free
         w.sync("set_flag", "M", "MTE1", s)         # L0 slot s starts free
+    w.sync("set_flag", "FIX", "M", 0)              # the accumulator starts free
+    w.emit(f"scf.for %mi = {w.idx(0)} to {w.idx(M)} step {w.idx(m)} {{")
+    w.depth += 1
+    w.emit(f"scf.for %ni = {w.idx(0)} to {w.idx(N)} step {w.idx(n)} {{")
+    w.depth += 1
+    w.sync("wait_flag", "FIX", "M", 0)
     w.emit(f"scf.for %ko = {w.idx(0)} to {w.idx(K)} step {w.idx(2 * k)} {{")
     w.depth += 1
     for s in range(2):
@@ -121,8 +137,8 @@ def dbuf_matmul(M: int = 128, N: int = 256, K: int = 256, k: int = 64, *,
             kk = w.fresh("kk")
             w.emit(f"{kk} = arith.addi %ko, {w.idx(k)} : index")
         w.sync("wait_flag", "MTE1", "MTE2", s)
-        pa = w.window(a_v, w.idx(0), kk, M, k)
-        pb = w.window(b_v, kk, w.idx(0), k, N)
+        pa = w.window(a_v, "%mi", kk, m, k)
+        pb = w.window(b_v, kk, "%ni", k, n)
         w.op("pto.tload", [pa], [w.t(a1[s])])
         w.op("pto.tload", [pb], [w.t(b1[s])])
         w.sync("set_flag", "MTE2", "MTE1", s)
@@ -152,11 +168,16 @@ def dbuf_matmul(M: int = 128, N: int = 256, K: int = 256, k: int = 64, *,
     w.emit("}")
     w.sync("set_flag", "M", "FIX", 0)
     w.sync("wait_flag", "M", "FIX", 0)
-    pc = w.window(c_v, w.idx(0), w.idx(0), M, N)
+    pc = w.window(c_v, "%mi", "%ni", m, n)
     w.op("pto.tstore", [w.t(c)], [pc])
+    w.sync("set_flag", "FIX", "M", 0)
+    for _ in range(2):
+        w.depth -= 1
+        w.emit("}")
     for s in range(2):
         w.sync("wait_flag", "MTE1", "MTE2", s)
         w.sync("wait_flag", "M", "MTE1", s)
+    w.sync("wait_flag", "FIX", "M", 0)
     return w.render()
 
 

@@ -78,6 +78,8 @@ class ScalarUnit:
         self.instrs: list[Instr] = []
         self._static: dict[int, int] = {}
         self._op: object = None
+        self._sync_cache: dict[int, tuple] = {}
+        self._cost_cache: dict[tuple, float] = {}
         self._handlers = {
             "pto.tload": self._tload, "pto.tstore": self._tstore,
             "pto.textract": self._textract, "pto.tmov": self._tmov,
@@ -213,6 +215,11 @@ class ScalarUnit:
 
     # -- sync ----------------------------------------------------------------------------
     def _sync(self, op: SyncOp) -> None:
+        cached = self._sync_cache.get(id(op))
+        if cached is not None:
+            pipe, kind, name, flag = cached
+            self._emit(op, pipe, kind, name, 0.0).flag = flag
+            return
         loc = self._loc(op)
         if op.kind == "barrier":
             pipe = op.pipe or Pipe.PIPE_ALL
@@ -238,6 +245,8 @@ class ScalarUnit:
         name = f"{op.opcode}[{src.short}->{dst.short}, {event}]"
         ins = self._emit(op, pipe, kind, name, 0.0)
         ins.flag = (src, dst, event)
+        if isinstance(op.event, int):
+            self._sync_cache[id(op)] = (pipe, kind, name, ins.flag)
 
     # -- tile ops ------------------------------------------------------------------------
     def _tload(self, op: Instruction) -> None:
@@ -245,7 +254,7 @@ class ScalarUnit:
         self._same_dtype(op, win.view.dtype, dst)
         pipe = self._move_pipe(op, _D, dst.space)
         r, c = self._fits(op, win, dst)
-        cost = self.profile.transfer_cycles(_D, dst.space, dst.nbytes)
+        cost = self._cost('transfer_cycles', _D, dst.space, dst.nbytes)
         src_arr, dview = win.array(), self.memory.view(dst)
 
         def commit(payload):
@@ -259,13 +268,13 @@ class ScalarUnit:
         r, c = self._fits(op, win, src)
         sview, dst_arr, gm_dtype = self.memory.view(src), win.array(), win.view.dtype
         if src.space is _A:
-            cost = self.profile.drain_cycles(_D, r, c, src.dtype)
+            cost = self._cost('drain_cycles', _D, r, c, src.dtype)
 
             def read():
                 return numerics.fixpipe_convert(sview[:r, :c], gm_dtype)
         else:
             self._same_dtype(op, gm_dtype, src)
-            cost = self.profile.transfer_cycles(src.space, _D, src.nbytes)
+            cost = self._cost('transfer_cycles', src.space, _D, src.nbytes)
 
             def read():
                 return sview[:r, :c].copy()
@@ -308,10 +317,10 @@ class ScalarUnit:
                 f"{op.opcode}: moving {r}x{c} elements but %{inner.name} is only "
                 f"{inner.rows}x{inner.cols}", self._loc(op), hint="match the tiles' shapes")
         if src.space is _A:
-            cost = self.profile.drain_cycles(dst.space, r, c, src.dtype)
+            cost = self._cost('drain_cycles', dst.space, r, c, src.dtype)
         else:
             self._same_dtype(op, src.dtype, dst)
-            cost = self.profile.transfer_cycles(src.space, dst.space, dst.nbytes)
+            cost = self._cost('transfer_cycles', src.space, dst.space, dst.nbytes)
         sview, dview = self.memory.view(src), self.memory.view(dst)
         s_r, s_c = (0, 0) if into_dst else (row, col)
         d_r, d_c = (row, col) if into_dst else (0, 0)
@@ -381,7 +390,7 @@ class ScalarUnit:
                 f"{code}: bias %{bias.name} must be {c.dtype.pto_name} with >= {n} columns, "
                 f"got {bias.dtype.pto_name} with {bias.valid_cols}", self._loc(op),
                 hint="load a [1, N] bias of the accumulator dtype into the Bias table")
-        cost = self.profile.mad_cycles(m, k, n, a.dtype)
+        cost = self._cost('mad_cycles', m, k, n, a.dtype)
         mem, mode = self.memory, self.mad_mode
         av, bv, cv = mem.view(a), mem.view(b), mem.view(c)
         biasv = mem.view(bias) if bias is not None else None
@@ -416,7 +425,7 @@ class ScalarUnit:
         mem = self.memory
         views = [mem.view(t) for t in srcs]
         oview, odtype = mem.view(out), out.dtype
-        cost = self.profile.vector_cycles(code, out.dtype, r, c)
+        cost = self._cost('vector_cycles', code, out.dtype, r, c)
 
         def read():
             args = [vector.widen(v[:sr, :sc]) for v, (sr, sc) in zip(views, shapes)]
@@ -480,6 +489,14 @@ class ScalarUnit:
         return text
 
     # -- helpers -------------------------------------------------------------------------
+    def _cost(self, method: str, *args) -> float:
+        """Memoised profile cost (the same shapes recur in every loop iteration)."""
+        key = (method, *args)
+        found = self._cost_cache.get(key)
+        if found is None:
+            found = self._cost_cache[key] = getattr(self.profile, method)(*args)
+        return found
+
     def _emit(self, op, pipe: Pipe, kind: int, name: str, cost: float, *, reads=(), writes=(),
               read=None, commit=None) -> Instr:
         if len(self.instrs) >= MAX_INSTRUCTIONS:
@@ -496,10 +513,10 @@ class ScalarUnit:
 
     def _access(self, tile: TileRef, row: int, col: int, r: int, c: int) -> Access:
         """Bounding byte range of a (row, col, r, c) window of a row-major tile."""
-        nb = tile.dtype.nbytes
+        nb = tile.elem
         lo = tile.addr + (row * tile.cols + col) * nb
         hi = tile.addr + ((row + r - 1) * tile.cols + col + c) * nb
-        return Access(tile.space.value, lo, hi)
+        return Access(tile.buffer, lo, hi)
 
     def _loc(self, op) -> SourceLoc:
         return SourceLoc(self.filename, getattr(op, "line", 0), 0)
@@ -553,8 +570,12 @@ class ScalarUnit:
                 hint="use matching dtypes (convert with pto.tcvt, or store from Acc)")
 
     def _move_pipe(self, op, src: MemorySpace, dst: MemorySpace) -> Pipe:
+        found = self._cost_cache.get(("pipe", src, dst))
+        if found is not None:
+            return found
         try:
-            return self.target.move_pipe(src, dst)
+            found = self._cost_cache[("pipe", src, dst)] = self.target.move_pipe(src, dst)
+            return found
         except PtocError as exc:
             raise SimProgramError(f"{op.opcode}: {exc.message}", self._loc(op),
                                   hint=exc.hint) from None

@@ -49,10 +49,18 @@ class TileRef:
     valid_rows: int
     valid_cols: int
     nbytes: int
+    elem: int = 0          # element bytes (cached: enum property lookups are slow)
+    buffer: str = ""       # buffer name used in race reports (``Mat``, ``Acc``, ...)
+
+    def __post_init__(self):
+        if not self.elem:
+            object.__setattr__(self, "elem", self.dtype.nbytes)
+        if not self.buffer:
+            object.__setattr__(self, "buffer", self.space.value)
 
     @property
     def data_bytes(self) -> int:
-        return self.rows * self.cols * self.dtype.nbytes
+        return self.rows * self.cols * self.elem
 
     @property
     def end(self) -> int:
@@ -71,6 +79,7 @@ class BufferMemory:
         self.alignment = alignment
         self.buffers = {space: np.zeros(size, dtype=np.uint8)
                         for space, size in self.capacities.items()}
+        self._views: dict[tuple, np.ndarray] = {}
 
     def check_tile(self, tile: TileRef, loc: SourceLoc | None = None) -> None:
         """Raise MemoryAccessError when ``tile`` is misaligned or outside its buffer."""
@@ -93,8 +102,12 @@ class BufferMemory:
 
     def view(self, tile: TileRef) -> np.ndarray:
         """A writable typed [rows, cols] view of ``tile``'s bytes (shares the buffer)."""
-        raw = self.buffers[tile.space][tile.addr:tile.addr + tile.data_bytes]
-        return raw.view(tile.dtype.numpy).reshape(tile.rows, tile.cols)
+        key = (tile.space, tile.addr, tile.rows, tile.cols, tile.dtype)
+        found = self._views.get(key)
+        if found is None:
+            raw = self.buffers[tile.space][tile.addr:tile.addr + tile.data_bytes]
+            found = self._views[key] = raw.view(tile.dtype.numpy).reshape(tile.rows, tile.cols)
+        return found
 
     def valid_view(self, tile: TileRef) -> np.ndarray:
         return self.view(tile)[:tile.valid_rows, :tile.valid_cols]
