@@ -6,13 +6,13 @@ from dataclasses import replace
 
 import pytest
 
-from ir_samples import INDEX, lst, make_matmul_program, tile
+from ir_samples import INDEX, make_matmul_program
 from ptoc.dtypes import DataType, Direction, ForKind, FunctionType, MemorySpace
 from ptoc.errors import SourceLoc
 from ptoc.ir.equality import assert_structural_equal, first_difference, structural_equal, types_equal
 from ptoc.ir.nodes import (
     AssignStmt, BinOp, Call, ConstFloat, ConstInt, ForStmt, Function, IfStmt, IterArg, Param,
-    Program, ReturnStmt, SeqStmts, Var, YieldStmt,
+    ReturnStmt, SeqStmts, Var, YieldStmt,
 )
 from ptoc.ir.types import MemRef, PtrType, ScalarType, TensorType, TileLayout, TileType, TileView
 

@@ -6,7 +6,7 @@ import ast
 
 import pytest
 
-from ir_samples import INDEX, lst, make_matmul_program, tile
+from ir_samples import INDEX, lst, make_matmul_program
 from ptoc.dtypes import DataType, Direction, ForKind, FunctionType, MemorySpace
 from ptoc.ir.nodes import (
     AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, ForStmt, Function, IfStmt,

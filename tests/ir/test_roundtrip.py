@@ -13,8 +13,8 @@ from ptoc.dtypes import DataType, Direction, ForKind, FunctionType, MemorySpace
 from ptoc.ir.builder import IRBuilder
 from ptoc.ir.equality import assert_structural_equal
 from ptoc.ir.nodes import (
-    AssignStmt, BinOp, ConstFloat, ConstInt, ForStmt, Function, IfStmt, IterArg, Param, Program,
-    ReturnStmt, SeqStmts, UnaryOp, Var, YieldStmt,
+    AssignStmt, BinOp, ConstFloat, ConstInt, Function, Param, Program,
+    ReturnStmt, SeqStmts, UnaryOp, Var,
 )
 from ptoc.ir.types import ScalarType, TensorType
 from ptoc.ir.verifier import verify

@@ -6,12 +6,12 @@ from dataclasses import replace
 
 import pytest
 
-from ir_samples import INDEX, lst, make_matmul_program, tile
-from ptoc.dtypes import DataType, Direction, ForKind, FunctionType, MemorySpace
+from ir_samples import INDEX, make_matmul_program
+from ptoc.dtypes import DataType, ForKind, FunctionType, MemorySpace
 from ptoc.errors import PtocError, SourceLoc, VerificationError
 from ptoc.ir.nodes import (
     AssignStmt, BinOp, Call, ConstInt, EvalStmt, ForStmt, Function, IfStmt, IterArg, Param,
-    Program, ReturnStmt, SeqStmts, Var, YieldStmt,
+    ReturnStmt, SeqStmts, Var, YieldStmt,
 )
 from ptoc.ir.types import MemRef, PtrType, ScalarType, TensorType, TileType
 from ptoc.ir.verifier import type_mismatch, verify

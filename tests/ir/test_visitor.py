@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ir_samples import INDEX, make_matmul_program
-from ptoc.dtypes import DataType, ForKind, FunctionType, MemorySpace
+from ptoc.dtypes import DataType, FunctionType, MemorySpace
 from ptoc.ir.equality import assert_structural_equal, structural_equal
 from ptoc.ir.nodes import (
     AssignStmt, BinOp, Call, ConstInt, EvalStmt, ForStmt, Function, IfStmt, IterArg, Param,

@@ -18,7 +18,7 @@ from typing import Any
 from ptoc.dtypes import DataType, Direction, ForKind, MemorySpace
 from ptoc.ir.nodes import (
     AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, Expr, ForStmt, Function,
-    IfStmt, IterArg, ListExpr, Program, ReturnStmt, SeqStmts, Stmt, UnaryOp, Var, YieldStmt,
+    IfStmt, ListExpr, Program, ReturnStmt, SeqStmts, Stmt, UnaryOp, Var, YieldStmt,
 )
 from ptoc.ir.types import (
     MemRef, PtrType, ScalarType, TensorType, TileLayout, TileType, TileView, TupleType, Type,
@@ -175,13 +175,7 @@ class _FunctionPrinter:
         fn = self.fn
         assert fn is not None
         deco = [f"type=pl.FunctionType.{fn.func_type.value}"]
-        rest = {}
-        for key, value in fn.attrs.items():
-            if key == "level":
-                continue
-            if key == "role":
-                continue
-            rest[key] = value
+        rest = {k: v for k, v in fn.attrs.items() if k not in ("level", "role")}
         if "level" in fn.attrs:
             deco.append(f"level=pl.Level.{_member(fn.attrs['level'])}")
         if "role" in fn.attrs:

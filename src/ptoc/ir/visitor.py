@@ -20,7 +20,7 @@ from typing import Any
 
 from ptoc.ir.nodes import (
     AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, Expr, ForStmt, Function,
-    IfStmt, IterArg, ListExpr, Node, Param, Program, ReturnStmt, SeqStmts, Stmt, UnaryOp, Var,
+    IfStmt, IterArg, ListExpr, Param, Program, ReturnStmt, SeqStmts, Stmt, UnaryOp, Var,
     YieldStmt,
 )
 from ptoc.ir.types import MemRef, TensorType, TileType, TupleType, Type
@@ -400,4 +400,4 @@ def clone_with_fresh_vars(node: Any, mapping: dict[Var, Expr] | None = None, *,
     return out
 
 
-__all__ = ["IRVisitor", "IRMutator", "substitute", "clone_with_fresh_vars", "Node"]
+__all__ = ["IRVisitor", "IRMutator", "substitute", "clone_with_fresh_vars"]
