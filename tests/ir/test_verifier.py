@@ -11,7 +11,7 @@ from ptoc.dtypes import DataType, ForKind, FunctionType, MemorySpace
 from ptoc.errors import PtocError, SourceLoc, VerificationError
 from ptoc.ir.nodes import (
     AssignStmt, BinOp, Call, ConstInt, EvalStmt, ForStmt, Function, IfStmt, IterArg, Param,
-    ReturnStmt, SeqStmts, Var, YieldStmt,
+    Program, ReturnStmt, SeqStmts, Var, YieldStmt,
 )
 from ptoc.ir.types import MemRef, PtrType, ScalarType, TensorType, TileType
 from ptoc.ir.verifier import type_mismatch, verify
@@ -284,3 +284,28 @@ def test_duplicate_function_names():
 def test_verify_rejects_non_ir():
     with pytest.raises(TypeError):
         verify("not ir")
+
+
+def test_dynamic_dims_across_function_calls_are_not_compared():
+    def kernel_and_caller():
+        n = Var("n", INDEX)
+        x = Var("x", TensorType((n, 16), FP32))
+        kernel = Function("kernel", (Param(n), Param(x)), (x.type,), SeqStmts((ReturnStmt((x,)),)),
+                          FunctionType.InCore)
+        m = Var("m", INDEX)
+        y = Var("y", TensorType((m, 16), FP32))
+        r = Var("r", y.type)
+        call = Call("kernel", (m, y), (), y.type, is_function=True)
+        orch = Function("orch", (Param(m), Param(y)), (y.type,),
+                        SeqStmts((AssignStmt(r, call), ReturnStmt((r,)))), FunctionType.Orchestration)
+        return Program("Dyn", (kernel, orch))
+    verify(kernel_and_caller())
+
+
+def test_dynamic_dims_within_a_function_compare_by_identity():
+    n, m = Var("n", INDEX), Var("m", INDEX)
+    x = Var("x", TensorType((n, 16), FP32))
+    y = Var("y", TensorType((m, 16), FP32))
+    fn = _fn([ReturnStmt((x,))], [Param(n), Param(m), Param(x)], [y.type])
+    _raises(fn, "shape [m, 16] vs [n, 16]")
+    verify(_fn([ReturnStmt((x,))], [Param(n), Param(x)], [TensorType((n, 16), FP32)]))

@@ -40,11 +40,12 @@ def verify(node: Program | Function) -> None:
         raise TypeError(f"verify() takes a Program or a Function, not {type(node).__name__}")
 
 
-def type_mismatch(expected: Type, actual: Type) -> str | None:
+def type_mismatch(expected: Type, actual: Type, *, static_dims_only: bool = False) -> str | None:
     """Why ``actual`` cannot stand where ``expected`` is declared, or None when they agree.
 
     Kind, shape and dtype must match; a tile memory space must match when both sides
-    name one; MemRefs and TileViews are not compared.
+    name one; MemRefs and TileViews are not compared. ``static_dims_only`` skips dynamic
+    dimensions (across a function call they name different functions' Vars).
     """
     if type(expected) is not type(actual):
         return f"{type(expected).__name__} vs {type(actual).__name__}"
@@ -53,7 +54,7 @@ def type_mismatch(expected: Type, actual: Type) -> str | None:
             f"dtype {expected.dtype.value} vs {actual.dtype.value}"
     if isinstance(expected, (TensorType, TileType)):
         if len(expected.shape) != len(actual.shape) or not all(
-                _dim_equal(x, y) for x, y in zip(expected.shape, actual.shape)):
+                _dim_equal(x, y, static_dims_only) for x, y in zip(expected.shape, actual.shape)):
             return f"shape {_shape(expected.shape)} vs {_shape(actual.shape)}"
         if expected.dtype is not actual.dtype:
             return f"dtype {expected.dtype.value} vs {actual.dtype.value}"
@@ -66,14 +67,16 @@ def type_mismatch(expected: Type, actual: Type) -> str | None:
         if len(expected.types) != len(actual.types):
             return f"{len(expected.types)} elements vs {len(actual.types)}"
         for x, y in zip(expected.types, actual.types):
-            why = type_mismatch(x, y)
+            why = type_mismatch(x, y, static_dims_only=static_dims_only)
             if why:
                 return why
         return None
     return None  # PtrType and friends carry no further facts
 
 
-def _dim_equal(a, b) -> bool:
+def _dim_equal(a, b, static_only: bool = False) -> bool:
+    if static_only and (isinstance(a, Expr) or isinstance(b, Expr)):
+        return True
     if isinstance(a, Expr) and isinstance(b, Expr):
         return a is b or _same_expr(a, b)
     if isinstance(a, Expr) or isinstance(b, Expr):
@@ -400,7 +403,7 @@ class _FunctionVerifier:
                 f"pass one argument per parameter of '{c.op}'")
         for k, (a, p) in enumerate(zip(c.args, callee.params)):
             if isinstance(a, Expr):
-                why = type_mismatch(p.var.type, a.type)
+                why = type_mismatch(p.var.type, a.type, static_dims_only=True)
                 if why:
                     raise self.error(
                         f"argument {k} of self.{c.op} has type {_t(a.type)} but parameter "
@@ -408,9 +411,9 @@ class _FunctionVerifier:
                         "pass a value of the parameter's type")
         rets = callee.return_types
         if len(rets) == 1:
-            why = type_mismatch(rets[0], c.type)
+            why = type_mismatch(rets[0], c.type, static_dims_only=True)
         elif len(rets) > 1:
-            why = type_mismatch(TupleType(tuple(rets)), c.type)
+            why = type_mismatch(TupleType(tuple(rets)), c.type, static_dims_only=True)
         else:
             why = None
         if why:
