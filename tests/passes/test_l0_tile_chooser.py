@@ -514,6 +514,15 @@ def _random_config(rng: random.Random) -> L0TileConfig:
         cfg.max_n_nested_pipelined = rng.choice([0, 16, 32])
     if rng.random() < 0.1:
         cfg.min_m = cfg.align_m = 32
+    if rng.random() < 0.3:  # other cost constants (a5-like or arbitrary) and an fp16 output
+        cfg.bw_a, cfg.bw_b = rng.uniform(40, 250), rng.uniform(40, 250)
+        cfg.bw_drain = rng.uniform(20, 150)
+        cfg.drain_fixed_cycles = rng.uniform(0, 400)
+        cfg.drain_row_cycles = rng.uniform(0, 6)
+        cfg.drain_penalty_cycles = rng.uniform(0, 3)
+        cfg.mad_head = rng.choice([0, 6, 21, 25])
+        cfg.mad_fp32_passes = rng.choice([2, 8])
+        cfg.bytes_c = rng.choice([4, 4, 2])
     return cfg
 
 
