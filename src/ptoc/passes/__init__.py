@@ -44,3 +44,7 @@ from ptoc.passes.manager import (
     unregister_default_pass,
 )
 from ptoc.passes.properties import IRProperty, register_property_checker
+
+# ---- memory passes (InferTileMemorySpace .. AllocateMemoryAddr) ----
+from ptoc.passes.init_mem_ref import init_mem_ref
+from ptoc.passes.materialize_semantic_aliases import materialize_semantic_aliases

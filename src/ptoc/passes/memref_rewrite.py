@@ -1,0 +1,202 @@
+"""Shared helpers of the memory passes: find MemRefs, rewrite variable types, sizes.
+
+InitMemRef, MaterializeSemanticAliases, MemoryReuse and AllocateMemoryAddr all end the
+same way: some variables get a new type (a new or different MemRef) and every use must
+follow. ``retype_function`` does that once, for all of them, keeping the Call result type
+of an assignment equal to its variable's type (as the printed IR shows a single type).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Callable, Iterator
+
+from ptoc.dtypes import DataType, MemorySpace
+from ptoc.ir.nodes import (
+    AssignStmt, Call, ConstInt, EvalStmt, Expr, ForStmt, Function, IfStmt, IterArg, SeqStmts,
+    Stmt, Var, YieldStmt,
+)
+from ptoc.ir.types import MemRef, PtrType, TensorType, TileType, Type
+from ptoc.ir.visitor import IRMutator
+
+PIPELINE_MEMBERSHIP = "pipeline_membership"
+
+
+def zero_offset() -> ConstInt:
+    """The offset PyPTO prints before allocation: ``pl.const(0, pl.INT64)``."""
+    return ConstInt(0, DataType.INT64)
+
+
+def memref_of(var: Expr) -> MemRef | None:
+    ty = getattr(var, "type", None)
+    return getattr(ty, "memref", None)
+
+
+def is_on_chip(memref: MemRef | None) -> bool:
+    """True for a MemRef based on a ``tile.alloc`` pointer (DDR MemRefs carry a name string)."""
+    return memref is not None and isinstance(memref.base, Var)
+
+
+def base_name(memref: MemRef) -> str:
+    return memref.base.name if isinstance(memref.base, Var) else str(memref.base)
+
+
+def with_memref(ty: Type, memref: MemRef | None) -> Type:
+    """``ty`` with its MemRef replaced (tiles and tensors only)."""
+    if isinstance(ty, (TileType, TensorType)):
+        return replace(ty, memref=memref)
+    return ty
+
+
+def is_alloc(stmt: Stmt) -> bool:
+    """A ``mem_x_N: pl.Ptr = pl.tile.alloc(...)`` statement."""
+    return (isinstance(stmt, AssignStmt) and isinstance(stmt.value, Call)
+            and stmt.value.op == "tile.alloc")
+
+
+def alloc_space(stmt: AssignStmt) -> MemorySpace:
+    return stmt.value.args[0]
+
+
+def alloc_size(stmt: AssignStmt) -> int:
+    return int(stmt.value.args[1])
+
+
+def walk_stmts(stmt: Stmt | None) -> Iterator[Stmt]:
+    """Every statement in program order, descending into loops and branches."""
+    if stmt is None:
+        return
+    if isinstance(stmt, SeqStmts):
+        for s in stmt.stmts:
+            yield from walk_stmts(s)
+        return
+    yield stmt
+    if isinstance(stmt, ForStmt):
+        yield from walk_stmts(stmt.body)
+    elif isinstance(stmt, IfStmt):
+        yield from walk_stmts(stmt.then_body)
+        yield from walk_stmts(stmt.else_body)
+
+
+def defined_vars(fn: Function) -> Iterator[Var]:
+    """Every variable the function defines, params first, in program order."""
+    for p in fn.params:
+        yield p.var
+    for s in walk_stmts(fn.body):
+        if isinstance(s, AssignStmt):
+            yield s.var
+        elif isinstance(s, ForStmt):
+            yield from s.iter_args
+            yield from s.return_vars
+        elif isinstance(s, IfStmt):
+            yield from s.return_vars
+
+
+def membership_of(call: Expr) -> str:
+    if isinstance(call, Call):
+        return str(call.attrs.get(PIPELINE_MEMBERSHIP, "") or "")
+    return ""
+
+
+def last_yield(body: SeqStmts | None) -> YieldStmt | None:
+    if body is None or not body.stmts:
+        return None
+    tail = body.stmts[-1]
+    if isinstance(tail, SeqStmts):
+        return last_yield(tail)
+    return tail if isinstance(tail, YieldStmt) else None
+
+
+class _Retyper(IRMutator):
+    """Give chosen definitions new types; uses follow through the substitution map."""
+
+    def __init__(self, new_type: Callable[[Var], Type | None],
+                 stmt_hook: Callable[[Stmt], Stmt | None] | None = None):
+        super().__init__()
+        self.new_type = new_type
+        self.stmt_hook = stmt_hook
+
+    def mutate_def(self, var: Var) -> Var:
+        mapped = self.var_map.get(var)
+        if isinstance(mapped, Var):
+            return mapped
+        ty = self.new_type(var)
+        if ty is None or ty is var.type:
+            return super().mutate_def(var)
+        new = replace(var, type=ty)
+        self.var_map[var] = new
+        return new
+
+    def _iter_arg(self, ia: IterArg, init: Expr | None) -> IterArg:
+        ty = self.new_type(ia)
+        if ty is None or ty is ia.type:
+            return super()._iter_arg(ia, init)
+        new = replace(ia, type=ty, init=init)
+        self.var_map[ia] = new
+        return new
+
+    def mutate_assign_stmt(self, node: AssignStmt):
+        if self.stmt_hook is not None:
+            hooked = self.stmt_hook(node)
+            if hooked is not node:
+                return hooked
+        value = self.mutate(node.value)
+        var = self.mutate_def(node.var)
+        if (isinstance(value, Call) and isinstance(var.type, (TileType, TensorType))
+                and isinstance(value.type, (TileType, TensorType)) and value.type is not var.type):
+            value = replace(value, type=var.type)
+        if value is node.value and var is node.var:
+            return node
+        return replace(node, var=var, value=value)
+
+    def mutate_eval_stmt(self, node: EvalStmt):
+        if self.stmt_hook is not None:
+            hooked = self.stmt_hook(node)
+            if hooked is not node:
+                return hooked
+        return super().mutate_eval_stmt(node)
+
+
+def retype_function(fn: Function, new_type: Callable[[Var], Type | None], *,
+                    stmt_hook: Callable[[Stmt], Stmt | None] | None = None) -> Function:
+    """``fn`` with each definition ``v`` retyped to ``new_type(v)`` (None: unchanged).
+
+    ``stmt_hook(stmt)`` may replace or delete (None) an AssignStmt/EvalStmt before it is
+    rewritten; return the statement itself to keep it.
+    """
+    return _Retyper(new_type, stmt_hook).mutate(fn)
+
+
+def physical_bytes(ty: TileType | TensorType, target) -> int | None:
+    """Bytes a statically shaped value occupies (§1.2): Acc pads M rows, others are dense.
+
+    For an Acc tile the penultimate dim is M (padded to the target's row alignment for the
+    dtype), the last is N, and leading dims multiply. None when a dimension is dynamic.
+    """
+    dims = tuple(ty.shape)
+    if not all(isinstance(d, int) for d in dims):
+        return None
+    nbytes = ty.dtype.get_byte()
+    if isinstance(ty, TileType) and ty.memory_space is MemorySpace.Acc and len(dims) >= 2:
+        batch = 1
+        for d in dims[:-2]:
+            batch *= d
+        rows, cols = dims[-2], dims[-1]
+        if rows <= 0 or cols <= 0:
+            return 0
+        return target.acc_physical_bytes(rows, cols, ty.dtype) * batch
+    count = 1
+    for d in dims:
+        count *= d
+    return count * nbytes
+
+
+def new_ptr(name: str) -> Var:
+    return Var(name, PtrType())
+
+
+__all__ = [
+    "PIPELINE_MEMBERSHIP", "zero_offset", "memref_of", "is_on_chip", "base_name", "with_memref",
+    "is_alloc", "alloc_space", "alloc_size", "walk_stmts", "defined_vars", "membership_of",
+    "last_yield", "retype_function", "physical_bytes", "new_ptr",
+]
