@@ -387,7 +387,7 @@ def _score(cfg: L0TileConfig, regime: _Regime, m: int, n: int, k: int,
 
 def _legal_ks(cfg: L0TileConfig, a0: int, b0: int, m: int, n: int) -> Iterator[int]:
     """Every k whose boxed operand tiles fit their budgets and that K's handling allows:
-    any k with padding or a 16-aligned K peel, otherwise only divisors of K."""
+    any k with padding or an align_k-aligned K peel, otherwise only divisors of K."""
     cap = min(a0 // _align_up(m, cfg.box_align_m), b0 // _align_up(n, cfg.box_align_n))
     k_dim = max(_align_up(cfg.K, cfg.align_k), cfg.min_k) if cfg.allow_padding else cfg.K
     k_hi = _align_down(min(cap, k_dim), cfg.align_k)
@@ -430,6 +430,7 @@ def _regime_candidates(cfg: L0TileConfig, regime: _Regime,
     """Every legal scored tile of ``regime``, in (m, n, k) ascending order."""
     a0, b0, c0 = regime.budgets(cfg)
     if cfg.allow_padding:
+        # Padded ranges reach one minimum tile, as K's does (§2.5 states it for K only).
         m_hi = max(_align_up(cfg.M, cfg.align_m), cfg.min_m)
         n_hi = max(_align_up(cfg.N, cfg.align_n), cfg.min_n)
     else:
