@@ -328,7 +328,9 @@ class IRMutator:
 
     def mutate_bin_op(self, node: BinOp) -> Expr:
         lhs, rhs = self.mutate(node.lhs), self.mutate(node.rhs)
-        return node if lhs is node.lhs and rhs is node.rhs else replace(node, lhs=lhs, rhs=rhs)
+        if lhs is node.lhs and rhs is node.rhs:
+            return node
+        return fold_constants(replace(node, lhs=lhs, rhs=rhs))
 
     def mutate_unary_op(self, node: UnaryOp) -> Expr:
         x = self.mutate(node.operand)
@@ -372,6 +374,25 @@ class IRMutator:
         return replace(m, base=base, offset=offset)
 
 
+_FOLDERS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+            "//": lambda a, b: a // b if b else None, "%": lambda a, b: a % b if b else None,
+            "==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
+            "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
+
+
+def fold_constants(node: BinOp) -> Expr:
+    """``4 * 64`` -> ``256``: substitution must not leave arithmetic on two index constants,
+    which the DSL parser would fold (so the printed IR would not parse back the same)."""
+    lhs, rhs = node.lhs, node.rhs
+    if not (isinstance(lhs, ConstInt) and isinstance(rhs, ConstInt)
+            and lhs.dtype is rhs.dtype and node.op in _FOLDERS):
+        return node
+    value = _FOLDERS[node.op](lhs.value, rhs.value)
+    if value is None:
+        return node
+    return ConstBool(value) if isinstance(value, bool) else ConstInt(value, lhs.dtype)
+
+
 def _same(a, b) -> bool:
     return len(a) == len(b) and all(x is y for x, y in zip(a, b))
 
@@ -400,4 +421,4 @@ def clone_with_fresh_vars(node: Any, mapping: dict[Var, Expr] | None = None, *,
     return out
 
 
-__all__ = ["IRVisitor", "IRMutator", "substitute", "clone_with_fresh_vars"]
+__all__ = ["IRVisitor", "IRMutator", "substitute", "clone_with_fresh_vars", "fold_constants"]
