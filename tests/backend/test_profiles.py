@@ -177,3 +177,18 @@ def test_every_path_cites_a_source():
 def test_helpers():
     assert odd_part(10) == 5 and odd_part(16) == 1 and odd_part(0) == 0 and odd_part(7) == 7
     assert gib_per_s_to_bytes_per_cycle(135) == pytest.approx(78.4, abs=0.05)
+
+
+def test_device_profiles_share_the_chooser_constants():
+    from ptoc.backend import get_target
+
+    for target_name, profile_name in (("a2a3", "a2a3-device"), ("a5", "a5-sim")):
+        model = get_target(target_name).l0_cost_model
+        p = get_profile(profile_name)
+        assert p.mad_head_cycles == model.mad_head_cycles
+        assert p.mad_fp32_passes == model.mad_fp32_passes
+        assert p.transfers[(M, L)].bytes_per_cycle == model.bw_l0a
+        assert p.transfers[(M, R)].bytes_per_cycle == model.bw_l0b
+        drain = p.drains[D]
+        assert (drain.fixed_cycles, drain.row_cycles, drain.bytes_per_cycle, drain.penalty_cycles) == (
+            model.drain_fixed_cycles, model.drain_row_cycles, model.bw_drain, model.drain_penalty_cycles)

@@ -22,6 +22,7 @@ from typing import Mapping
 from ptoc.dtypes import DataType, MemorySpace
 from ptoc.errors import PtocError
 
+from ptoc.backend.l0_cost_model import A2A3_L0_COST_MODEL, A5_L0_COST_MODEL, L0CostModel
 from ptoc.backend.targets import TargetError, get_target
 
 
@@ -250,24 +251,31 @@ _VECTOR_OPS = MappingProxyType({
     "texp": VectorCost({4: 0.0314}, 30.0, "[S] TEXP 0.0314 cyc/elem + 30 (fp32)"),
 })
 
+def _row_drain(model: L0CostModel, source: str) -> RowDrain:
+    """The per-row FIXPIPE drain of a chooser cost model (one source of truth for the numbers)."""
+    return RowDrain(model.drain_fixed_cycles, model.drain_row_cycles, model.bw_drain,
+                    model.drain_penalty_cycles, model.drain_c0_bytes, source)
+
+
+# a2a3-device reuses the chooser's a2a3 L0CostModel (ptoc.backend.l0_cost_model) for MTE1,
+# MAD and drain [S] hw-model.md §5.1: bw_l0a 129.7, bw_l0b 85.4 (device MTE1 sweep, R^2 0.993),
+# drain 164 + m * (max(4.45, 4n/118) + 2.6 * (odd(N1) - 1)) (FIXPIPE sweep), MAD head 21,
+# kt = 32 B / bytes_a, fp32 2 passes. Acc->L1 uses "the same per-row model" [S] (§2.3 table).
+_A2A3 = A2A3_L0_COST_MODEL
+_A2A3_DRAIN = _row_drain(_A2A3, "[S] hw-model.md §5.1 a2a3 FIXPIPE sweep (L0CostModel)")
 A2A3_DEVICE = TimingProfile(
     name="a2a3-device",
     target="a2a3",
     description="PyPTO on-device fit for MTE1/MAD/FIXPIPE drain; pto-isa flat table for GM/UB",
-    mad_head_cycles=21,           # [S] hw-model.md §5.1 mad_head_cycles (op-sim fit, device ~2 %)
-    mad_k_fractal_bytes=32,       # [S] §5.1 mad_k_fractal_bytes (kt = 32 / bytes_a)
-    mad_fp32_passes=2,            # [S] §5.1 mad_fp32_passes
+    mad_head_cycles=_A2A3.mad_head_cycles,
+    mad_k_fractal_bytes=_A2A3.mad_k_fractal_bytes,
+    mad_fp32_passes=_A2A3.mad_fp32_passes,
     transfers=MappingProxyType({
         **_PTOISA_GM_UB,
-        (_M, _L): LinearTransfer(129.7, source="[S] §5.1 bw_l0a, device MTE1 sweep R^2 0.993"),
-        (_M, _R): LinearTransfer(85.4, source="[S] §5.1 bw_l0b, device sweep"),
+        (_M, _L): LinearTransfer(_A2A3.bw_l0a, source="[S] §5.1 bw_l0a, device MTE1 sweep R^2 0.993"),
+        (_M, _R): LinearTransfer(_A2A3.bw_l0b, source="[S] §5.1 bw_l0b, device sweep"),
     }),
-    drains=MappingProxyType({
-        # [S] §5.1: drain_fixed 164, drain_row 4.45, bw_drain 118, drain_penalty 2.6, C0 32.
-        # Acc->L1 uses "the same per-row model" [S] (hw-model.md §2.3 table).
-        _D: RowDrain(164.0, 4.45, 118.0, 2.6, 32, "[S] §5.1 a2a3 FIXPIPE sweep"),
-        _M: RowDrain(164.0, 4.45, 118.0, 2.6, 32, "[S] §2.3 same per-row model for L0C->L1"),
-    }),
+    drains=MappingProxyType({_D: _A2A3_DRAIN, _M: _A2A3_DRAIN}),
     vector_ops=_VECTOR_OPS,
 )
 
@@ -290,19 +298,23 @@ A2A3_PTOISA = TimingProfile(
     vector_ops=_VECTOR_OPS,
 )
 
-_A5_DRAIN = RowDrain(343.4, 4.59, 30.0, 0.26, 32, "[S] §5.1 a5-sim fit (~4x sim-vs-device gap)")
+# a5-sim reuses the chooser's a5 L0CostModel [S] hw-model.md §5.1 a5 column: bw_l0a 206.3,
+# bw_l0b 223.8 (a5-sim LOAD_2Dv2 fit), drain 343.4 / 4.59 / 30 / 0.26 (~4x sim-vs-device gap),
+# MAD head 25, fp32 8 passes (mmad = 25 + 8 * fractals, R^2 = 1).
+_A5 = A5_L0_COST_MODEL
+_A5_DRAIN = _row_drain(_A5, "[S] hw-model.md §5.1 a5-sim fit (L0CostModel)")
 A5_SIM = TimingProfile(
     name="a5-sim",
     target="a5",
     description="PyPTO a5-sim fit for MTE1/MAD/drain; GM/UB paths borrow the a2a3 pto-isa table",
-    mad_head_cycles=25,           # [S] hw-model.md §5.1 a5 mad_head_cycles
-    mad_k_fractal_bytes=32,       # [S] §5.1
-    mad_fp32_passes=8,            # [S] §5.1 (a5-sim: mmad = 25 + 8 * fractals, R^2 = 1)
+    mad_head_cycles=_A5.mad_head_cycles,
+    mad_k_fractal_bytes=_A5.mad_k_fractal_bytes,
+    mad_fp32_passes=_A5.mad_fp32_passes,
     transfers=MappingProxyType({
         # [A] no a5 GM/UB bandwidths in the reference: reuse the a2a3 pto-isa flat table.
         **_PTOISA_GM_UB,
-        (_M, _L): LinearTransfer(206.3, source="[S] §5.1 a5 bw_l0a (a5-sim LOAD_2Dv2 fit)"),
-        (_M, _R): LinearTransfer(223.8, source="[S] §5.1 a5 bw_l0b (a5-sim)"),
+        (_M, _L): LinearTransfer(_A5.bw_l0a, source="[S] §5.1 a5 bw_l0a (a5-sim LOAD_2Dv2 fit)"),
+        (_M, _R): LinearTransfer(_A5.bw_l0b, source="[S] §5.1 a5 bw_l0b (a5-sim)"),
         # [A] UB->L1 (a5 only, MTE3) not in the reference: charged at the UB->GM rate.
         (_V, _M): LinearTransfer(_g(188.46), source="[A] UB->GM flat rate"),
     }),

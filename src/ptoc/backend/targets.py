@@ -154,14 +154,10 @@ class Target:
 
     @property
     def l0_cost_model(self):
-        """The chooser's ``L0CostModel`` for this target, when ``ptoc.backend.l0_cost_model``
-        provides one (it is written separately); None otherwise."""
-        try:
-            from ptoc.backend import l0_cost_model as _m  # noqa: PLC0415
-        except ImportError:
-            return None
-        getter = getattr(_m, "l0_cost_model_for", None) or getattr(_m, "get_l0_cost_model", None)
-        return getter(self.name) if getter is not None else None
+        """The chooser's ``L0CostModel`` for this target (``ptoc.backend.l0_cost_model``)."""
+        from ptoc.backend.l0_cost_model import l0_cost_model_for  # noqa: PLC0415 - no cycle
+
+        return l0_cost_model_for(self.name)
 
 
 _M, _V, _D = MemorySpace.Mat, MemorySpace.Vec, MemorySpace.DDR
