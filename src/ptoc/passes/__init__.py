@@ -48,3 +48,4 @@ from ptoc.passes.properties import IRProperty, register_property_checker
 # ---- memory passes (InferTileMemorySpace .. AllocateMemoryAddr) ----
 from ptoc.passes.init_mem_ref import init_mem_ref
 from ptoc.passes.materialize_semantic_aliases import materialize_semantic_aliases
+from ptoc.passes.memory_reuse import memory_reuse

@@ -1,0 +1,223 @@
+"""MemoryReuse: let tiles whose lifetimes do not overlap share a buffer (reference §9).
+
+PYPTO planner only (PTOAS plans memory itself). Per kernel function:
+
+1. lifetimes (``memory_lifetimes``): one interval per ``tile.alloc``, loop-extended;
+2. packing (``memory_packing``): first-fit-decreasing per memory space under the overlap
+   test, the no-alias guard and the pipeline-stage guard with its capacity gate
+   (``pipeline_capacity_gate``), shedding pipeline depth until the space fits;
+3. findings: PH-MR-001 for every pipeline group that got fewer buffers than stages, and a
+   warning (W-MR-001) when even depth 1 did not fit and the legacy packing was used;
+4. post-packing: every member of a buffer is retyped onto its representative's MemRef,
+   ``tile.alloc``s nobody uses any more are removed, ``pipeline_membership`` is stripped.
+
+For a double-buffered accumulator pair (dbC) nothing special is needed: after
+CanonicalizeIOOrder's ``M0 M1 S0 S1`` order the two accumulators are co-live, and their
+modulo-2 memberships keep accumulator i+2 on accumulator i's buffer, so the gate
+(``F = min(2, L0C // slot)``) leaves exactly two Acc buffers; split-K ``matmul_acc``
+chains were already put on one buffer by MaterializeSemanticAliases.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Mapping
+
+from ptoc.dtypes import FunctionType, MemorySpace
+from ptoc.errors import PassError
+from ptoc.ir.nodes import AssignStmt, Call, ForStmt, Function, Var
+from ptoc.ir.types import MemRef, TileType
+from ptoc.ir.visitor import IRMutator
+from ptoc.ops import get_op
+from ptoc.ops.registry import has_op
+from ptoc.passes.base import function_pass
+from ptoc.passes.diagnostics import report_diagnostic
+from ptoc.passes.manager import register_default_pass
+from ptoc.passes.memory_lifetimes import Interval, analyze_lifetimes
+from ptoc.passes.memory_packing import SpacePlan, plan_space
+from ptoc.passes.memref_rewrite import (
+    PIPELINE_MEMBERSHIP, defined_vars, is_alloc, last_yield, memref_of, retype_function,
+    walk_stmts, with_memref, zero_offset,
+)
+from ptoc.passes.pipeline_capacity_gate import align32
+
+KERNEL_TYPES = (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV)
+
+
+@function_pass(name="MemoryReuse", required={"MemRefsAssigned"}, produced={"MemoryReused"},
+               func_types=KERNEL_TYPES)
+def memory_reuse(fn: Function, ctx, *, capacities: Mapping[MemorySpace, int] | None = None
+                 ) -> Function:
+    """Coalesce MemRefs by lifetime; ``capacities`` overrides the target's (0: unknown)."""
+    intervals = analyze_lifetimes(fn)
+    if not intervals:
+        return fn
+    target = ctx.get_backend()
+    guard = _NoAliasGuard(intervals)
+    plans: list[SpacePlan] = []
+    for space in _spaces(intervals):
+        members = [iv for iv in intervals if iv.space is space]
+        if capacities is None:
+            cap = target.capacities.get(space, 0)
+        else:
+            cap = int(capacities.get(space, 0))
+        plan = plan_space(space, members, cap, guard.forbids)
+        plans.append(plan)
+        _report(fn, plan, ctx)
+    rep_of: dict[Var, tuple[Interval, Interval]] = {}
+    for plan in plans:
+        for buf in plan.buffers:
+            for member in buf.members[1:]:
+                rep_of[member.base] = (buf.rep, member)
+    out = retype_function(fn, lambda v: _shared_type(v, rep_of)) if rep_of else fn
+    _check_loop_carries(out)
+    out = _strip_membership(out)
+    return _drop_unused_allocs(out)
+
+
+def _spaces(intervals: list[Interval]) -> list[MemorySpace]:
+    seen: list[MemorySpace] = []
+    for iv in intervals:
+        if iv.space not in seen:
+            seen.append(iv.space)
+    return seen
+
+
+# ---- the no-alias guard -------------------------------------------------------------
+
+class _NoAliasGuard:
+    """Pairs of intervals where an op writes one while reading the other (§9.2).
+
+    An op with ``forbid_output_alias`` indices (row reductions, row-expand ops) and a
+    widening ``tile.cast`` read their operand while writing their result, element by
+    element at different strides, so result and operand must be different buffers even
+    though the operand's last read is the very statement that defines the result.
+    """
+
+    def __init__(self, intervals: list[Interval]):
+        by_base = {iv.base: iv for iv in intervals}
+        self.pairs: set[tuple[int, int]] = set()
+        for iv in intervals:
+            for call in iv.calls:
+                for arg in _unsafe_operands(call):
+                    m = memref_of(arg)
+                    other = by_base.get(m.base) if m is not None else None
+                    if other is not None and other is not iv:
+                        self.pairs.add((iv.index, other.index))
+                        self.pairs.add((other.index, iv.index))
+
+    def forbids(self, a: Interval, b: Interval) -> bool:
+        return (a.index, b.index) in self.pairs
+
+
+def _unsafe_operands(call: Call) -> list[Var]:
+    if call.is_function or not has_op(call.op):
+        return []
+    op = get_op(call.op)
+    indices = list(op.forbid_output_alias)
+    if call.op == "tile.cast" and call.args and isinstance(call.args[0].type, TileType):
+        src = call.args[0].type
+        if isinstance(call.type, TileType) and call.type.dtype.get_byte() > src.dtype.get_byte():
+            indices.append(0)
+    return [call.args[i] for i in indices if i < len(call.args) and isinstance(call.args[i], Var)]
+
+
+# ---- findings -----------------------------------------------------------------------
+
+def _report(fn: Function, plan: SpacePlan, ctx) -> None:
+    if plan.warning is not None:
+        report_diagnostic("W-MR-001", plan.warning, location=fn.loc, ctx=ctx)
+    if not plan.capacity or plan.fell_back:
+        return
+    for info in plan.gate.groups.values():
+        if info.depth < info.requested:
+            report_diagnostic("PH-MR-001", depth_hint(plan, info.group), location=fn.loc, ctx=ctx)
+
+
+def depth_hint(plan: SpacePlan, group: int) -> str:
+    """PH-MR-001's text: which depth was asked, what fits, and the fix that applies."""
+    info = plan.gate.groups[group]
+    d, f = info.requested, info.depth
+    aligned = align32(info.slot)
+    free = plan.capacity - plan.reserved
+    need = aligned * d
+    reserved = f" after {plan.reserved} B reserved" if plan.reserved else ""
+    text = (f"software pipelining requested depth {d} for pipeline group {group} in "
+            f"{plan.space.value}, but only {f} of {d} buffers fit ({aligned} B per stage, "
+            f"{free} B free{reserved}) \u2014 stages {f} apart share storage and serialize. ")
+    if free == 0 or need > free:
+        per_stage = free // d
+        text += (f"This operand alone needs {need} B for depth {d}; shrink the per-stage tile "
+                 f"to <= {per_stage} B, or reduce the pipeline depth "
+                 f"(e.g. `pl.pipeline(stage=)`) to {f}.")
+    else:
+        text += (f"The operand would fit depth {d} on its own, but co-resident buffers / other "
+                 f"pipeline groups over-subscribe the space; relieve the co-residents (smaller "
+                 f"or fewer co-live tiles) or reduce the pipeline depth to {f}.")
+    return text
+
+
+# ---- post-packing -------------------------------------------------------------------
+
+def _shared_type(var: Var, rep_of: dict[Var, tuple[Interval, Interval]]):
+    """A member's root MemRef becomes the representative's; a view keeps its window."""
+    m = memref_of(var)
+    if m is None or not isinstance(m.base, Var) or m.base not in rep_of:
+        return None
+    rep, member = rep_of[m.base]
+    if getattr(m.offset, "value", None) == 0 and m.size == member.size:
+        new = MemRef(rep.base, zero_offset(), rep.size)
+    else:
+        new = MemRef(rep.base, m.offset, m.size)
+    return with_memref(var.type, new)
+
+
+def _check_loop_carries(fn: Function) -> None:
+    """A loop whose yielded Acc value is not in the carried buffer cannot be fixed (§9.4)."""
+    for s in walk_stmts(fn.body):
+        if not isinstance(s, ForStmt):
+            continue
+        y = last_yield(s.body)
+        if y is None:
+            continue
+        for ia, value in zip(s.iter_args, y.values):
+            a, b = memref_of(ia), memref_of(value)
+            if (isinstance(ia.type, TileType) and ia.type.memory_space is MemorySpace.Acc
+                    and a is not None and b is not None and a.base is not b.base):
+                raise PassError(
+                    f"loop-carried accumulator '{ia.name}' (buffer {a.base.name}) is yielded "
+                    f"from '{getattr(value, 'name', value)}' in a different Acc buffer "
+                    f"({b.base.name}); an Acc -> Acc move does not exist",
+                    hint="let every branch that feeds the carried accumulator write it in place "
+                         "(matmul_acc on the iter-arg, or the seed matmul of the same chain)")
+
+
+class _StripMembership(IRMutator):
+    def mutate_call(self, node: Call):
+        out = super().mutate_call(node)
+        if PIPELINE_MEMBERSHIP in out.attrs:
+            attrs = {k: v for k, v in out.attrs.items() if k != PIPELINE_MEMBERSHIP}
+            out = replace(out, attrs=attrs)
+        return out
+
+
+def _strip_membership(fn: Function) -> Function:
+    return _StripMembership().mutate(fn)
+
+
+def _drop_unused_allocs(fn: Function) -> Function:
+    used = set()
+    for v in defined_vars(fn):
+        m = memref_of(v)
+        if m is not None and isinstance(m.base, Var):
+            used.add(m.base)
+    kept = tuple(s for s in fn.body.stmts
+                 if not (is_alloc(s) and isinstance(s, AssignStmt) and s.var not in used))
+    if len(kept) == len(fn.body.stmts):
+        return fn
+    return replace(fn, body=replace(fn.body, stmts=kept))
+
+
+register_default_pass(memory_reuse)
+
+__all__ = ["memory_reuse", "depth_hint"]
