@@ -1,0 +1,78 @@
+"""Codegen: post-allocation IR of each InCore/AIC/AIV kernel -> Level-2 PTO text.
+
+Level 2 is the MLIR ``pto`` dialect PyPTO emits: destination-passing tile ops on
+``!pto.tile_buf`` buffers declared by ``pto.alloc_tile`` (with ``addr = <offset>`` under the
+PYPTO planner, without under PTOAS), GM tensors as ``!pto.ptr`` arguments wrapped in
+``make_tensor_view`` / ``partition_view``, ``scf.for`` / ``scf.if`` for control flow, and no
+pipe synchronisation (``ptoc.pto.insert_sync`` adds it). Codegen never plans memory and never
+inserts sync: it prints what the passes decided.
+
+Public API:
+    generate_kernels(program, *, target="a2a3", with_addresses=True, emit_loc=True,
+                     loc_file=None) -> dict[str, str]      kernel name -> PTO text
+    generate_module(function, *, ...) -> ptoc.pto.model.Module
+    CodegenOptions, CodegenError, SUPPORTED_OPS
+
+How one kernel is built (modules in reading order):
+    simplify.py    fold constants, inline one-trip loops, resolve decided ifs (as PyPTO does)
+    names.py       SSA names (PyPTO's naming) and the hoisted constant pool
+    tile_types.py  IR tile types -> ``!pto.tile_buf`` (layouts per memory space)
+    emitter.py     statements, scalars, buffers and bindings
+    tile_ops.py    one lowering per tile op
+
+The output is built as a ``ptoc.pto.model.Module`` and printed with ``ptoc.pto.print_module``,
+so it always parses back with ``ptoc.pto.parse``.
+"""
+
+from __future__ import annotations
+
+from ptoc.backend import get_target
+from ptoc.ir.nodes import Function, Program
+from ptoc.pto.model import Module
+from ptoc.pto.printer import print_module
+
+from ptoc.codegen.emitter import CodegenError, CodegenOptions, KernelEmitter
+from ptoc.codegen.tile_ops import SUPPORTED_OPS
+
+
+def kernel_functions(program: Program) -> tuple[Function, ...]:
+    """The functions of ``program`` that become PTO kernels (InCore, AIC, AIV)."""
+    return tuple(fn for fn in program.functions if fn.func_type.is_kernel)
+
+
+def _options(target, with_addresses, emit_loc, loc_file) -> CodegenOptions:
+    name = get_target(target).name
+    return CodegenOptions(target=name, with_addresses=with_addresses, emit_loc=emit_loc,
+                          loc_file=loc_file)
+
+
+def generate_module(function: Function, *, target="a2a3", with_addresses: bool = True,
+                    emit_loc: bool = True, loc_file: str | None = None) -> Module:
+    """The PTO module (one kernel) for one kernel function of a post-allocation program."""
+    if not function.func_type.is_kernel:
+        raise CodegenError(
+            f"function '{function.name}' is {function.func_type.value}, not a kernel",
+            function.loc, hint="codegen takes InCore, AIC or AIV functions; orchestration "
+            "functions run on the host")
+    options = _options(target, with_addresses, emit_loc, loc_file)
+    kernel = KernelEmitter(function, options).build()
+    return Module(kernels=(kernel,), attrs=(("pto.target_arch", options.target),))
+
+
+def generate_kernels(program: Program, *, target="a2a3", with_addresses: bool = True,
+                     emit_loc: bool = True, loc_file: str | None = None) -> dict[str, str]:
+    """Kernel name -> Level-2 PTO text, for every InCore/AIC/AIV function of ``program``.
+
+    ``with_addresses=False`` is the PTOAS planner's form (no ``addr``); ``loc_file`` replaces
+    the file name in ``loc(...)`` (PyPTO's kernels say ``"program.py"``).
+    """
+    out: dict[str, str] = {}
+    for fn in kernel_functions(program):
+        module = generate_module(fn, target=target, with_addresses=with_addresses,
+                                 emit_loc=emit_loc, loc_file=loc_file)
+        out[fn.name] = print_module(module)
+    return out
+
+
+__all__ = ["CodegenError", "CodegenOptions", "SUPPORTED_OPS", "generate_kernels",
+           "generate_module", "kernel_functions"]

@@ -1,0 +1,624 @@
+"""Walk one post-allocation kernel function and build its ``ptoc.pto.model.Kernel``.
+
+The emitter owns the kernel-wide state: SSA names, hoisted constants, the binding of every IR
+variable to a PTO value, and the list of ops of the region being emitted. Statement kinds are
+handled here (assignments, loops, branches); each tile op is lowered by a function in
+``ptoc.codegen.tile_ops``.
+
+Bindings. A scalar IR variable is an SSA scalar (``index``, ``i1``, ``f32`` ...). A tensor
+variable is the ``tensor_view`` of the kernel parameter it comes from: a store's result, a
+loop-carried tensor and a loop's result all denote the same DDR buffer, so they all bind to the
+parameter's view (only the partition-view *name* remembers which variable a store wrote). A
+tile variable is a ``tile_buf`` made by ``pto.alloc_tile``:
+
+* under the PYPTO planner every tile variable gets its own ``alloc_tile`` with
+  ``addr = <MemRef offset>`` — tiles sharing a MemRef share the address, so sharing is
+  expressed by the addresses, exactly as in PyPTO's kernels;
+* without addresses (PTOAS planner) sharing must be expressed by the SSA value itself, so all
+  tiles of one MemRef (same base, same offset, same buffer type) become a single
+  ``alloc_tile``; the PTOAS-style planner in ``ptoc.pto`` then places it;
+* ops that update a buffer in place (``matmul_acc``, ``assemble``) bind their result to the
+  destination operand's buffer; loop iter args and loop results bind to the initial value's
+  buffer; the results of a run-time ``if`` get one buffer each, allocated at the top of the
+  kernel (so both branches and the code after the branch can see it).
+
+Where a loop body or branch yields a tile that lives in another buffer than the carried one
+(planners normally prevent this by sharing the MemRef), a ``pto.tmov`` copies it across.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from ptoc.dtypes import DataType, FunctionType, MemorySpace
+from ptoc.errors import PtocError, SourceLoc
+from ptoc.ir.nodes import (
+    AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, Expr, ForStmt, Function,
+    IfStmt, IterArg, ReturnStmt, SeqStmts, Stmt, UnaryOp, Var, YieldStmt,
+)
+from ptoc.ir.types import MemRef, ScalarType as IrScalarType, TensorType, TileType
+from ptoc.pto.model import (
+    EnumAttr, ForOp, IfOp, Instruction, Kernel, Op, PtrType, ScalarType, TensorViewType,
+    TileBufType, Value, YieldOp,
+)
+
+from ptoc.codegen.names import ConstantPool, SsaNames
+from ptoc.codegen.simplify import simplify_function
+from ptoc.codegen.tile_types import tile_buf_type, valid_shape
+
+
+@dataclass(frozen=True)
+class CodegenOptions:
+    """How to print a kernel.
+
+    Fields:
+        target: target name (``a2a3``, ``a5``); becomes ``pto.target_arch``.
+        with_addresses: emit ``addr = <offset>`` on every ``alloc_tile`` (PYPTO planner); False
+            for the PTOAS planner, which places address-less tiles itself.
+        emit_loc: append ``loc("file":line:col)`` to every op that has a source location.
+        loc_file: file name written in ``loc(...)`` (default: the IR's own file names);
+            PyPTO's kernels say ``"program.py"``.
+    """
+
+    target: str = "a2a3"
+    with_addresses: bool = True
+    emit_loc: bool = True
+    loc_file: str | None = None
+
+
+class CodegenError(PtocError):
+    """The IR cannot be lowered to PTO as it stands (names the op/variable and the fix)."""
+
+
+_CUBE_SPACES = (MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc,
+                MemorySpace.Bias)
+
+_INT_BINOPS = {"+": "arith.addi", "-": "arith.subi", "*": "arith.muli", "//": "arith.floordivsi",
+               "/": "arith.divsi", "%": "arith.remsi", "and": "arith.andi", "or": "arith.ori"}
+_FLOAT_BINOPS = {"+": "arith.addf", "-": "arith.subf", "*": "arith.mulf", "/": "arith.divf"}
+_CMP_PREDICATES = {"==": "eq", "!=": "ne", "<": "slt", "<=": "sle", ">": "sgt", ">=": "sge"}
+
+
+def describe(node) -> str:
+    """Short text of an IR node for error messages."""
+    from ptoc.ir.printer import format_node  # noqa: PLC0415
+
+    try:
+        return format_node(node)
+    except Exception:  # pragma: no cover - messages must never fail
+        return repr(node)
+
+
+class KernelEmitter:
+    """Builds the PTO kernel of one InCore/AIC/AIV function (see the module docstring)."""
+
+    def __init__(self, fn: Function, options: CodegenOptions):
+        self.source = fn
+        self.options = options
+        self.fn = simplify_function(fn)
+        self.names = SsaNames(_all_hints(self.fn))
+        self.consts = ConstantPool(self.names)
+        self.scalars: dict[Var, Value] = {}
+        self.tensors: dict[Var, Value] = {}
+        self.tiles: dict[Var, Value] = {}
+        self.buffer_key: dict[Value, tuple] = {}  # tile value -> (space, addr) or memref key
+        self._shared: dict[tuple, tuple[Value, tuple]] = {}  # PTOAS: memref key -> (value, path)
+        self._region: list[Op] = []
+        self._path: tuple[int, ...] = ()  # ids of the regions enclosing the current op
+        self._regions = 0
+        self.saw_spaces: set[MemorySpace] = set()
+
+    # ---- entry -------------------------------------------------------------------------
+    def build(self) -> Kernel:
+        fn = self.fn
+        params = []
+        for i, p in enumerate(fn.params):
+            ty = p.var.type
+            name = f"arg{i}"
+            self.names.reserve(name)
+            if isinstance(ty, TensorType):
+                params.append(Value(name, PtrType(ty.dtype)))
+            elif isinstance(ty, IrScalarType):
+                value = Value(name, ScalarType(ty.dtype))
+                params.append(value)
+                self.scalars[p.var] = value
+            else:
+                raise CodegenError(
+                    f"kernel '{fn.name}': parameter '{p.var.name}' has type "
+                    f"{describe(ty)}, which has no PTO kernel argument form", p.var.loc,
+                    hint="pass DDR tensors (pl.Tensor) and scalars only")
+        body: list[Op] = []
+        self._region = body
+        for p, param in zip(fn.params, params):
+            if isinstance(p.var.type, TensorType):
+                self._make_view(p.var, param)
+        self._prename_tiles(fn.body)
+        self._hoist_branch_results(fn.body)
+        self.stmt(fn.body)
+        kind = self._kernel_kind()
+        return Kernel(name=fn.name, params=tuple(params),
+                      body=tuple(self.consts.instructions()) + tuple(body),
+                      attrs=(("pto.kernel_kind", EnumAttr("pto.kernel_kind", kind)),))
+
+    # ---- helpers used by tile_ops ------------------------------------------------------
+    def loc(self, *nodes) -> SourceLoc | None:
+        """The PTO ``loc`` of the first node that has one (columns become 1-based)."""
+        if not self.options.emit_loc:
+            return None
+        for node in nodes:
+            loc = getattr(node, "loc", None)
+            if loc is not None and loc.line:
+                file = self.options.loc_file or loc.file
+                return SourceLoc(file, loc.line, loc.col + 1)
+        return None
+
+    def emit(self, op: Op) -> Op:
+        self._region.append(op)
+        return op
+
+    @contextmanager
+    def region(self, ops: list[Op]):
+        saved, saved_path = self._region, self._path
+        self._regions += 1
+        self._region, self._path = ops, self._path + (self._regions,)
+        try:
+            yield ops
+        finally:
+            self._region, self._path = saved, saved_path
+
+    def temp_name(self) -> str:
+        return self.names.temp()
+
+    # ---- scalars -----------------------------------------------------------------------
+    def const(self, value, dtype: DataType) -> Value:
+        return self.consts.get(value, dtype)
+
+    def index(self, expr, loc=None) -> Value:
+        """``expr`` as an ``index`` value (constants are hoisted; ints are cast)."""
+        return self.scalar(expr, DataType.INDEX, loc)
+
+    def scalar(self, expr, want: DataType | None = None, loc=None, name: str | None = None) -> Value:
+        """Emit the ops computing scalar ``expr`` and return its value.
+
+        ``want`` converts constants (and casts integer values) to that type; ``name`` names
+        the result of the top-level arithmetic op (default: a numbered temporary).
+        """
+        if isinstance(expr, bool):
+            expr = ConstBool(expr)
+        elif isinstance(expr, int):
+            expr = ConstInt(expr, want or DataType.INDEX)
+        elif isinstance(expr, float):
+            expr = ConstFloat(expr, want or DataType.FP32)
+        if isinstance(expr, ConstBool):
+            return self.const(expr.value, DataType.BOOL)
+        if isinstance(expr, ConstInt):
+            dtype = want if want is not None and not want.is_float else expr.dtype
+            if want is not None and want.is_float:
+                return self.const(float(expr.value), want)
+            return self.const(expr.value, dtype)
+        if isinstance(expr, ConstFloat):
+            return self.const(expr.value, want if want is not None and want.is_float
+                              else expr.dtype)
+        if isinstance(expr, Var):
+            value = self.scalars.get(expr)
+            if value is None:
+                raise CodegenError(
+                    f"scalar '{expr.name}' is used before codegen saw its definition", loc,
+                    hint="scalars must be kernel parameters, loop variables or assigned "
+                    "before use")
+            return self._cast(value, want, loc)
+        if isinstance(expr, BinOp):
+            return self._binop(expr, want, loc, name)
+        if isinstance(expr, UnaryOp):
+            return self._unary(expr, want, loc, name)
+        raise CodegenError(f"cannot lower scalar expression {describe(expr)} to PTO", loc,
+                           hint="only constants, scalar variables and + - * // % / "
+                           "comparisons and/or/not are supported")
+
+    def _cast(self, value: Value, want: DataType | None, loc) -> Value:
+        have = value.type.dtype if isinstance(value.type, ScalarType) else None
+        if want is None or have is None or have is want:
+            return value
+        if want.is_float or have.is_float or want is DataType.BOOL or have is DataType.BOOL:
+            raise CodegenError(f"scalar %{value.name} is {have.pto_name}, but "
+                               f"{want.pto_name} is needed here", loc,
+                               hint="convert the scalar explicitly in the DSL")
+        opcode = "arith.index_cast" if DataType.INDEX in (want, have) else (
+            "arith.extsi" if want.bits > have.bits else "arith.trunci")
+        result = Value(self.temp_name(), ScalarType(want))
+        self.emit(Instruction(opcode, results=(result,), ins=(value,), loc=loc))
+        return result
+
+    def _natural(self, expr) -> DataType | None:
+        if isinstance(expr, (ConstInt, ConstFloat)):
+            return None  # constants adapt to the other operand
+        if isinstance(expr, ConstBool):
+            return DataType.BOOL
+        ty = getattr(expr, "type", None)
+        if isinstance(ty, IrScalarType):
+            if isinstance(expr, BinOp):
+                a = self._natural(expr.lhs)
+                return a if a is not None else self._natural(expr.rhs)
+            return ty.dtype
+        return None
+
+    def _binop(self, expr: BinOp, want, loc, name) -> Value:
+        op = expr.op
+        if op in _CMP_PREDICATES:
+            dtype = self._natural(expr.lhs) or self._natural(expr.rhs) or DataType.INDEX
+            a = self.scalar(expr.lhs, dtype, loc)
+            b = self.scalar(expr.rhs, dtype, loc)
+            result = Value(name or self.temp_name(), ScalarType(DataType.BOOL))
+            if dtype.is_float:
+                pred = {"==": "oeq", "!=": "one", "<": "olt", "<=": "ole", ">": "ogt",
+                        ">=": "oge"}[op]
+                raise CodegenError(f"float comparison '{op}' ({pred}) has no PTO lowering in "
+                                   "ptoc yet", loc, hint="compare integer scalars")
+            self.emit(Instruction("arith.cmpi", results=(result,), ins=(a, b),
+                                  attrs=(("predicate", _CMP_PREDICATES[op]),), loc=loc))
+            return result
+        if op in ("and", "or"):
+            a = self.scalar(expr.lhs, DataType.BOOL, loc)
+            b = self.scalar(expr.rhs, DataType.BOOL, loc)
+            result = Value(name or self.temp_name(), ScalarType(DataType.BOOL))
+            self.emit(Instruction(_INT_BINOPS[op], results=(result,), ins=(a, b), loc=loc))
+            return result
+        dtype = want or self._natural(expr) or (
+            expr.lhs.dtype if isinstance(expr.lhs, (ConstInt, ConstFloat)) else DataType.INDEX)
+        table = _FLOAT_BINOPS if dtype.is_float else _INT_BINOPS
+        if op not in table:
+            raise CodegenError(f"scalar operator '{op}' on {dtype.pto_name} has no PTO lowering",
+                               loc, hint="use + - * // % on integers, + - * / on floats")
+        a = self.scalar(expr.lhs, dtype, loc)
+        b = self.scalar(expr.rhs, dtype, loc)
+        result = Value(name or self.temp_name(), ScalarType(dtype))
+        self.emit(Instruction(table[op], results=(result,), ins=(a, b), loc=loc))
+        return result
+
+    def _unary(self, expr: UnaryOp, want, loc, name) -> Value:
+        if expr.op == "not":
+            x = self.scalar(expr.operand, DataType.BOOL, loc)
+            result = Value(name or self.temp_name(), ScalarType(DataType.BOOL))
+            self.emit(Instruction("arith.xori", results=(result,),
+                                  ins=(x, self.const(True, DataType.BOOL)), loc=loc))
+            return result
+        dtype = want or self._natural(expr.operand) or DataType.INDEX
+        zero = self.const(0.0 if dtype.is_float else 0, dtype)
+        x = self.scalar(expr.operand, dtype, loc)
+        result = Value(name or self.temp_name(), ScalarType(dtype))
+        opcode = "arith.subf" if dtype.is_float else "arith.subi"
+        self.emit(Instruction(opcode, results=(result,), ins=(zero, x), loc=loc))
+        return result
+
+    # ---- tensors -----------------------------------------------------------------------
+    def _make_view(self, var: Var, ptr: Value) -> None:
+        ty: TensorType = var.type
+        loc = self.loc(var)
+        shape = [self.index(d, loc) for d in ty.shape]
+        strides: list[Value] = []
+        stride_exprs: list = [1]
+        for d in reversed(ty.shape[1:]):
+            prev = stride_exprs[-1]
+            if isinstance(prev, int) and isinstance(d, int):
+                stride_exprs.append(prev * d)
+            else:
+                stride_exprs.append(("mul", prev, d))
+        for s in reversed(stride_exprs):
+            if isinstance(s, int):
+                strides.append(self.const(s, DataType.INDEX))
+            else:
+                strides.append(self._dyn_stride(s, loc))
+        view = Value(self.names.derived(var.name, "_view"),
+                     TensorViewType(tuple(None for _ in ty.shape), ty.dtype))
+        self.emit(Instruction("pto.make_tensor_view", results=(view,), ins=(ptr,),
+                              attrs=(("shape", tuple(shape)), ("strides", tuple(strides)),
+                                     ("layout", EnumAttr("pto.layout", "nd"))), loc=loc))
+        self.tensors[var] = view
+
+    def _dyn_stride(self, s, loc) -> Value:
+        if isinstance(s, int):
+            return self.const(s, DataType.INDEX)
+        _, prev, d = s
+        a = self._dyn_stride(prev, loc)
+        b = self.index(d, loc)
+        result = Value(self.temp_name(), ScalarType(DataType.INDEX))
+        self.emit(Instruction("arith.muli", results=(result,), ins=(a, b), loc=loc))
+        return result
+
+    def tensor(self, expr, loc=None) -> Value:
+        """The tensor view a tensor-typed IR expression denotes."""
+        if isinstance(expr, Var) and expr in self.tensors:
+            return self.tensors[expr]
+        raise CodegenError(f"tensor {describe(expr)} is not a kernel parameter or a value derived "
+                           "from one", loc,
+                           hint="on-chip code can only read and write the kernel's DDR tensor "
+                           "parameters; tensors created inside a kernel are not supported")
+
+    # ---- tiles -------------------------------------------------------------------------
+    def tile(self, expr, loc=None) -> Value:
+        """The tile buffer a tile-typed IR expression denotes."""
+        if isinstance(expr, Var) and expr in self.tiles:
+            return self.tiles[expr]
+        raise CodegenError(f"tile {describe(expr)} is used before it has a buffer", loc,
+                           hint="define tiles with a tile op before using them")
+
+    def bind_tile(self, var: Var | None, value: Value) -> None:
+        if var is not None:
+            self.tiles[var] = value
+
+    def alloc_tile(self, var: Var, stmt_loc=None, *, name: str | None = None,
+                   addr_delta: int = 0) -> Value:
+        """Emit (or, without addresses, reuse) the ``pto.alloc_tile`` of tile ``var``."""
+        ty = var.type
+        if not isinstance(ty, TileType):
+            raise CodegenError(f"'{var.name}' should be a tile but has type {describe(ty)}",
+                               stmt_loc)
+        buf = tile_buf_type(ty, f"'{var.name}'", stmt_loc)
+        self.saw_spaces.add(buf.loc)
+        key = _memref_key(ty.memref, buf)
+        if not self.options.with_addresses and key is not None:
+            shared = self._shared.get(key)
+            if shared is not None and self._path[:len(shared[1])] == shared[1]:
+                self.tiles[var] = shared[0]
+                return shared[0]
+        name = name or self.names.var(var)
+        value = Value(name, buf)
+        attrs: list = []
+        if self.options.with_addresses:
+            addr = self._address(var, ty.memref, stmt_loc) + addr_delta
+            attrs.append(("addr", self.const(addr, DataType.INT64)))
+            self.buffer_key[value] = (buf.loc, addr)
+        else:
+            self.buffer_key[value] = key if key is not None else (buf.loc, name)
+            if key is not None:
+                self._shared[key] = (value, self._path)
+        vrow, vcol = valid_shape(ty)
+        attrs.append(("valid_row", self.index(vrow, stmt_loc)))
+        attrs.append(("valid_col", self.index(vcol, stmt_loc)))
+        self.emit(Instruction("pto.alloc_tile", results=(value,), attrs=tuple(attrs),
+                              loc=stmt_loc))
+        self.tiles[var] = value
+        return value
+
+    def _address(self, var: Var, memref: MemRef | None, loc) -> int:
+        if memref is None:
+            raise CodegenError(
+                f"tile '{var.name}' has no MemRef, so codegen has no address for it", loc,
+                hint="run InitMemRef, MemoryReuse and AllocateMemoryAddr first (PYPTO planner), "
+                "or generate with with_addresses=False for the PTOAS planner")
+        off = memref.offset
+        if not isinstance(off, ConstInt):
+            raise CodegenError(
+                f"tile '{var.name}' has MemRef offset {describe(off)}, not a constant address",
+                loc, hint="run AllocateMemoryAddr before codegen")
+        return off.value
+
+    def same_buffer(self, a: Value, b: Value) -> bool:
+        return a is b or a == b or (a in self.buffer_key and
+                                    self.buffer_key.get(a) == self.buffer_key.get(b))
+
+    def copy_tile(self, src: Value, dst: Value, loc) -> None:
+        """``pto.tmov`` of a whole tile between two buffers (used at loop/branch joins)."""
+        self.emit(Instruction("pto.tmov", ins=(src,), outs=(dst,), loc=loc))
+
+    # ---- statements --------------------------------------------------------------------
+    def stmt(self, s: Stmt) -> None:
+        if isinstance(s, SeqStmts):
+            for inner in s.stmts:
+                self.stmt(inner)
+        elif isinstance(s, AssignStmt):
+            self._assign(s)
+        elif isinstance(s, EvalStmt):
+            if not isinstance(s.expr, Call):
+                return  # a bare scalar expression has no effect
+            self._call(None, s.expr, s)
+        elif isinstance(s, ForStmt):
+            self._for(s)
+        elif isinstance(s, IfStmt):
+            self._if(s)
+        elif isinstance(s, ReturnStmt):
+            return  # tensors are written in place; the kernel returns nothing
+        elif isinstance(s, YieldStmt):
+            raise CodegenError("pl.yield_ outside a loop or branch body", self.loc(s))
+        else:  # pragma: no cover - the IR has no other statements
+            raise CodegenError(f"cannot lower statement {type(s).__name__}", self.loc(s))
+
+    def _assign(self, s: AssignStmt) -> None:
+        var, value = s.var, s.value
+        if isinstance(value, Call):
+            self._call(var, value, s)
+            return
+        if isinstance(value, Var):  # an alias: same buffer / view / scalar
+            if value in self.tiles:
+                self.tiles[var] = self.tiles[value]
+            elif value in self.tensors:
+                self.tensors[var] = self.tensors[value]
+            else:
+                self.scalars[var] = self.scalar(value, loc=self.loc(s))
+            return
+        if isinstance(var.type, IrScalarType):
+            if isinstance(value, (ConstInt, ConstFloat, ConstBool)):
+                self.scalars[var] = self.scalar(value, var.type.dtype, self.loc(s))
+            else:
+                self.scalars[var] = self.scalar(value, var.type.dtype, self.loc(s),
+                                                name=self.names.var(var))
+            return
+        raise CodegenError(f"cannot lower the assignment to '{var.name}' "
+                           f"({describe(value)})", self.loc(s))
+
+    def _call(self, var: Var | None, call: Call, s: Stmt) -> None:
+        from ptoc.codegen.tile_ops import lower_call  # noqa: PLC0415 - mutual helpers
+
+        lower_call(self, var, call, s)
+
+    def _for(self, s: ForStmt) -> None:
+        loc = self.loc(s)
+        lower = self.index(s.start, loc)
+        upper = self.index(s.stop, loc)
+        step = self.index(s.step, loc)
+        iv = Value(self.names.var(s.loop_var), ScalarType(DataType.INDEX))
+        self.scalars[s.loop_var] = iv
+        carried: list[tuple[Value, Value]] = []
+        scalar_iters: list[IterArg] = []
+        for ia in s.iter_args:
+            if isinstance(ia.type, TileType):
+                self.tiles[ia] = self.tile(ia.init, loc)
+            elif isinstance(ia.type, TensorType):
+                self.tensors[ia] = self.tensor(ia.init, loc)
+            else:
+                init = self.scalar(ia.init, ia.type.dtype, loc)
+                arg = Value(self.names.var(ia), init.type)
+                self.scalars[ia] = arg
+                carried.append((arg, init))
+                scalar_iters.append(ia)
+        body_ops: list[Op] = []
+        with self.region(body_ops):
+            yielded = self._body(s.body)
+            yield_values = self._join(s.iter_args, yielded, [self.tiles.get(ia) for ia in
+                                                             s.iter_args], loc)
+            if carried:
+                self.emit(YieldOp(tuple(yield_values)))
+        results = []
+        for ia, rv in zip(s.iter_args, s.return_vars):
+            if isinstance(ia.type, TileType):
+                self.tiles[rv] = self.tiles[ia]
+            elif isinstance(ia.type, TensorType):
+                self.tensors[rv] = self.tensors[ia]
+            else:
+                result = Value(self.names.var(rv), self.scalars[ia].type)
+                self.scalars[rv] = result
+                results.append(result)
+        self.emit(ForOp(iv=iv, lower=lower, upper=upper, step=step, body=tuple(body_ops),
+                        iter_args=tuple(carried), results=tuple(results)))
+
+    def _body(self, body: SeqStmts) -> tuple[Expr, ...]:
+        """Emit a loop/branch body; returns the values its trailing yield names."""
+        stmts = list(body.stmts)
+        yielded: tuple[Expr, ...] = ()
+        if stmts and isinstance(stmts[-1], YieldStmt):
+            yielded = stmts.pop().values
+        for inner in stmts:
+            self.stmt(inner)
+        return yielded
+
+    def _join(self, targets, yielded, tile_slots, loc) -> list[Value]:
+        """Scalar yield values; tile values that are not already in their slot are moved."""
+        values: list[Value] = []
+        for target, value, slot in zip(targets, yielded, tile_slots):
+            if isinstance(target.type, TileType):
+                src = self.tile(value, loc)
+                if slot is not None and not self.same_buffer(src, slot):
+                    self.copy_tile(src, slot, loc)
+            elif isinstance(target.type, TensorType):
+                continue
+            else:
+                values.append(self.scalar(value, target.type.dtype, loc))
+        return values
+
+    def _if(self, s: IfStmt) -> None:
+        loc = self.loc(s)
+        cond = self.scalar(s.cond, DataType.BOOL, loc)
+        slots = [self.tiles.get(rv) if isinstance(rv.type, TileType) else None
+                 for rv in s.return_vars]
+        then_ops: list[Op] = []
+        else_ops: list[Op] = []
+        scalar_results = [rv for rv in s.return_vars
+                          if not isinstance(rv.type, (TileType, TensorType))]
+        with self.region(then_ops):
+            y = self._body(s.then_body)
+            vals = self._join(s.return_vars, y, slots, loc)
+            self._bind_tensor_results(s.return_vars, y)
+            if scalar_results:
+                self.emit(YieldOp(tuple(vals)))
+        if s.else_body is not None:
+            with self.region(else_ops):
+                y = self._body(s.else_body)
+                vals = self._join(s.return_vars, y, slots, loc)
+                if scalar_results:
+                    self.emit(YieldOp(tuple(vals)))
+        results = []
+        for rv in scalar_results:
+            result = Value(self.names.var(rv), ScalarType(rv.type.dtype))
+            self.scalars[rv] = result
+            results.append(result)
+        self.emit(IfOp(cond=cond, then_body=tuple(then_ops), else_body=tuple(else_ops),
+                       results=tuple(results), has_else=s.else_body is not None))
+
+    def _bind_tensor_results(self, return_vars, yielded) -> None:
+        for rv, value in zip(return_vars, yielded):
+            if isinstance(rv.type, TensorType):
+                self.tensors[rv] = self.tensor(value)
+
+    # ---- pre-passes --------------------------------------------------------------------
+    def _prename_tiles(self, body: SeqStmts) -> None:
+        """Name tile variables in program order before emitting (see ``ptoc.codegen.names``)."""
+        for s in body.stmts:
+            if isinstance(s, AssignStmt) and isinstance(s.value, Call) \
+                    and isinstance(s.var.type, TileType):
+                self.names.var(s.var)
+            elif isinstance(s, ForStmt):
+                self._prename_tiles(s.body)
+            elif isinstance(s, IfStmt):
+                self._prename_tiles(s.then_body)
+                if s.else_body is not None:
+                    self._prename_tiles(s.else_body)
+                for rv in s.return_vars:
+                    if isinstance(rv.type, TileType):
+                        self.names.var(rv)
+            elif isinstance(s, SeqStmts):
+                self._prename_tiles(s)
+
+    def _hoist_branch_results(self, body: SeqStmts) -> None:
+        """Allocate the tile results of every run-time ``if`` at the top of the kernel."""
+        for s in body.stmts:
+            if isinstance(s, ForStmt):
+                self._hoist_branch_results(s.body)
+            elif isinstance(s, IfStmt):
+                self._hoist_branch_results(s.then_body)
+                if s.else_body is not None:
+                    self._hoist_branch_results(s.else_body)
+                for rv in s.return_vars:
+                    if isinstance(rv.type, TileType):
+                        self.alloc_tile(rv, self.loc(self.source))
+            elif isinstance(s, SeqStmts):
+                self._hoist_branch_results(s)
+
+    def _kernel_kind(self) -> str:
+        ft = self.fn.func_type
+        if ft is FunctionType.AIC:
+            return "cube"
+        if ft is FunctionType.AIV:
+            return "vector"
+        cube = any(sp in _CUBE_SPACES for sp in self.saw_spaces)
+        vec = MemorySpace.Vec in self.saw_spaces
+        if cube and vec:
+            raise CodegenError(
+                f"InCore kernel '{self.fn.name}' uses both cube buffers and Vec tiles; one PTO "
+                "kernel runs on one core type", self.loc(self.source),
+                hint="split it into an AIC and an AIV function (ExpandMixedKernel) first")
+        return "cube" if cube else "vector"
+
+
+def _memref_key(memref: MemRef | None, buf: TileBufType):
+    if memref is None:
+        return None
+    off = memref.offset.value if isinstance(memref.offset, ConstInt) else id(memref.offset)
+    base = memref.base if isinstance(memref.base, str) else id(memref.base)
+    return (base, off, buf)
+
+
+def _all_hints(fn: Function) -> set[str]:
+    from ptoc.ir.visitor import IRVisitor  # noqa: PLC0415
+
+    names: set[str] = set()
+
+    class _Collect(IRVisitor):
+        def visit_def(self, var):
+            names.add(var.name)
+
+    _Collect().visit(fn)
+    return names
+
+
+__all__ = ["CodegenError", "CodegenOptions", "KernelEmitter"]

@@ -1,0 +1,355 @@
+"""Lowering of each tile op to PTO instructions (one function per op family).
+
+Every lowering follows PyPTO's destination-passing form: the result tile's ``pto.alloc_tile``
+comes first (at the statement's location), then the operand arithmetic, then the op itself (at
+the call's location) writing into that buffer through ``outs(...)``.
+
+    tile.load          alloc; partition_view of the source tensor; tload
+    tile.store         partition_view of the destination tensor; tstore (Acc -> GM is the
+                       FIXPIPE drain, Vec/Mat -> GM runs on MTE3). Dynamic offsets are clamped
+                       at zero with ``arith.maxsi`` as PyPTO does.
+    tile.extract       alloc; textract ins(src, row, col)
+    tile.move          alloc; tmov ins(src)
+    tile.matmul        alloc; tmatmul ins(lhs, rhs)
+    tile.matmul_acc    tmatmul.acc ins(acc, lhs, rhs) outs(acc) — in place on the accumulator.
+                       With ``init_cond`` (a run-time flag): scf.if cond { tmatmul ins(lhs, rhs)
+                       outs(acc) } else { tmatmul.acc ... } — the same shape PyPTO's own passes
+                       give a K loop (see AutoTileMatmulL0's first-iteration ``if``), and a
+                       decided condition keeps only one arm.
+    tile.matmul_bias   alloc; tmatmul.bias ins(lhs, rhs, bias)
+    tile.assemble      Acc/Vec -> Mat: tinsert ins(src, row, col) outs(target), in place
+    tile.cast          alloc; tcvt ins(src) {rmode = #pto.round_mode<mode>}
+    tile.create        alloc only (the buffer's contents are whatever is there)
+    tile.full          alloc; texpands ins(value)
+    tile.slice         an alias: alloc at the parent's address plus the byte offset of the
+                       window (row-major Vec tiles whose window is contiguous; PYPTO planner)
+    tile.alloc         nothing (MemRef bases have no PTO form; tiles carry their addresses)
+    vector ops         alloc; t<op> ins(operands) — see the tables below
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from ptoc.dtypes import DataType, MemorySpace
+from ptoc.ir.nodes import Call, ConstBool, ConstInt, ListExpr, Stmt, Var
+from ptoc.ir.types import MemRef, TensorType
+from ptoc.ops import get_op, has_op
+from ptoc.pto.model import EnumAttr, IfOp, Instruction, PartitionViewType, ScalarType, Value
+
+from ptoc.codegen.emitter import CodegenError, KernelEmitter, describe
+from ptoc.codegen.tile_types import valid_shape
+
+
+@dataclass(frozen=True)
+class Site:
+    """Where a call is: ``stmt`` locates its allocation, ``op`` the instructions."""
+
+    stmt: object
+    op: object
+    call: Call
+
+
+def lower_call(em: KernelEmitter, var: Var | None, call: Call, stmt: Stmt) -> None:
+    """Emit the PTO for ``var = call`` (``var`` is None for an expression statement)."""
+    site = Site(em.loc(stmt, call), em.loc(call, stmt), call)
+    if call.is_function:
+        raise CodegenError(f"kernel calls function '{call.op}'; PTO kernels cannot call other "
+                           "functions", site.op, hint="inline it, or call both from the "
+                           "orchestration function")
+    if call.op.startswith("tensor."):
+        raise CodegenError(
+            f"tensor-level op {call.op} is still in the kernel at codegen", site.op,
+            hint="run ConvertTensorToTileOps (the default pass pipeline does) so that it "
+            "becomes tile loads, tile ops and stores")
+    lower = _LOWERINGS.get(call.op)
+    if lower is None:
+        raise CodegenError(f"{call.op} has no PTO lowering in ptoc", site.op,
+                           hint="supported: " + ", ".join(sorted(_LOWERINGS)))
+    args = get_op(call.op).bind(tuple(call.args), dict(call.kwargs), call.loc)
+    lower(em, var, args, site)
+
+
+# ---- helpers ---------------------------------------------------------------------------------
+
+def _items(expr) -> tuple:
+    if isinstance(expr, ListExpr):
+        return expr.items
+    if isinstance(expr, (list, tuple)):
+        return tuple(expr)
+    return (expr,)
+
+
+def _static(expr) -> int | None:
+    if isinstance(expr, int):
+        return expr
+    return expr.value if isinstance(expr, ConstInt) else None
+
+
+def _name_of(expr) -> str:
+    return expr.name if isinstance(expr, Var) else "t"
+
+
+def _need_result(var, call_op: str, site: Site) -> Var:
+    if var is None:
+        raise CodegenError(f"the result of {call_op} must be assigned to a variable", site.op)
+    return var
+
+
+def _check_space(em, value: Value, allowed, what: str, site: Site, fix: str) -> None:
+    if value.type.loc not in allowed:
+        names = "/".join(f"pl.Mem.{s.value}" for s in allowed)
+        raise CodegenError(f"{what} %{value.name} is in pl.Mem.{value.type.loc.value}, but PTO "
+                           f"needs it in {names}", site.op, hint=fix)
+
+
+def _same_memref(a: MemRef | None, b: MemRef | None) -> bool:
+    if a is None or b is None:
+        return True
+    same_base = a.base is b.base or (isinstance(a.base, str) and a.base == b.base)
+    ao, bo = _static(a.offset), _static(b.offset)
+    return same_base and ao is not None and ao == bo
+
+
+def _pview(em: KernelEmitter, tensor_expr, offsets, sizes, site: Site, *, clamp: bool) -> Value:
+    view = em.tensor(tensor_expr, site.op)
+    offs = []
+    for o in offsets:
+        v = em.index(o, site.op)
+        if clamp and _static(o) is None:
+            clamped = Value(em.temp_name(), ScalarType(DataType.INDEX))
+            em.emit(Instruction("arith.maxsi", results=(clamped,),
+                                ins=(v, em.const(0, DataType.INDEX)), loc=site.op))
+            v = clamped
+        offs.append(v)
+    size_values = tuple(em.index(d, site.op) for d in sizes)
+    shape = tuple(_static(d) for d in sizes)
+    result = Value(em.names.derived(_name_of(tensor_expr), "_pview"),
+                   PartitionViewType(shape, view.type.dtype))
+    em.emit(Instruction("pto.partition_view", results=(result,), ins=(view,),
+                        attrs=(("offsets", tuple(offs)), ("sizes", size_values)), loc=site.op))
+    return result
+
+
+# ---- data movement -------------------------------------------------------------------------
+
+def _load(em, var, a, site):
+    var = _need_result(var, "tile.load", site)
+    dst = em.alloc_tile(var, site.stmt)
+    pview = _pview(em, a["tensor"], _items(a["offsets"]), _items(a["shapes"]), site, clamp=False)
+    em.emit(Instruction("pto.tload", ins=(pview,), outs=(dst,), loc=site.op))
+
+
+def _store(em, var, a, site):
+    src = em.tile(a["tile"], site.op)
+    _check_space(em, src, (MemorySpace.Acc, MemorySpace.Vec, MemorySpace.Mat), "stored tile",
+                 site, "move the tile to Vec (or drain the Acc) before storing it")
+    if var is not None:
+        em.names.var(var)  # PyPTO names the result (a duplicate name costs a number)
+    out = a["output_tensor"]
+    rank = len(out.type.shape) if isinstance(getattr(out, "type", None), TensorType) else 2
+    if a.get("shapes") is not None:
+        sizes = _items(a["shapes"])
+    else:
+        sizes = (1,) * (rank - 2) + tuple(valid_shape(a["tile"].type))
+    pview = _pview(em, out, _items(a["offsets"]), sizes, site, clamp=True)
+    em.emit(Instruction("pto.tstore", ins=(src,), outs=(pview,), loc=site.op))
+    if var is not None:
+        em.tensors[var] = em.tensor(out, site.op)
+
+
+def _extract(em, var, a, site):
+    var = _need_result(var, "tile.extract", site)
+    dst = em.alloc_tile(var, site.stmt)
+    src = em.tile(a["src"], site.op)
+    row = em.index(a["index_row"], site.op)
+    col = em.index(a["index_col"], site.op)
+    em.emit(Instruction("pto.textract", ins=(src, row, col), outs=(dst,), loc=site.op))
+
+
+def _move(em, var, a, site):
+    var = _need_result(var, "tile.move", site)
+    dst = em.alloc_tile(var, site.stmt)
+    src = em.tile(a["tile"], site.op)
+    em.emit(Instruction("pto.tmov", ins=(src,), outs=(dst,), loc=site.op))
+
+
+def _create(em, var, a, site):
+    em.alloc_tile(_need_result(var, "tile.create", site), site.stmt)
+
+
+def _alloc(em, var, a, site):
+    return None  # a MemRef base: tiles carry their own addresses
+
+
+def _full(em, var, a, site):
+    var = _need_result(var, "tile.full", site)
+    dst = em.alloc_tile(var, site.stmt)
+    value = em.scalar(a["value"], dst.type.dtype, site.op)
+    em.emit(Instruction("pto.texpands", ins=(value,), outs=(dst,), loc=site.op))
+
+
+def _slice(em, var, a, site):
+    var = _need_result(var, "tile.slice", site)
+    parent = em.tile(a["x"], site.op)
+    ptype = parent.type
+    if not em.options.with_addresses:
+        raise CodegenError(
+            f"tile.slice '{var.name}' aliases part of %{parent.name}; without addresses "
+            "(PTOAS planner) PTO has no way to say so", site.op,
+            hint="use the PYPTO planner, or tile.extract / a separate load")
+    offs = [_static(o) for o in _items(a["offset"])]
+    rows, cols = var.type.shape[-2:] if len(var.type.shape) >= 2 else (1, var.type.shape[0])
+    if None in offs:
+        raise CodegenError(f"tile.slice '{var.name}' has a dynamic offset; an alias needs a "
+                           "constant one", site.op, hint="use constant slice offsets")
+    r0, c0 = (offs + [0, 0])[:2] if len(offs) >= 2 else (0, offs[0])
+    contiguous = (ptype.loc is MemorySpace.Vec and ptype.blayout == "row_major"
+                  and (cols == ptype.cols or rows == 1))
+    if not contiguous:
+        raise CodegenError(
+            f"tile.slice '{var.name}' ({rows}x{cols} at [{r0}, {c0}]) of %{parent.name} "
+            f"({ptype.rows}x{ptype.cols}, {ptype.loc.value}) is not one contiguous byte range",
+            site.op, hint="slice whole rows of a row-major Vec tile, or copy with tile.extract")
+    base = em.buffer_key[parent][1]
+    delta = (r0 * ptype.cols + c0) * ptype.dtype.nbytes
+    mine = _static(var.type.memref.offset) if var.type.memref is not None else None
+    em.alloc_tile(var, site.stmt, addr_delta=(base + delta) - (mine if mine is not None else 0))
+
+
+def _assemble(em, var, a, site):
+    target = em.tile(a["target"], site.op)
+    source = em.tile(a["source"], site.op)
+    offs = _items(a["offset"])
+    if target.type.loc is not MemorySpace.Mat or source.type.loc not in (MemorySpace.Acc,
+                                                                         MemorySpace.Vec):
+        raise CodegenError(
+            f"tile.assemble of a {source.type.loc.value} tile into a {target.type.loc.value} "
+            "tile needs pto.subview + tmov, which ptoc does not emit yet", site.op,
+            hint="assemble Acc results into a Mat scratch tile (tinsert), or store to DDR")
+    row = em.index(offs[0] if len(offs) > 1 else 0, site.op)
+    col = em.index(offs[-1], site.op)
+    em.emit(Instruction("pto.tinsert", ins=(source, row, col), outs=(target,), loc=site.op))
+    if var is not None:
+        if not _same_memref(var.type.memref, a["target"].type.memref):
+            raise CodegenError(f"tile.assemble result '{var.name}' is not in the target's buffer",
+                               site.op, hint="InitMemRef makes assemble write its target in place")
+        em.bind_tile(var, target)
+
+
+# ---- cube ------------------------------------------------------------------------------------
+
+_CUBE_FIX = "move operands with tile.move/tile.extract into Left/Right (InferTileMemorySpace)"
+
+
+def _operands(em, a, site):
+    lhs = em.tile(a["lhs"], site.op)
+    rhs = em.tile(a["rhs"], site.op)
+    _check_space(em, lhs, (MemorySpace.Left,), "matmul lhs", site, _CUBE_FIX)
+    _check_space(em, rhs, (MemorySpace.Right,), "matmul rhs", site, _CUBE_FIX)
+    return lhs, rhs
+
+
+def _matmul(em, var, a, site):
+    var = _need_result(var, "tile.matmul", site)
+    dst = em.alloc_tile(var, site.stmt)
+    lhs, rhs = _operands(em, a, site)
+    em.emit(Instruction("pto.tmatmul", ins=(lhs, rhs), outs=(dst,), loc=site.op))
+
+
+def _matmul_acc(em, var, a, site):
+    acc_expr = a["acc"]
+    acc = em.tile(acc_expr, site.op)
+    if var is not None and not _same_memref(var.type.memref, acc_expr.type.memref):
+        dst = em.alloc_tile(var, site.stmt)  # out of place: a fresh accumulator
+    else:
+        dst = acc
+        em.bind_tile(var, acc)
+    lhs, rhs = _operands(em, a, site)
+    cond = a.get("init_cond")
+    fresh = Instruction("pto.tmatmul", ins=(lhs, rhs), outs=(dst,), loc=site.op)
+    accumulate = Instruction("pto.tmatmul.acc", ins=(acc, lhs, rhs), outs=(dst,), loc=site.op)
+    if cond is None:
+        em.emit(accumulate)
+        return
+    if isinstance(cond, bool):
+        cond = ConstBool(cond)
+    from ptoc.codegen.simplify import decide  # noqa: PLC0415
+
+    known = decide(cond, {})
+    if known is not None:
+        em.emit(fresh if known else accumulate)
+        return
+    flag = em.scalar(cond, DataType.BOOL, site.op)
+    em.emit(IfOp(cond=flag, then_body=(fresh,), else_body=(accumulate,), has_else=True))
+
+
+def _matmul_bias(em, var, a, site):
+    var = _need_result(var, "tile.matmul_bias", site)
+    dst = em.alloc_tile(var, site.stmt)
+    lhs, rhs = _operands(em, a, site)
+    bias = em.tile(a["bias"], site.op)
+    _check_space(em, bias, (MemorySpace.Bias,), "matmul bias", site,
+                 "move the bias row into pl.Mem.Bias first")
+    em.emit(Instruction("pto.tmatmul.bias", ins=(lhs, rhs, bias), outs=(dst,), loc=site.op))
+
+
+# ---- vector ----------------------------------------------------------------------------------
+
+_BINARY = {"tile.add": "pto.tadd", "tile.sub": "pto.tsub", "tile.mul": "pto.tmul",
+           "tile.div": "pto.tdiv", "tile.maximum": "pto.tmax", "tile.minimum": "pto.tmin"}
+_TILE_SCALAR = {"tile.adds": "pto.tadds", "tile.subs": "pto.tsubs", "tile.muls": "pto.tmuls",
+                "tile.divs": "pto.tdivs", "tile.maxs": "pto.tmaxs", "tile.mins": "pto.tmins"}
+_UNARY = {"tile.exp": "pto.texp", "tile.neg": "pto.tneg", "tile.relu": "pto.trelu",
+          "tile.log": "pto.tlog", "tile.sqrt": "pto.tsqrt", "tile.rsqrt": "pto.trsqrt",
+          "tile.recip": "pto.trecip", "tile.abs": "pto.tabs"}
+_ROW_REDUCE = {"tile.row_max": "pto.trowmax", "tile.row_sum": "pto.trowsum",
+               "tile.row_min": "pto.trowmin"}
+_ROW_EXPAND = {"tile.row_expand_sub": "pto.trowexpandsub",
+               "tile.row_expand_div": "pto.trowexpanddiv",
+               "tile.row_expand_mul": "pto.trowexpandmul",
+               "tile.row_expand_add": "pto.trowexpandadd",
+               "tile.row_expand_expdif": "pto.trowexpandexpdif"}
+
+
+def _vector(opcode: str, operand_names: tuple[str, ...], scalar_name: str | None = None):
+    def lower(em, var, a, site):
+        var = _need_result(var, opcode, site)
+        dst = em.alloc_tile(var, site.stmt)
+        ins = [em.tile(a[n], site.op) for n in operand_names]
+        if scalar_name is not None:
+            ins.append(em.scalar(a[scalar_name], dst.type.dtype, site.op))
+        em.emit(Instruction(opcode, ins=tuple(ins), outs=(dst,), loc=site.op))
+    return lower
+
+
+def _cast(em, var, a, site):
+    var = _need_result(var, "tile.cast", site)
+    dst = em.alloc_tile(var, site.stmt)
+    src = em.tile(a["x"], site.op)
+    mode = a.get("mode") or "round"
+    mode = getattr(mode, "value", mode)
+    em.emit(Instruction("pto.tcvt", ins=(src,), outs=(dst,),
+                        attrs=(("rmode", EnumAttr("pto.round_mode", str(mode))),), loc=site.op))
+
+
+_LOWERINGS: dict[str, Callable] = {
+    "tile.load": _load, "tile.store": _store, "tile.extract": _extract, "tile.move": _move,
+    "tile.create": _create, "tile.alloc": _alloc, "tile.full": _full, "tile.slice": _slice,
+    "tile.assemble": _assemble, "tile.matmul": _matmul, "tile.matmul_acc": _matmul_acc,
+    "tile.matmul_bias": _matmul_bias, "tile.cast": _cast,
+}
+_LOWERINGS.update({k: _vector(v, ("lhs", "rhs")) for k, v in _BINARY.items()})
+_LOWERINGS.update({k: _vector(v, ("lhs",), "rhs") for k, v in _TILE_SCALAR.items()})
+_LOWERINGS.update({k: _vector(v, ("x",)) for k, v in _UNARY.items()})
+_LOWERINGS.update({k: _vector(v, ("x", "tmp")) for k, v in _ROW_REDUCE.items()})
+_LOWERINGS.update({k: _vector(v, ("x", "row_vec")) for k, v in _ROW_EXPAND.items()})
+
+# Only ops the registry knows can appear in IR; the tables above also name their siblings so a
+# newly registered op lowers without touching this file.
+_LOWERINGS = {k: v for k, v in _LOWERINGS.items() if has_op(k)}
+
+SUPPORTED_OPS = tuple(sorted(_LOWERINGS))
+
+__all__ = ["SUPPORTED_OPS", "lower_call"]

@@ -1,0 +1,88 @@
+"""IR tile/tensor types -> PTO buffer types (``!pto.tile_buf<...>``, views, pointers).
+
+A PTO ``tile_buf`` spells out what the IR leaves implicit: the block/scatter layout and the
+fractal box of the buffer, which follow from the memory space (the cube's operand formats,
+hw-model.md §1.4) unless the IR's ``pl.TileView`` says otherwise. The defaults below are the
+ones PyPTO's own kernels show:
+
+    space   blayout     slayout     fractal
+    Mat     col_major   row_major   512      (NZ: 16 x 32-byte boxes, column of boxes first)
+    Left    col_major   row_major   512      (PyPTO's passes usually stamp blayout=row_major)
+    Right   row_major   col_major   512      (ZN)
+    Acc     col_major   row_major   1024     (16 x 16 fp32 boxes)
+    Vec     row_major   none_box    512      (plain row-major UB tile)
+    Bias    row_major   none_box    512
+
+The valid extents are always emitted as operands of ``pto.alloc_tile`` (``v_row=?``), as
+PyPTO does, so one type serves tiles whose valid region is only known at run time.
+"""
+
+from __future__ import annotations
+
+from ptoc.dtypes import MemorySpace
+from ptoc.errors import PtocError
+from ptoc.ir.types import TileLayout, TileType
+from ptoc.pto.model import TileBufType
+
+_DEFAULTS: dict[MemorySpace, tuple[str, str, int]] = {
+    MemorySpace.Mat: ("col_major", "row_major", 512),
+    MemorySpace.Left: ("col_major", "row_major", 512),
+    MemorySpace.Right: ("row_major", "col_major", 512),
+    MemorySpace.Acc: ("col_major", "row_major", 1024),
+    MemorySpace.Vec: ("row_major", "none_box", 512),
+    MemorySpace.Bias: ("row_major", "none_box", 512),
+}
+
+
+def _layout_name(value) -> str:
+    if isinstance(value, TileLayout):
+        return value.value
+    return str(value)
+
+
+def static_2d(shape, what: str, loc=None) -> tuple[int, int]:
+    """``shape`` as (rows, cols): 1-D shapes are one row; every dim must be a static int."""
+    dims = tuple(shape)
+    if not all(isinstance(d, int) for d in dims):
+        raise PtocError(f"{what} has a dynamic shape {list(dims)}; PTO tile buffers need a "
+                        "static physical shape", loc,
+                        hint="give the tile a static shape and narrow it with valid_shape")
+    if len(dims) == 1:
+        return 1, dims[0]
+    if len(dims) == 2:
+        return dims[0], dims[1]
+    if len(dims) > 2 and all(d == 1 for d in dims[:-2]):
+        return dims[-2], dims[-1]
+    raise PtocError(f"{what} has shape {list(dims)}; PTO tiles are 2-D", loc,
+                    hint="reshape the tile to 2-D before codegen")
+
+
+def tile_buf_type(ty: TileType, what: str, loc=None) -> TileBufType:
+    """The ``!pto.tile_buf`` of an IR tile type (``what`` names the variable for errors)."""
+    space = ty.memory_space
+    if space is None or space is MemorySpace.DDR:
+        raise PtocError(f"tile {what} has no on-chip memory space at codegen", loc,
+                        hint="run InferTileMemorySpace before codegen")
+    rows, cols = static_2d(ty.shape, f"tile {what}", loc)
+    blayout, slayout, fractal = _DEFAULTS[space]
+    pad = 0
+    view = ty.view
+    if view is not None:
+        blayout = _layout_name(view.get("blayout", blayout))
+        slayout = _layout_name(view.get("slayout", slayout))
+        fractal = int(view.get("fractal", fractal))
+        pad_value = view.get("pad", 0)
+        pad = pad_value if isinstance(pad_value, int) else 0
+    return TileBufType(loc=space, dtype=ty.dtype, rows=rows, cols=cols, v_row=None, v_col=None,
+                       blayout=blayout, slayout=slayout, fractal=fractal, pad=pad)
+
+
+def valid_shape(ty: TileType) -> tuple:
+    """The valid extents of a tile: ``TileView(valid_shape=...)`` when given, else its shape."""
+    if ty.view is not None:
+        vs = ty.view.get("valid_shape")
+        if vs is not None:
+            items = getattr(vs, "items", vs)
+            return tuple(items) if len(tuple(items)) != 1 else (1, tuple(items)[0])
+    dims = tuple(ty.shape)
+    return (1, dims[0]) if len(dims) == 1 else dims[-2:]
