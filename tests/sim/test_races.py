@@ -1,0 +1,152 @@
+"""The vector-clock race checker equals a brute-force happens-before closure."""
+
+from __future__ import annotations
+
+import itertools
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ptoc.backend import QUEUE_PIPES, Pipe
+from ptoc.sim.instr import BARRIER, SET, WAIT, WORK, Access, Instr
+from ptoc.sim.races import find_races
+from ptoc.sim.schedule import schedule
+
+PAIRS = [(s, d) for s in QUEUE_PIPES for d in QUEUE_PIPES if s is not d]
+
+
+@st.composite
+def programs(draw):
+    """Random straight-line programs: work ops touching byte ranges of two buffers, flag
+    pairs (a fresh flag per pair, so never a double set) and PIPE_ALL barriers."""
+    steps = draw(st.integers(2, 40))
+    prog, open_flags, next_flag = [], [], 0
+    for _ in range(steps):
+        choice = draw(st.sampled_from(["work", "work", "work", "set", "wait", "barrier"]))
+        if choice == "set" and next_flag < len(PAIRS) * 8:
+            src, dst = PAIRS[next_flag % len(PAIRS)]
+            flag = (src, dst, next_flag // len(PAIRS))
+            next_flag += 1
+            prog.append(("set", src, flag))
+            open_flags.append(flag)
+        elif choice == "wait" and open_flags:
+            flag = open_flags.pop(draw(st.integers(0, len(open_flags) - 1)))
+            prog.append(("wait", flag[1], flag))
+        elif choice == "barrier" and draw(st.integers(0, 3)) == 0:
+            prog.append(("barrier", Pipe.PIPE_ALL, None))
+        else:
+            pipe = draw(st.sampled_from(QUEUE_PIPES))
+            buf = draw(st.sampled_from(["Mat", "Acc"]))
+            lo = draw(st.integers(0, 12)) * 32
+            hi = lo + draw(st.integers(1, 4)) * 32
+            write = draw(st.booleans())
+            cost = draw(st.integers(1, 50))
+            prog.append(("work", pipe, (buf, lo, hi, write, cost)))
+    for flag in open_flags:
+        prog.append(("wait", flag[1], flag))
+    return prog
+
+
+def build(prog, cost_scale=1):
+    instrs = []
+    for i, (kind, pipe, data) in enumerate(prog):
+        if kind == "work":
+            buf, lo, hi, write, cost = data
+            acc = (Access(buf, lo, hi),)
+            instrs.append(Instr(i, pipe, WORK, f"w{i}", None, cost * cost_scale,
+                                reads=() if write else acc, writes=acc if write else (),
+                                static_id=i, line=i))
+        else:
+            k = {"set": SET, "wait": WAIT, "barrier": BARRIER}[kind]
+            instrs.append(Instr(i, pipe, k, kind, None, 0, flag=data, static_id=i, line=i))
+    return instrs
+
+
+def brute_force(instrs, sch):
+    n = len(instrs)
+    succ = {i: set() for i in range(n)}
+    last = {}
+    for ins in instrs:
+        if ins.kind == BARRIER:
+            for j in range(ins.seq):
+                succ[j].add(ins.seq)
+            for j in range(ins.seq + 1, n):
+                succ[ins.seq].add(j)
+            continue
+        if ins.pipe in last:
+            succ[last[ins.pipe]].add(ins.seq)
+        last[ins.pipe] = ins.seq
+    for wait, set_ in sch.matched_set.items():
+        succ[set_].add(wait)
+    reach = {}
+    for i in range(n):
+        seen, stack = set(), [i]
+        while stack:
+            for j in succ[stack.pop()]:
+                if j not in seen:
+                    seen.add(j)
+                    stack.append(j)
+        reach[i] = seen
+    races = set()
+    work = [x for x in instrs if x.kind == WORK]
+    for a, b in itertools.combinations(work, 2):
+        for acc_a, wa in [(x, False) for x in a.reads] + [(x, True) for x in a.writes]:
+            for acc_b, wb in [(x, False) for x in b.reads] + [(x, True) for x in b.writes]:
+                if (wa or wb) and acc_a.overlaps(acc_b) and b.seq not in reach[a.seq] \
+                        and a.seq not in reach[b.seq]:
+                    races.add((a.seq, b.seq))
+    return races
+
+
+@settings(max_examples=200, deadline=None)
+@given(programs())
+def test_vector_clocks_match_brute_force_happens_before(prog):
+    instrs = build(prog)
+    sch = schedule(instrs)
+    found = {(r.first_seq, r.second_seq) for r in find_races(instrs, sch)}
+    assert found == brute_force(instrs, sch)
+
+
+@settings(max_examples=100, deadline=None)
+@given(programs())
+def test_races_do_not_depend_on_costs(prog):
+    one = build(prog, 1)
+    other = build(prog, 7)
+    r1 = {(r.kind, r.first_seq, r.second_seq) for r in find_races(one, schedule(one))}
+    r2 = {(r.kind, r.first_seq, r.second_seq) for r in find_races(other, schedule(other))}
+    assert r1 == r2
+
+
+def test_race_report_names_both_instructions_buffer_and_bytes():
+    a = Instr(0, Pipe.PIPE_MTE2, WORK, "pto.tload", None, 10, writes=(Access("Mat", 0, 512),),
+              static_id=0, line=7)
+    b = Instr(1, Pipe.PIPE_MTE1, WORK, "pto.textract", None, 10,
+              reads=(Access("Mat", 256, 1024),), static_id=1, line=9)
+    races = find_races([a, b], schedule([a, b]))
+    assert len(races) == 1
+    r = races[0]
+    assert (r.kind, r.buffer, r.lo, r.hi) == ("RAW", "Mat", 256, 512)
+    text = str(r)
+    assert "pto.tload" in text and "pto.textract" in text
+    assert "line 7" in text and "line 9" in text and "[256, 512)" in text
+
+
+def test_same_pipe_order_and_flags_order_accesses():
+    w = Instr(0, Pipe.PIPE_MTE2, WORK, "w", None, 5, writes=(Access("Mat", 0, 64),), static_id=0)
+    w2 = Instr(1, Pipe.PIPE_MTE2, WORK, "w2", None, 5, writes=(Access("Mat", 0, 64),),
+               static_id=1)
+    s = Instr(2, Pipe.PIPE_MTE2, SET, "set", None, flag=(Pipe.PIPE_MTE2, Pipe.PIPE_MTE1, 0),
+              static_id=2)
+    wt = Instr(3, Pipe.PIPE_MTE1, WAIT, "wait", None, flag=(Pipe.PIPE_MTE2, Pipe.PIPE_MTE1, 0),
+               static_id=3)
+    r = Instr(4, Pipe.PIPE_MTE1, WORK, "r", None, 5, reads=(Access("Mat", 0, 64),), static_id=4)
+    prog = [w, w2, s, wt, r]
+    assert find_races(prog, schedule(prog)) == []
+
+
+def test_gm_windows_of_one_view_compare_exactly():
+    """Column blocks of a row-major tensor have overlapping byte hulls but no common element."""
+    left = Access("GM %arg2", 0, 4096, (("arg2", (64, 1)), 0, 16, 0, 32))
+    right = Access("GM %arg2", 128, 4224, (("arg2", (64, 1)), 0, 16, 32, 64))
+    assert not left.overlaps(right)
+    assert left.overlaps(Access("GM %arg2", 0, 4096, (("arg2", (64, 1)), 8, 9, 31, 33)))
