@@ -49,3 +49,8 @@ from ptoc.passes.properties import IRProperty, register_property_checker
 from ptoc.passes.init_mem_ref import init_mem_ref
 from ptoc.passes.materialize_semantic_aliases import materialize_semantic_aliases
 from ptoc.passes.memory_reuse import memory_reuse
+
+# ---- pipeline lowering (LowerPipelineLoops, CanonicalizeIOOrder) ----
+from ptoc.passes.lower_pipeline_loops import lower_pipeline_loops
+from ptoc.passes.canonicalize_io_order import canonicalize_io_order
+from ptoc.passes.allocate_memory_addr import allocate_memory_addr

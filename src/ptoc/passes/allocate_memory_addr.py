@@ -1,0 +1,132 @@
+"""AllocateMemoryAddr: give every on-chip MemRef its byte address (reference §10).
+
+Sequential allocator, per memory space, DDR skipped: the MemRefs are sorted by name
+(plain string order, so ``mem_acc_10`` comes before ``mem_acc_5``, exactly as PyPTO),
+grouped by base in that order, and each base gets ``cursor`` while the cursor moves on by
+the base's largest MemRef rounded up to 32 bytes. A view inside a base keeps its relative
+offset. The result is then checked against the space's capacity; an overflow is an
+``AllocationError`` that names the space, the bytes, the buffers and the tiles in them.
+
+Kernel functions only; the pass does nothing under the PTOAS planner, whose own planner
+places tiles later (ptoc.pto). ``tile.alloc`` statements stay as they are: they declare
+the buffers, the addresses live in the MemRefs (printed as ``pl.const(addr, pl.INT64)``).
+Two dbC accumulators therefore land at ``{0, align32(physical Acc bytes)}``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ptoc.dtypes import DataType, FunctionType, MemorySpace
+from ptoc.errors import AllocationError
+from ptoc.ir.nodes import ConstInt, Function, Var
+from ptoc.ir.types import MemRef, TileType
+from ptoc.passes.base import function_pass
+from ptoc.passes.context import MemoryPlanner
+from ptoc.passes.manager import register_default_pass
+from ptoc.passes.memref_rewrite import (
+    alloc_size, alloc_space, defined_vars, is_alloc, memref_of, retype_function, with_memref,
+)
+from ptoc.passes.pipeline_capacity_gate import align32
+
+KERNEL_TYPES = (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV)
+
+
+@dataclass
+class Placement:
+    """One allocated base: where it starts, how many bytes it spans, who lives there."""
+
+    name: str
+    space: MemorySpace
+    addr: int
+    size: int
+    tiles: list[str] = field(default_factory=list)
+
+
+@function_pass(name="AllocateMemoryAddr", required={"MemRefsAssigned"},
+               produced={"AddressesAllocated"}, func_types=KERNEL_TYPES)
+def allocate_memory_addr(fn: Function, ctx) -> Function:
+    """Bump-allocate every on-chip base per space and bake the addresses into the MemRefs."""
+    if ctx.get_memory_planner() is MemoryPlanner.PTOAS:
+        return fn
+    placements = plan_addresses(fn, ctx.get_backend())
+    if not placements:
+        return fn
+    addr_of = {p.name: p.addr for p in placements}
+
+    def new_type(var: Var):
+        m = memref_of(var)
+        if m is None or not isinstance(m.base, Var) or m.base.name not in addr_of:
+            return None
+        rel = m.offset.value if isinstance(m.offset, ConstInt) else 0
+        addr = ConstInt(addr_of[m.base.name] + rel, DataType.INT64)
+        return with_memref(var.type, MemRef(m.base, addr, m.size))
+
+    return retype_function(fn, new_type)
+
+
+def plan_addresses(fn: Function, target) -> list[Placement]:
+    """Addresses per base, checked against each space's capacity."""
+    spaces: dict[Var, MemorySpace] = {}
+    declared: dict[Var, int] = {}
+    for s in fn.body.stmts:
+        if is_alloc(s):
+            spaces[s.var] = alloc_space(s)
+            if s.value.kwarg("pinned", False):
+                declared[s.var] = alloc_size(s)
+    refs: dict[Var, list[tuple[MemRef, Var]]] = {}
+    for v in defined_vars(fn):
+        m = memref_of(v)
+        if m is None or not isinstance(m.base, Var):
+            continue
+        refs.setdefault(m.base, []).append((m, v))
+        if m.base not in spaces and isinstance(v.type, TileType) and v.type.memory_space:
+            spaces[m.base] = v.type.memory_space
+    placements: list[Placement] = []
+    by_space: dict[MemorySpace, list[Var]] = {}
+    for base in refs:
+        space = spaces.get(base)
+        if space is None or space is MemorySpace.DDR:
+            continue
+        by_space.setdefault(space, []).append(base)
+    for space, bases in by_space.items():
+        cursor = 0
+        mine: list[Placement] = []
+        for base in sorted(bases, key=lambda b: b.name):
+            members = refs[base]
+            span = declared.get(base) or max(_extent(m) for m, _ in members)
+            tiles = list(dict.fromkeys(v.name for _, v in members))
+            mine.append(Placement(base.name, space, cursor, span, tiles))
+            cursor = align32(cursor + span)
+        limit = target.capacities.get(space, 0)
+        if limit and cursor > limit:
+            raise AllocationError(_overflow_message(fn, space, cursor, limit, mine),
+                                  fn.loc, hint=_overflow_hint(space))
+        placements.extend(mine)
+    return placements
+
+
+def _extent(m: MemRef) -> int:
+    rel = m.offset.value if isinstance(m.offset, ConstInt) else 0
+    return rel + m.size
+
+
+def _overflow_message(fn: Function, space: MemorySpace, used: int, limit: int,
+                      placements: list[Placement]) -> str:
+    live = "; ".join(f"{p.name} at {p.addr} ({p.size} B: {', '.join(p.tiles[:4])}"
+                     f"{', ...' if len(p.tiles) > 4 else ''})" for p in placements)
+    return (f"{space.value} buffer usage ({used} bytes) exceeds platform limit ({limit} bytes) "
+            f"in function '{fn.name}'; buffers: {live}")
+
+
+def _overflow_hint(space: MemorySpace) -> str:
+    if space is MemorySpace.Acc:
+        return ("use smaller accumulator tiles (let AutoTileMatmulL0 tile the matmul) or fewer "
+                "co-live accumulators")
+    return (f"use smaller tiles, fewer tiles live at once in {space.value}, or a lower "
+            "pipeline stage count")
+
+
+register_default_pass(allocate_memory_addr)
+
+__all__ = ["allocate_memory_addr", "plan_addresses", "Placement"]
