@@ -1,0 +1,161 @@
+"""InsertSync: turn a Level-2 PTO module (tiles, no sync) into Level 3 (explicit
+``set_flag`` / ``wait_flag`` / ``barrier``), in the manner of PTOAS ``--enable-insert-sync``
+(hw-model.md §3.2, anchors.md §1.3). Our own implementation; see the helper modules:
+
+* ``sync_access`` — the pipe and byte ranges of every instruction (dependences);
+* ``sync_walk``   — the virtual-trace walk that decides pairs, barriers and fallbacks;
+* ``sync_events`` — event ids (at most 8 per pipe pair) from happens-before interference;
+* ``sync_emit``   — writing the plan into the structured program.
+
+Usage::
+
+    result = insert_sync(module, target="a2a3")
+    result.module          # Level-3 Module (print with ptoc.pto.print_module)
+    result.notes           # SyncNote per PIPE_ALL fallback or skipped kernel
+    result.stats["kernel"] # static counts of pairs, flags and barriers
+
+Guarantees (checked by the tests with the simulator): the output has no data race under
+the happens-before checker, never deadlocks, and every flag is balanced for any loop trip
+count (zero included) and either arm of every branch. Kernels that already contain sync ops
+are left untouched (as PTOAS skips hand-synchronised functions), with a note.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from ptoc.backend.pipes import Pipe
+from ptoc.backend.targets import Target, get_target
+from ptoc.errors import PtocError
+from ptoc.pto.model import Kernel, Module
+from ptoc.pto.sync_access import AccessResolver, has_sync
+from ptoc.pto.sync_emit import emit_kernel
+from ptoc.pto.sync_events import allocate_events
+from ptoc.pto.sync_plan import BlockTree, SyncPlan
+from ptoc.pto.sync_walk import Walker
+
+#: Bound on analysis rounds; each round only adds sync, so this is never reached in practice.
+MAX_ROUNDS = 12
+
+
+class SyncInsertionError(PtocError):
+    """InsertSync could not produce a balanced program (an internal limit was hit)."""
+
+
+@dataclass(frozen=True)
+class SyncNote:
+    """Why InsertSync did something a user may want to know about.
+
+    ``kind`` is ``"pipe_all_fallback"`` (a flag pair became ``barrier(PIPE_ALL)``, which is
+    correct but serialises every pipe) or ``"skipped"`` (the kernel already had sync).
+    ``producer``/``consumer`` are ``(opcode, line)`` of the two instructions ordered by the
+    fallback; ``src``/``dst`` the pipe pair; ``reason`` says why no flag could be used.
+    """
+
+    kernel: str
+    kind: str
+    reason: str
+    src: Pipe | None = None
+    dst: Pipe | None = None
+    producer: tuple[str, int] | None = None
+    consumer: tuple[str, int] | None = None
+
+    def __str__(self) -> str:
+        if self.kind == "skipped":
+            return f"@{self.kernel}: {self.reason}"
+        return (f"@{self.kernel}: barrier(PIPE_ALL) instead of a {self.src.short}->"
+                f"{self.dst.short} flag between {_where(self.producer)} and "
+                f"{_where(self.consumer)}: {self.reason}")
+
+
+def _where(op: tuple[str, int] | None) -> str:
+    return "?" if op is None else f"{op[0]} (line {op[1]})"
+
+
+def _describe(op) -> tuple[str, int]:
+    return (getattr(op, "opcode", type(op).__name__), getattr(op, "line", 0))
+
+
+@dataclass
+class SyncResult:
+    """The Level-3 module plus what InsertSync decided (``notes``, per-kernel ``stats``)."""
+
+    module: Module
+    notes: list[SyncNote] = field(default_factory=list)
+    stats: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        from ptoc.pto.printer import print_module  # noqa: PLC0415
+        return print_module(self.module)
+
+    @property
+    def fallbacks(self) -> list[SyncNote]:
+        return [n for n in self.notes if n.kind == "pipe_all_fallback"]
+
+
+def insert_sync(module: Module, target: "str | Target | None" = None) -> SyncResult:
+    """Insert intra-core synchronisation into every kernel of ``module`` (see module doc).
+
+    ``target`` defaults to the module's ``pto.target_arch`` (else ``a2a3``); it decides the
+    pipe of each move and the physical size of each tile.
+    """
+    tgt = get_target(target or module.target_arch or "a2a3")
+    notes: list[SyncNote] = []
+    stats: dict[str, dict[str, int]] = {}
+    kernels = []
+    for kernel in module.kernels:
+        if has_sync(kernel):
+            notes.append(SyncNote(kernel.name, "skipped", "the kernel already contains "
+                                  "set_flag/wait_flag/barrier; left unchanged"))
+            kernels.append(kernel)
+            continue
+        new, plan, kernel_notes = sync_kernel(kernel, tgt)
+        kernels.append(new)
+        notes.extend(kernel_notes)
+        stats[kernel.name] = plan.count()
+    return SyncResult(replace(module, kernels=tuple(kernels)), notes, stats)
+
+
+def sync_kernel(kernel: Kernel, target: Target) -> tuple[Kernel, SyncPlan, list[SyncNote]]:
+    """Plan and emit the sync of one kernel; returns (new kernel, plan, notes)."""
+    plan = SyncPlan(BlockTree(kernel))
+    resolver = AccessResolver(kernel, target)
+    notes: list[SyncNote] = []
+    seen: set = set()
+    for _ in range(MAX_ROUNDS):
+        walker, fallbacks = _settle(plan, resolver)
+        for fb in fallbacks:
+            key = (fb.block, fb.gap, fb.src, fb.dst)
+            if key in seen:
+                continue
+            seen.add(key)
+            notes.append(SyncNote(kernel.name, "pipe_all_fallback", fb.reason, fb.src, fb.dst,
+                                  _describe(fb.producer), _describe(fb.consumer)))
+        failed = [(pid, "the pair is not balanced in the block structure")
+                  for pid in sorted(walker.broken) if pid in plan.pairs]
+        if not failed:
+            failed = allocate_events(plan, walker.instances)
+        if not failed:
+            return emit_kernel(kernel, plan), plan, notes
+        for pid, reason in failed:
+            pair = plan.remove_pair(pid)
+            plan.add_barrier(pair.block, pair.wait_gap, Pipe.PIPE_ALL)
+            notes.append(SyncNote(kernel.name, "pipe_all_fallback", reason, pair.src, pair.dst,
+                                  _describe(pair.producer), _describe(pair.consumer)))
+    raise SyncInsertionError(f"InsertSync did not converge on kernel @{kernel.name}",
+                             hint="report this kernel; it has an unusual loop structure")
+
+
+def _settle(plan: SyncPlan, resolver: AccessResolver) -> tuple[Walker, list]:
+    """Walk until a walk decides nothing new; that walk's instance log is exact.
+    Returns it with the PIPE_ALL fallbacks decided on the way."""
+    fallbacks: list = []
+    for _ in range(MAX_ROUNDS):
+        walker = Walker(plan, resolver, log=True)
+        walker.run()
+        fallbacks.extend(walker.fallbacks)
+        if not walker.discovered:
+            return walker, fallbacks
+    raise SyncInsertionError("InsertSync analysis did not reach a fixed point",
+                             hint="report this kernel; it has an unusual loop structure")

@@ -1,0 +1,240 @@
+"""Dependence analysis for sync insertion: which bytes each PTO instruction touches.
+
+Why a separate module: InsertSync needs, for every instruction, its pipe and the byte ranges
+it reads and writes, so that two instructions conflict exactly when they touch overlapping
+bytes of one buffer (RAW, WAR or WAW). This module resolves those ranges statically from the
+kernel text, without running it:
+
+* a tile's range is ``[addr, addr + physical bytes)`` in its memory space, the address
+  coming from ``pto.alloc_tile addr = %c`` (a constant, possibly computed by ``arith`` ops
+  on constants). A tile without a known address aliases its whole space (PTOAS treats an
+  unknown range the same way);
+* ``textract`` reads, and ``tinsert`` writes, only a window of the large tile when the
+  window offsets are constants (the bounding byte range of that window);
+* a GM access is keyed by the kernel parameter behind the tensor view; a ``partition_view``
+  with constant offsets and sizes covers a rectangle of elements, anything else covers the
+  whole tensor. Distinct parameters are assumed to be distinct tensors (as the simulator
+  assumes).
+
+Ranges are iteration-invariant on purpose: an offset that depends on a loop counter makes
+the access cover the whole tensor, so a dependence found once holds for every iteration.
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass
+
+from ptoc.backend.pipes import QUEUE_PIPES, Pipe
+from ptoc.backend.targets import Target
+from ptoc.pto.model import (
+    ForOp, IfOp, Instruction, Kernel, PartitionViewType, TensorViewType, TileBufType, Value,
+    walk,
+)
+from ptoc.pto.ops import OP_TABLE, pipe_of, reads, writes
+
+#: Upper bound used for "the whole buffer" when an address or offset is unknown.
+WHOLE = 1 << 62
+
+_FOLD = {
+    "arith.addi": operator.add, "arith.subi": operator.sub, "arith.muli": operator.mul,
+    "arith.maxsi": max, "arith.minsi": min,
+    "arith.floordivsi": lambda a, b: a // b if b else None,
+    "arith.divsi": lambda a, b: int(a / b) if b else None,
+    "arith.ceildivsi": lambda a, b: -(-a // b) if b else None,
+    "arith.remsi": lambda a, b: a % b if b else None,
+}
+_CASTS = ("arith.index_cast", "arith.extsi", "arith.trunci")
+
+
+@dataclass(frozen=True)
+class Access:
+    """One byte range an instruction reads or writes.
+
+    ``buffer`` names the storage (``"Vec"``, ``"Acc"`` ... or ``"GM %arg0"``); ``rect`` is
+    ``(strides, row0, row1, col0, col1)`` for a 2-D GM window with constant bounds, which
+    lets two windows of one tensor be compared exactly instead of by bounding bytes.
+    """
+
+    buffer: str
+    lo: int
+    hi: int
+    write: bool
+    rect: tuple | None = None
+
+    def overlaps(self, other: "Access") -> bool:
+        if self.buffer != other.buffer or self.hi <= other.lo or other.hi <= self.lo:
+            return False
+        r, s = self.rect, other.rect
+        if r is not None and s is not None and r[0] == s[0]:
+            return r[1] < s[2] and s[1] < r[2] and r[3] < s[4] and s[3] < r[4]
+        return True
+
+    def conflicts(self, other: "Access") -> bool:
+        """True when the two accesses form a RAW, WAR or WAW hazard."""
+        return (self.write or other.write) and self.overlaps(other)
+
+
+def hazard_kind(earlier: Access, later: Access) -> str:
+    if earlier.write and later.write:
+        return "WAW"
+    return "RAW" if earlier.write else "WAR"
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """The pipe and accesses of one instruction (empty accesses: nothing to order)."""
+
+    pipe: Pipe
+    accesses: tuple[Access, ...]
+
+
+class AccessResolver:
+    """Resolves constants, tiles and GM views of one kernel, then the footprint of each
+    instruction (``footprint(inst)``; None for scalar and descriptor ops)."""
+
+    def __init__(self, kernel: Kernel, target: Target):
+        self.target = target
+        self.consts: dict[str, int] = {}
+        self.tiles: dict[str, tuple[str, int, int]] = {}       # name -> (space, lo, hi)
+        self.views: dict[str, tuple[str, tuple | None]] = {}   # view -> (param, strides)
+        self.windows: dict[str, tuple[str, int, int, tuple | None]] = {}
+        self._cache: dict[int, Footprint | None] = {}
+        for op in walk(kernel.body):
+            if isinstance(op, Instruction):
+                self._define(op)
+
+    # -- definitions ---------------------------------------------------------------------
+    def const(self, v) -> int | None:
+        if isinstance(v, int) and not isinstance(v, bool):
+            return v
+        if isinstance(v, Value):
+            return self.consts.get(v.name)
+        return None
+
+    def _define(self, op: Instruction) -> None:
+        code = op.opcode
+        if code == "arith.constant":
+            value = op.attr("value")
+            if isinstance(value, int) and not isinstance(value, bool):
+                self.consts[op.result.name] = value
+        elif code in _FOLD and len(op.ins) == 2:
+            a, b = self.const(op.ins[0]), self.const(op.ins[1])
+            if a is not None and b is not None:
+                value = _FOLD[code](a, b)
+                if value is not None:
+                    self.consts[op.result.name] = value
+        elif code in _CASTS and op.ins:
+            a = self.const(op.ins[0])
+            if a is not None:
+                self.consts[op.result.name] = a
+        elif code == "pto.alloc_tile":
+            ty = op.result.type
+            if isinstance(ty, TileBufType):
+                nbytes = self.target.tile_bytes(ty.loc, ty.rows, ty.cols, ty.dtype)
+                addr = self.const(op.attr("addr"))
+                lo, hi = (0, WHOLE) if addr is None else (addr, addr + nbytes)
+                self.tiles[op.result.name] = (ty.loc.value, lo, hi)
+        elif code == "pto.make_tensor_view" and op.ins:
+            strides = tuple(self.const(v) for v in op.attr("strides", ()))
+            self.views[op.result.name] = (op.ins[0].name,
+                                          strides if None not in strides else None)
+        elif code == "pto.partition_view" and op.ins:
+            self._window(op)
+
+    def _window(self, op: Instruction) -> None:
+        src = self.views.get(op.ins[0].name)
+        if src is None:
+            return
+        param, strides = src
+        ty = op.result.type
+        eb = ty.dtype.nbytes if isinstance(ty, (PartitionViewType, TensorViewType)) else 1
+        offsets = [self.const(v) for v in op.attr("offsets", ())]
+        sizes = [self.const(v) for v in op.attr("sizes", ())]
+        if strides is None or None in offsets or None in sizes or len(offsets) != len(strides) \
+                or len(sizes) != len(strides):
+            self.windows[op.result.name] = (param, 0, WHOLE, None)
+            return
+        first = sum(o * s for o, s in zip(offsets, strides))
+        last = first + sum((n - 1) * s for n, s in zip(sizes, strides))
+        rect = None
+        if len(sizes) == 2:
+            rect = (strides, offsets[0], offsets[0] + sizes[0], offsets[1], offsets[1] + sizes[1])
+        self.windows[op.result.name] = (param, first * eb, (last + 1) * eb, rect)
+
+    # -- footprints ----------------------------------------------------------------------
+    def footprint(self, inst: Instruction) -> Footprint | None:
+        key = id(inst)
+        if key not in self._cache:
+            self._cache[key] = self._footprint(inst)
+        return self._cache[key]
+
+    def _footprint(self, inst: Instruction) -> Footprint | None:
+        info = OP_TABLE.get(inst.opcode)
+        if info is None or info.category not in ("move", "cube", "vector"):
+            return None
+        pipe = pipe_of(inst, self.target)
+        if pipe not in QUEUE_PIPES:
+            return None
+        accesses = [self._access(inst, v, False) for v in reads(inst)]
+        accesses += [self._access(inst, v, True) for v in writes(inst)]
+        return Footprint(pipe, tuple(a for a in accesses if a is not None))
+
+    def _access(self, inst: Instruction, v: Value, write: bool) -> Access | None:
+        if isinstance(v.type, TileBufType):
+            space, lo, hi = self.tiles.get(v.name, (v.type.loc.value, 0, WHOLE))
+            window = self._tile_window(inst, v, write, lo, hi)
+            if window is not None:
+                lo, hi = window
+            return Access(space, lo, hi, write)
+        if isinstance(v.type, (PartitionViewType, TensorViewType)):
+            win = self.windows.get(v.name)
+            if win is None:
+                view = self.views.get(v.name)
+                param = view[0] if view else v.name
+                return Access(f"GM %{param}", 0, WHOLE, write)
+            param, lo, hi, rect = win
+            return Access(f"GM %{param}", lo, hi, write, rect)
+        return None
+
+    def _tile_window(self, inst: Instruction, v: Value, write: bool, lo: int, hi: int):
+        """Bounding bytes of the window a textract reads from its source or a tinsert writes
+        into its destination, when the offsets are constants and the address is known."""
+        code = inst.opcode
+        if hi - lo >= WHOLE // 2 or len(inst.ins) < 3:
+            return None
+        if code == "pto.textract" and not write and v is inst.ins[0] and inst.outs:
+            other = inst.outs[0].type
+        elif code == "pto.tinsert" and write and inst.outs and v is inst.outs[0]:
+            other = inst.ins[0].type
+        else:
+            return None
+        row, col = self.const(inst.ins[1]), self.const(inst.ins[2])
+        big = v.type
+        if row is None or col is None or not isinstance(other, TileBufType) \
+                or not isinstance(big, TileBufType):
+            return None
+        r, c = min(other.rows, big.rows - row), min(other.cols, big.cols - col)
+        if row < 0 or col < 0 or r <= 0 or c <= 0:
+            return None
+        eb = big.dtype.nbytes
+        w_lo = lo + (row * big.cols + col) * eb
+        w_hi = lo + ((row + r - 1) * big.cols + col + c) * eb
+        return max(lo, w_lo), min(hi, w_hi)
+
+
+def has_sync(kernel: Kernel) -> bool:
+    """True when the kernel already holds set_flag / wait_flag / barrier (Level 3)."""
+    from ptoc.pto.model import SyncOp  # noqa: PLC0415
+    return any(isinstance(op, SyncOp) for op in walk(kernel.body))
+
+
+def region_instructions(op) -> list[Instruction]:
+    """Every instruction nested in a loop or branch (its footprint for entry hoisting)."""
+    if isinstance(op, ForOp):
+        body = op.body
+    elif isinstance(op, IfOp):
+        body = (*op.then_body, *op.else_body)
+    else:
+        return [op] if isinstance(op, Instruction) else []
+    return [o for o in walk(body) if isinstance(o, Instruction)]

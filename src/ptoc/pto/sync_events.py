@@ -1,0 +1,67 @@
+"""Event-id allocation for InsertSync: at most ``NUM_EVENT_IDS`` ids per (src, dst) pipe pair.
+
+Why not plain lifetime intervals: a flag is a bit, so two pairs may share an id only if the
+first one's wait has *happened* (not merely been issued) before the second one's set fires.
+Program order does not give that: the source pipe can run ahead of the destination pipe and
+set the bit a second time. So two dynamic instances ``u`` and ``v`` of one (src, dst) are
+compatible when ``u``'s wait happens before ``v``'s set (or the other way round) in the
+walk's vector clocks, or when they sit in different arms of one ``scf.if`` instance. Pairs
+are the nodes of an interference graph (an edge when any of their instances are
+incompatible), coloured greedily in order of their first set. Double-buffered slots whose
+FIX drain overlaps the next MAD therefore get distinct ids, while a slot reused only after
+its wait has retired shares one.
+
+A pair that cannot get an id (all eight taken by interfering pairs), or whose own instances
+overlap (the bit would be set twice), is returned for the ``barrier(PIPE_ALL)`` fallback.
+"""
+
+from __future__ import annotations
+
+from ptoc.backend.pipes import NUM_EVENT_IDS
+from ptoc.pto.sync_plan import SyncPlan
+from ptoc.pto.sync_walk import IDX, Instance
+
+
+def _exclusive(p: tuple, q: tuple) -> bool:
+    arms = dict(p)
+    return any(tag in arms and arms[tag] != arm for tag, arm in q)
+
+
+def _compatible(u: Instance, v: Instance, d: int) -> bool:
+    if _exclusive(u.path, v.path):
+        return True
+    return v.set_snap[d] >= u.wait_stamp or u.set_snap[d] >= v.wait_stamp
+
+
+def allocate_events(plan: SyncPlan, instances: dict[int, list[Instance]],
+                    limit: int = NUM_EVENT_IDS) -> list[tuple[int, str]]:
+    """Give every pair of ``plan`` an event id; return (pair id, reason) of the pairs that
+    must fall back to ``barrier(PIPE_ALL)``."""
+    failed: list[tuple[int, str]] = []
+    groups: dict[tuple, list[int]] = {}
+    for pid, pair in plan.pairs.items():
+        groups.setdefault((pair.src, pair.dst), []).append(pid)
+    for (src, dst), pids in groups.items():
+        d = IDX[dst]
+        insts = {pid: instances.get(pid, []) for pid in pids}
+        usable = []
+        for pid in pids:
+            own = insts[pid]
+            if any(not _compatible(a, b, d) for i, a in enumerate(own) for b in own[i + 1:]):
+                failed.append((pid, "two of its own instances overlap (the flag would be set "
+                                    "twice before its wait)"))
+            else:
+                usable.append(pid)
+        usable.sort(key=lambda p: (min((x.set_stamp for x in insts[p]), default=0), p))
+        colour: dict[int, int] = {}
+        for pid in usable:
+            taken = {colour[q] for q in colour
+                     if any(not _compatible(a, b, d) for a in insts[pid] for b in insts[q])}
+            free = next((c for c in range(limit) if c not in taken), None)
+            if free is None:
+                failed.append((pid, f"all {limit} event ids of {src.short}->{dst.short} are "
+                                    f"held by overlapping pairs"))
+                continue
+            colour[pid] = free
+            plan.pairs[pid].event = free
+    return failed

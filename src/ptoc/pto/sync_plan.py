@@ -1,0 +1,151 @@
+"""The static sync plan of one kernel: its blocks, and the flag pairs and barriers placed
+between their items.
+
+Why a plan separate from the analysis: the analysis (``sync_walk``) walks a virtual trace
+of the kernel several times and must see, at every point, the synchronisation already
+decided; the event-id allocator colours the pairs; the emitter writes them into the
+structured program. All three share this one description.
+
+Placement model. Each block (kernel body, loop body, branch arm) has items ``0..n-1``
+(its ops without the trailing ``scf.yield``) and gaps ``0..n`` (gap ``g`` sits just before
+item ``g``). Inside one gap the sync ops are written in a fixed order, and the analysis
+replays them in the same order:
+
+1. sets of pairs whose producer is item ``g-1`` (or the region ending at ``g-1``);
+2. post-loop waits of loop-carried pairs of the loop at item ``g-1``;
+3. pre-loop sets of loop-carried pairs of the loop at item ``g``;
+4. waits of pairs whose consumer is item ``g`` (or the region starting at ``g``);
+5. barriers (``PIPE_V`` same-pipe barriers, ``PIPE_ALL`` fallbacks).
+
+Sets come first so a set fires as early as its producer allows; waits come last so a
+consumer pipe blocks as late as possible.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ptoc.backend.pipes import Pipe
+from ptoc.pto.model import ForOp, IfOp, Kernel, YieldOp
+
+
+@dataclass
+class Block:
+    """One straight-line op list: the kernel body, a loop body or a branch arm."""
+
+    ident: int
+    kind: str                          # "kernel" | "for" | "then" | "else"
+    items: tuple
+    terminator: YieldOp | None
+    parent: tuple[int, int] | None     # (parent block, item index of the region)
+
+
+class BlockTree:
+    """Numbers every block of a kernel; ``children[id(region op)]`` lists its blocks."""
+
+    def __init__(self, kernel: Kernel):
+        self.blocks: list[Block] = []
+        self.children: dict[int, tuple[int, ...]] = {}
+        self.root = self._add("kernel", kernel.body, None)
+
+    def _add(self, kind: str, body, parent) -> int:
+        items, term = tuple(body), None
+        if items and isinstance(items[-1], YieldOp):
+            items, term = items[:-1], items[-1]
+        ident = len(self.blocks)
+        self.blocks.append(Block(ident, kind, items, term, parent))
+        for g, op in enumerate(items):
+            if isinstance(op, ForOp):
+                self.children[id(op)] = (self._add("for", op.body, (ident, g)),)
+            elif isinstance(op, IfOp):
+                self.children[id(op)] = (self._add("then", op.then_body, (ident, g)),
+                                         self._add("else", op.else_body, (ident, g)))
+        return ident
+
+    def __getitem__(self, ident: int) -> Block:
+        return self.blocks[ident]
+
+
+@dataclass
+class Pair:
+    """A set_flag/wait_flag pair ``src -> dst`` inside one block.
+
+    ``set_gap``/``wait_gap`` are gaps of ``block``. A loop-carried pair (``carried``) has its
+    wait before its set in the loop body, plus a pre-loop set and a post-loop wait in the
+    parent block so that the token count balances for any trip count, zero included.
+    ``producer``/``consumer``/``hazard`` say why the pair exists (for notes).
+    """
+
+    ident: int
+    src: Pipe
+    dst: Pipe
+    block: int
+    set_gap: int
+    wait_gap: int
+    carried: bool
+    producer: object
+    consumer: object
+    hazard: str
+    event: int | None = None
+
+
+@dataclass
+class SyncPlan:
+    """Every pair and barrier decided for one kernel, indexed by the gap they sit in."""
+
+    tree: BlockTree
+    pairs: dict[int, Pair] = field(default_factory=dict)
+    sets_at: dict[tuple[int, int], list[int]] = field(default_factory=dict)
+    post_waits_at: dict[tuple[int, int], list[int]] = field(default_factory=dict)
+    pre_sets_at: dict[tuple[int, int], list[int]] = field(default_factory=dict)
+    waits_at: dict[tuple[int, int], list[int]] = field(default_factory=dict)
+    barriers_at: dict[tuple[int, int], list[Pipe]] = field(default_factory=dict)
+    keys: set = field(default_factory=set)
+    next_id: int = 0
+
+    def add_pair(self, src: Pipe, dst: Pipe, block: int, set_gap: int, wait_gap: int, *,
+                 producer, consumer, hazard: str) -> Pair | None:
+        """Register a pair; None when the same pair already exists (nothing new)."""
+        key = (block, set_gap, wait_gap, src, dst)
+        if key in self.keys:
+            return None
+        self.keys.add(key)
+        carried = set_gap > wait_gap
+        self.next_id += 1
+        pair = Pair(self.next_id, src, dst, block, set_gap, wait_gap, carried, producer,
+                    consumer, hazard)
+        self.pairs[pair.ident] = pair
+        self.sets_at.setdefault((block, set_gap), []).append(pair.ident)
+        self.waits_at.setdefault((block, wait_gap), []).append(pair.ident)
+        if carried:
+            parent, g = self.tree[block].parent
+            self.pre_sets_at.setdefault((parent, g), []).append(pair.ident)
+            self.post_waits_at.setdefault((parent, g + 1), []).append(pair.ident)
+        return pair
+
+    def remove_pair(self, ident: int) -> Pair:
+        pair = self.pairs.pop(ident)
+        for table in (self.sets_at, self.waits_at, self.pre_sets_at, self.post_waits_at):
+            for ids in table.values():
+                if ident in ids:
+                    ids.remove(ident)
+        return pair
+
+    def add_barrier(self, block: int, gap: int, pipe: Pipe) -> bool:
+        """Register a barrier; False when an equal or stronger one is already there."""
+        pipes = self.barriers_at.setdefault((block, gap), [])
+        if pipe in pipes or Pipe.PIPE_ALL in pipes:
+            return False
+        if pipe is Pipe.PIPE_ALL:
+            pipes.clear()
+        pipes.append(pipe)
+        return True
+
+    def count(self) -> dict[str, int]:
+        """Static op counts: pairs, set_flag, wait_flag, pipe barriers, PIPE_ALL barriers."""
+        carried = sum(p.carried for p in self.pairs.values())
+        bars = [p for pipes in self.barriers_at.values() for p in pipes]
+        return {"pairs": len(self.pairs), "carried": carried,
+                "set_flag": len(self.pairs) + carried, "wait_flag": len(self.pairs) + carried,
+                "pipe_barrier": sum(p is not Pipe.PIPE_ALL for p in bars),
+                "barrier_all": sum(p is Pipe.PIPE_ALL for p in bars)}

@@ -1,0 +1,311 @@
+"""The dependence walk of InsertSync: find every unordered hazard and decide its sync.
+
+How it works (our formulation of the PTOAS approach, hw-model.md §3.2):
+
+* The walk visits a *virtual trace* of the kernel: straight-line code once, every loop body
+  twice (iterations A and B, so hazards from one iteration into the next are seen), both arms
+  of every ``scf.if`` from the same entry state.
+* A vector clock per pipe (``State.clock[d][s]``) holds the newest stamp of pipe ``s`` known
+  to happen before the next instruction on pipe ``d``: in-order queues, replayed flags and
+  barriers make it grow, exactly like the simulator's race checker.
+* Every access is remembered (``Rec``). When an instruction touches bytes an earlier,
+  not-yet-ordered access of another pipe touched (RAW/WAR/WAW), the newest such producer per
+  pipe gets a pair: set after the producer, wait before the consumer. Joining the producer's
+  clock into the consumer's pipe then orders everything the producer already knew, which
+  prunes transitive chains (MTE2 -> V -> MTE3 needs no MTE2 -> MTE3 pair).
+* Region boundaries are kept simple and balanced: hazards from before a loop or branch into
+  it are waited *before* the region (hoisted), hazards from inside it to later code are set
+  *after* it, so every pair lives in one block; a hazard from a later item of a loop body to
+  an earlier one in the next iteration is a loop-carried pair with a pre-loop set and a
+  post-loop wait. After a loop the state forgets what the body taught (the loop may run zero
+  times); after a branch it keeps what both arms know.
+* Same-pipe hazards need nothing on in-order pipes; ``PIPE_V`` gets a ``pipe_barrier``
+  (``BARRIER_PIPES``).
+
+Anything the block model cannot express falls back to ``barrier(PIPE_ALL)`` before the
+consumer, which is always correct. The walk is repeated until it decides nothing new; the
+last walk also logs every dynamic set/wait instance for event-id allocation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ptoc.backend.pipes import QUEUE_PIPES, Pipe
+from ptoc.pto.model import ForOp, IfOp, Instruction
+from ptoc.pto.sync_access import Access, AccessResolver, hazard_kind, region_instructions
+from ptoc.pto.sync_plan import SyncPlan
+
+#: Pipes whose instructions may overlap inside the pipe, so a same-pipe hazard needs a
+#: ``pipe_barrier``: the vector unit pipelines its repeats (pto-isa only defines the per-op
+#: barrier for vector ops). DMA queues (MTE1/2/3, FIX) retire in order, and MADs only write
+#: L0C, where the cube retires an accumulation chain in order, so those pipes need nothing.
+BARRIER_PIPES = frozenset({Pipe.PIPE_V})
+
+#: Virtual iterations per loop visit: two see every hazard from one iteration to the next.
+UNROLL = 2
+
+NP = len(QUEUE_PIPES)
+IDX = {p: i for i, p in enumerate(QUEUE_PIPES)}
+
+
+@dataclass
+class Rec:
+    """One remembered access: pipe index, stamp, and where a set for it would go."""
+
+    stamp: int
+    pipe: int
+    access: Access
+    block: int
+    set_gap: int
+    snap: list[int]
+    op: object
+    key: tuple
+
+
+@dataclass
+class Instance:
+    """One dynamic use of a pair in the virtual trace (for event-id allocation)."""
+
+    set_stamp: int
+    set_snap: list[int]
+    wait_stamp: int
+    path: tuple
+
+
+@dataclass
+class Fallback:
+    """A hazard the block model could not express; a PIPE_ALL barrier orders it."""
+
+    block: int
+    gap: int
+    producer: object
+    consumer: object
+    src: Pipe
+    dst: Pipe
+    reason: str
+
+
+class State:
+    """Vector clocks per pipe and the stamp of the last same-pipe barrier per pipe."""
+
+    def __init__(self, clock=None, last_bar=None):
+        self.clock = clock or [[0] * NP for _ in range(NP)]
+        self.last_bar = last_bar or [0] * NP
+
+    def copy(self) -> "State":
+        return State([list(c) for c in self.clock], list(self.last_bar))
+
+    def meet(self, other: "State", now: int) -> None:
+        """What holds on every path: element-wise minimum; a pipe always knows itself."""
+        self.clock = [[min(a, b) for a, b in zip(x, y)] for x, y in zip(self.clock, other.clock)]
+        for q in range(NP):
+            self.clock[q][q] = now
+        self.last_bar = [min(a, b) for a, b in zip(self.last_bar, other.last_bar)]
+
+
+def _join(into: list[int], other: list[int]) -> None:
+    for i, v in enumerate(other):
+        if v > into[i]:
+            into[i] = v
+
+
+@dataclass
+class Walker:
+    """One walk over the virtual trace (see module doc)."""
+
+    plan: SyncPlan
+    resolver: AccessResolver
+    log: bool = False
+    discovered: bool = False
+    stamp: int = 0
+    ifs: int = 0
+    pending: dict = field(default_factory=dict)
+    pre_sets: dict = field(default_factory=dict)
+    instances: dict = field(default_factory=dict)
+    broken: set = field(default_factory=set)
+    fallbacks: list = field(default_factory=list)
+
+    def run(self) -> None:
+        self.block(self.plan.tree.root, State(), [], ())
+
+    def tick(self) -> int:
+        self.stamp += 1
+        return self.stamp
+
+    # -- blocks ------------------------------------------------------------------------
+    def block(self, b: int, st: State, live: list, path: tuple) -> None:
+        items = self.plan.tree[b].items
+        for g, item in enumerate(items):
+            self.gap(b, g, st, live, path)
+            if isinstance(item, Instruction):
+                self.instruction(b, g, item, st, live, path)
+            elif isinstance(item, ForOp):
+                self.loop(b, g, item, st, live, path)
+            elif isinstance(item, IfOp):
+                self.branch(b, g, item, st, live, path)
+        self.gap(b, len(items), st, live, path)
+
+    def gap(self, b: int, g: int, st: State, live: list, path: tuple) -> None:
+        key, plan = (b, g), self.plan
+        for pid in plan.sets_at.get(key, ()):
+            self.fire_set(pid, st, path)
+        for pid in plan.post_waits_at.get(key, ()):
+            self.fire_wait(pid, st, path, post=True)
+        for pid in plan.pre_sets_at.get(key, ()):
+            self.fire_set(pid, st, path, pre=True)
+        for pid in plan.waits_at.get(key, ()):
+            self.fire_wait(pid, st, path)
+        for pipe in plan.barriers_at.get(key, ()):
+            self.fire_barrier(pipe, st, live)
+
+    # -- replayed sync -----------------------------------------------------------------
+    def fire_set(self, pid: int, st: State, path: tuple, pre: bool = False) -> None:
+        s = IDX[self.plan.pairs[pid].src]
+        stamp = self.tick()
+        st.clock[s][s] = stamp
+        event = (stamp, list(st.clock[s]), path)
+        if pid in self.pending:
+            self.broken.add(pid)            # set twice before a wait: cannot be a bit flag
+        self.pending[pid] = event
+        if pre:
+            self.pre_sets[pid] = event
+
+    def fire_wait(self, pid: int, st: State, path: tuple, post: bool = False) -> None:
+        d = IDX[self.plan.pairs[pid].dst]
+        event = self.pending.pop(pid, None)
+        stamp = self.tick()
+        if event is None:
+            self.broken.add(pid)
+            st.clock[d][d] = stamp
+            return
+        pre = self.pre_sets.get(pid) if post else None
+        # after a loop only what also holds for zero trips (the pre-loop set) is known
+        _join(st.clock[d], (pre or event)[1])
+        st.clock[d][d] = stamp
+        if self.log:
+            # the zero-trip instance (pre-loop set, post-loop wait) needs no entry: its two
+            # ends already appear in the first and the last instance
+            self.instances.setdefault(pid, []).append(Instance(event[0], event[1], stamp, path))
+
+    def fire_barrier(self, pipe: Pipe, st: State, live: list) -> None:
+        stamp = self.tick()
+        if pipe is Pipe.PIPE_ALL:
+            st.clock = [[stamp] * NP for _ in range(NP)]
+            st.last_bar = [stamp] * NP      # every earlier access is now ordered before all
+            return
+        q = IDX[pipe]
+        st.clock[q][q] = stamp
+        st.last_bar[q] = stamp
+
+    # -- instructions ------------------------------------------------------------------
+    def instruction(self, b, g, inst: Instruction, st: State, live: list, path) -> None:
+        fp = self.resolver.footprint(inst)
+        if fp is None or not fp.accesses:
+            return
+        self.order(b, g, fp.pipe, fp.accesses, inst, st, live, path, barriers=True)
+        d = IDX[fp.pipe]
+        stamp = self.tick()
+        st.clock[d][d] = stamp
+        snap = list(st.clock[d])
+        for k, acc in enumerate(fp.accesses):
+            live.append(Rec(stamp, d, acc, b, g + 1, snap, inst, (id(inst), k)))
+
+    def order(self, b, g, pipe: Pipe, accesses, consumer, st: State, live: list, path, *,
+              barriers: bool) -> None:
+        """Make every earlier conflicting access happen before ``accesses`` on ``pipe``."""
+        d = IDX[pipe]
+        if barriers and pipe in BARRIER_PIPES:
+            last = st.last_bar[d]
+            if any(r.pipe == d and r.stamp > last and r.access.conflicts(a)
+                   for r in live for a in accesses):
+                if self.plan.add_barrier(b, g, pipe):
+                    self.discovered = True
+                self.fire_barrier(pipe, st, live)
+        clock = st.clock[d]
+        while True:
+            best, hit = None, None
+            for r in live:
+                if r.pipe == d or clock[r.pipe] >= r.stamp:
+                    continue
+                if best is not None and r.stamp <= best.stamp:
+                    continue
+                for a in accesses:
+                    if r.access.conflicts(a):
+                        best, hit = r, a
+                        break
+            if best is None:
+                return
+            self.pair(b, g, pipe, best, hit, consumer, st, live)
+            clock = st.clock[d]
+
+    def pair(self, b, g, pipe: Pipe, r: Rec, hit: Access, consumer, st: State, live) -> None:
+        src = QUEUE_PIPES[r.pipe]
+        d = IDX[pipe]
+        tree = self.plan.tree
+        reason = None
+        if r.block != b:
+            reason = "the producer is in another block than the consumer"
+        elif r.set_gap > g and tree[b].kind != "for":
+            reason = "a backward dependence outside a loop body"
+        if reason is None:
+            pair = self.plan.add_pair(src, pipe, b, r.set_gap, g, producer=r.op,
+                                      consumer=consumer, hazard=hazard_kind(r.access, hit))
+            if pair is not None:
+                self.discovered = True
+                _join(st.clock[d], r.snap)
+                st.clock[d][d] = self.tick()
+                return
+            reason = "an existing pair did not order the hazard"
+        self.fallbacks.append(Fallback(b, g, r.op, consumer, src, pipe, reason))
+        if self.plan.add_barrier(b, g, Pipe.PIPE_ALL):
+            self.discovered = True
+        self.fire_barrier(Pipe.PIPE_ALL, st, live)
+
+    # -- regions -----------------------------------------------------------------------
+    def hoist(self, b, g, region, st: State, live: list, path) -> None:
+        """Wait, before the region, for every earlier access its instructions conflict with."""
+        by_pipe: dict[Pipe, list] = {}
+        first: dict[Pipe, Instruction] = {}
+        for inst in region_instructions(region):
+            fp = self.resolver.footprint(inst)
+            if fp is None or not fp.accesses:
+                continue
+            by_pipe.setdefault(fp.pipe, []).extend(fp.accesses)
+            first.setdefault(fp.pipe, inst)
+        for pipe, accesses in by_pipe.items():
+            self.order(b, g, pipe, accesses, first[pipe], st, live, path, barriers=False)
+
+    def summarize(self, recs: list[Rec], b: int, g: int, st: State) -> list[Rec]:
+        """Accesses made inside a region, as seen after it: newest per access, set after it."""
+        newest: dict[tuple, Rec] = {}
+        for r in recs:
+            if r.key not in newest or r.stamp > newest[r.key].stamp:
+                newest[r.key] = r
+        return [Rec(r.stamp, r.pipe, r.access, b, g + 1, list(st.clock[r.pipe]), r.op, r.key)
+                for r in newest.values()]
+
+    def loop(self, b, g, op: ForOp, st: State, live: list, path) -> None:
+        self.hoist(b, g, op, st, live, path)
+        (body,) = self.plan.tree.children[id(op)]
+        entry, mark = st.copy(), len(live)
+        for _ in range(UNROLL):
+            self.block(body, st, live, path)
+        inner = live[mark:]
+        st.meet(entry, self.tick())
+        live[mark:] = self.summarize(inner, b, g, st)
+
+    def branch(self, b, g, op: IfOp, st: State, live: list, path) -> None:
+        self.hoist(b, g, op, st, live, path)
+        then_b, else_b = self.plan.tree.children[id(op)]
+        self.ifs += 1
+        tag = self.ifs
+        entry, mark = st.copy(), len(live)
+        self.block(then_b, st, live, path + ((tag, 0),))
+        then_recs = live[mark:]
+        del live[mark:]
+        other = entry.copy()
+        self.block(else_b, other, live, path + ((tag, 1),))
+        else_recs = live[mark:]
+        st.meet(other, self.tick())
+        live[mark:] = self.summarize(then_recs + else_recs, b, g, st)
