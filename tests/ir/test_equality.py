@@ -207,3 +207,62 @@ def test_var_versus_iterarg_and_kinds():
     l1 = ForStmt(i1, ConstInt(0), ConstInt(4), ConstInt(1), (), body, ())
     l2 = replace(l1, kind=ForKind.Unroll)
     assert "loop kind Sequential != Unroll" in first_difference(l1, l2)
+
+
+def test_expression_and_type_detail_messages():
+    from ptoc.ir.nodes import ConstBool, ListExpr, UnaryOp
+    from ptoc.ir.types import TupleType
+
+    x = Var("x", INDEX)
+    assert first_difference(BinOp("+", x, x), BinOp("-", x, x)) == "<root>: operator '+' != '-'"
+    assert first_difference(UnaryOp("-", x), UnaryOp("not", x)) == "<root>: operator '-' != 'not'"
+    assert first_difference(ConstBool(True), ConstBool(False)) == "<root>: True != False"
+    assert first_difference(ListExpr((x,)), ListExpr((x, x))) == "items: 1 items != 2"
+    assert "rank 2 != 1" in first_difference(TensorType((1, 2), FP32), TensorType((2,), FP32))
+    assert "dtype FP32 != FP16" in first_difference(TensorType((2,), FP32),
+                                                   TensorType((2,), DataType.FP16))
+    assert "dtype INDEX != INT32" in first_difference(INDEX, ScalarType(DataType.INT32))
+    assert first_difference(TupleType((INDEX,)), TupleType((INDEX, INDEX))) == "types: 1 items != 2"
+    assert structural_equal(PtrType(), PtrType())
+    assert "ConstInt `1` != ConstFloat `1.0`" in first_difference(ConstInt(1), ConstFloat(1.0))
+
+
+def test_param_and_return_type_counts():
+    a = _add_fn()
+    extra = Param(Var("w", T))
+    assert "1 params != 2" in first_difference(a, replace(a, params=a.params + (extra,)))
+    assert "1 return types != 2" in first_difference(a, replace(a, return_types=(T, T)))
+
+
+def test_loop_iter_arg_count_and_missing_init():
+    i = Var("i", INDEX)
+    x = Var("x", T)
+    ia = IterArg("a", T, init=x)
+    loop = ForStmt(i, ConstInt(0), ConstInt(4), ConstInt(1), (ia,), SeqStmts((YieldStmt((ia,)),)),
+                   (Var("r", T),))
+    assert "1 iter_args != 0" in first_difference(loop, replace(loop, iter_args=()))
+    no_init = replace(loop, iter_args=(IterArg("a", T),))
+    assert "iter_args[0].init" in first_difference(loop, no_init)
+
+
+def test_eval_stmt_and_nested_seq_compare():
+    from ptoc.ir.nodes import EvalStmt
+
+    x = Var("x", INDEX)
+    a = SeqStmts((EvalStmt(x), SeqStmts((EvalStmt(ConstInt(1)),))))
+    b = SeqStmts((SeqStmts((EvalStmt(x),)), EvalStmt(ConstInt(1))))
+    assert structural_equal(a, b)
+    c = SeqStmts((EvalStmt(x), EvalStmt(ConstInt(2))))
+    assert first_difference(a, c) == "[1] (EvalStmt) > expr: 1 != 2"
+
+
+def test_long_snippets_are_truncated():
+    x = Var("x", INDEX)
+    stmts = tuple(AssignStmt(Var(f"v{k}", INDEX), BinOp("+", x, ConstInt(k))) for k in range(10))
+    a = Function("f", (Param(x),), (), SeqStmts(stmts))
+    b = Function("f", (Param(x),), (), SeqStmts(stmts[:9] + (AssignStmt(Var("v9", INDEX),
+                                                                      BinOp("+", x, ConstInt(99))),)))
+    with pytest.raises(AssertionError) as err:
+        assert_structural_equal(a, b)
+    assert "body[9] (AssignStmt) > value.rhs: 9 != 99" in str(err.value)
+    assert "v9: pl.Scalar[pl.INDEX] = x + 99" in str(err.value)

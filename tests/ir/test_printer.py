@@ -327,3 +327,53 @@ def test_program_output_is_valid_python_for_every_construct():
     p2 = Program("Empty", ())
     assert p2.as_python() == ("# ptoc.program: Empty\nimport ptoc.language as pl\n\n"
                               "@pl.program\nclass Empty:\n    pass\n")
+
+
+def test_remaining_value_spellings():
+    import enum as _enum
+
+    from ptoc.ir.types import TupleType
+
+    class Mode(_enum.Enum):
+        fast = 1
+
+    assert format_node(TupleType((INDEX, PtrType()))) == "tuple[pl.Scalar[pl.INDEX], pl.Ptr]"
+    assert format_node({"a": [1, "b"], "c": {"d": None}}) == '{"a": [1, "b"], "c": {"d": None}}'
+    assert format_node(Mode.fast) == "pl.Mode.fast"
+    assert format_node(FunctionType.AIC) == "pl.FunctionType.AIC"
+    assert format_node(float("inf")) == 'float("inf")'
+    assert format_node(float("-inf")) == '-float("inf")'
+    assert format_node(float("nan")) == 'float("nan")'
+    assert format_node(ConstFloat(float("inf"))) == 'pl.const(float("inf"), pl.FP32)'
+    assert format_node(ConstFloat(-0.5)) == "-0.5"
+    assert format_node(UnaryOp("-", ConstFloat(-0.5))) == "--0.5"
+    assert format_node(MemRef("m", ConstInt(0, DataType.INT64), 4)) == \
+        'pl.MemRef("m", pl.const(0, pl.INT64), 4)'
+    assert format_node(TileView((("blayout", TileLayout.none_box),))) == \
+        "pl.TileView(blayout=pl.TileLayout.none_box)"
+    assert format_node(make_matmul_program()).startswith("# ptoc.program: OracleMatmul")
+
+
+def test_unknown_nodes_are_rejected():
+    class Odd:
+        pass
+
+    from ptoc.ir.nodes import Expr, Stmt
+    from ptoc.ir.types import Type
+
+    class OddStmt(Stmt):
+        pass
+
+    class OddExpr(Expr):
+        pass
+
+    class OddType(Type):
+        pass
+
+    with pytest.raises(TypeError):
+        format_node(OddStmt())
+    with pytest.raises(TypeError):
+        format_node(OddExpr())
+    with pytest.raises(TypeError):
+        format_node(OddType())
+    assert format_node(Odd()).startswith("<")

@@ -309,3 +309,28 @@ def test_dynamic_dims_within_a_function_compare_by_identity():
     fn = _fn([ReturnStmt((x,))], [Param(n), Param(m), Param(x)], [y.type])
     _raises(fn, "shape [m, 16] vs [n, 16]")
     verify(_fn([ReturnStmt((x,))], [Param(n), Param(x)], [TensorType((n, 16), FP32)]))
+
+
+def test_structural_faults_in_hand_built_ir():
+    x = Var("x", INDEX)
+    _raises(_fn([AssignStmt(ConstInt(1), x)], [Param(x)]), "the assignment target is ConstInt")
+    _raises(_fn([], [Param(x), Param(x)]), "parameter 'x' appears twice")
+    i = Var("i", INDEX)
+    plain = Var("acc", INDEX)
+    loop = ForStmt(i, ConstInt(0), ConstInt(4), ConstInt(1), (plain,), SeqStmts((YieldStmt((plain,)),)),
+                   (Var("r", INDEX),))
+    _raises(_fn([loop]), "iter arg 'acc' of the loop over 'i' is not an IterArg")
+
+
+def test_nested_seq_stmts_and_tuple_returning_calls_verify():
+    from ptoc.ir.types import TupleType
+
+    x = Var("x", INDEX)
+    two = Function("two", (Param(x),), (INDEX, INDEX), SeqStmts((ReturnStmt((x, x)),)))
+    y = Var("y", INDEX)
+    call = Call("two", (y,), (), TupleType((INDEX, INDEX)), is_function=True)
+    caller = Function("main", (Param(y),), (), SeqStmts((SeqStmts((EvalStmt(call),)),)))
+    verify(Program("P", (two, caller)))
+    bad = replace(call, type=TupleType((INDEX,)))
+    _raises(Program("P", (two, replace(caller, body=SeqStmts((EvalStmt(bad),))))),
+            "the call of self.two has type", "2 elements vs 1")

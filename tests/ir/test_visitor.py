@@ -213,3 +213,74 @@ def test_if_stmt_mutation():
     out2 = substitute(br, {x: ConstInt(5)})
     # substitution folds arithmetic on two constants, as the DSL parser does
     assert format_node(out2.cond) == "False"
+
+
+def test_substitution_folds_constant_index_arithmetic():
+    i = Var("i", INDEX)
+    e = BinOp("+", BinOp("*", i, ConstInt(16)), ConstInt(4))
+    assert format_node(substitute(e, {i: ConstInt(3)})) == "52"
+    assert format_node(substitute(e, {i: BinOp("+", i, ConstInt(1))})) == "(i + 1) * 16 + 4"
+    assert format_node(substitute(BinOp("//", i, ConstInt(0)), {i: ConstInt(3)})) == "3 // 0"
+    assert format_node(substitute(BinOp("<", i, ConstInt(4)), {i: ConstInt(3)})) == "True"
+    mixed = BinOp("+", i, ConstInt(1, DataType.INT32))
+    assert format_node(substitute(mixed, {i: ConstInt(3)})) == "3 + pl.const(1, pl.INT32)"
+
+
+def test_mutator_covers_eval_unary_list_and_tuple_types():
+    from ptoc.ir.nodes import ListExpr, UnaryOp
+    from ptoc.ir.types import TupleType
+
+    n, m = Var("n", INDEX), Var("m", INDEX)
+    t = TensorType((n, 4), FP32)
+    stmt = EvalStmt(Call("f", (UnaryOp("-", n), ListExpr((n, ConstInt(1)))), (),
+                         TupleType((t, INDEX)), is_function=True))
+    out = substitute(stmt, {n: m})
+    call = out.expr
+    assert format_node(call) == "self.f(-m, [m, 1])"
+    assert call.type.types[0].shape[0] is m
+    assert substitute(stmt, {}) is stmt
+
+
+def test_mutator_body_hooks_may_return_none_or_a_single_statement():
+    x = Var("x", INDEX)
+    i = Var("i", INDEX)
+    loop = ForStmt(i, ConstInt(0), ConstInt(4), ConstInt(1), (), SeqStmts((EvalStmt(x),)), ())
+
+    class DropBody(IRMutator):
+        def mutate_seq_stmts(self, node):
+            return None if node is loop.body else super().mutate_seq_stmts(node)
+
+    class SingleBody(IRMutator):
+        def mutate_seq_stmts(self, node):
+            return EvalStmt(ConstInt(1)) if node is loop.body else super().mutate_seq_stmts(node)
+
+    assert DropBody().mutate(loop).body.stmts == ()
+    assert format_node(SingleBody().mutate(loop).body) == "1"
+
+
+def test_user_mapping_of_a_definition_to_a_var_is_followed():
+    fn, x, i, acc, y, off, r = _scaled_loop()
+    loop = fn.body.stmts[0]
+    acc2 = IterArg("acc2", T, init=x)
+    j = Var("j", INDEX)
+    out = substitute(loop, {acc: acc2, i: j})
+    assert out.iter_args[0] is acc2 and out.loop_var is j
+    assert out.body.stmts[1].value.args[0] is acc2
+    z = Var("z", T)
+    out2 = substitute(loop, {acc: acc2, x: z})
+    assert out2.iter_args[0].init is z and out2.iter_args[0].name == "acc2"
+
+
+def test_visitor_dispatches_types_unary_ops_and_constants():
+    from ptoc.ir.nodes import ConstBool, ConstFloat, UnaryOp
+    from ptoc.ir.types import TupleType
+
+    n = Var("n", INDEX)
+    c = _Collect()
+    c.visit(TupleType((TensorType((n, 2), FP32),)))
+    c.visit(UnaryOp("not", BinOp("<", n, ConstInt(2))))
+    c.visit(ConstFloat(1.0))
+    c.visit(ConstBool(True))
+    c.visit(None)
+    c.visit(5)
+    assert c.uses == ["n", "n"]
