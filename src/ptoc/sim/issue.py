@@ -348,7 +348,8 @@ class ScalarUnit:
                 raise self._arity(op, "ins(%acc, %a, %b)")
             acc, a, b = ins
             bias = None
-            if acc.space is not _A or (acc.addr, acc.space) != (c.addr, c.space):
+            if (acc.space, acc.addr, acc.rows, acc.cols, acc.dtype) != \
+                    (c.space, c.addr, c.rows, c.cols, c.dtype):
                 raise SimProgramError(
                     f"pto.tmatmul.acc accumulates in place: ins accumulator %{acc.name} and "
                     f"outs %{c.name} must be the same Acc tile", self._loc(op),

@@ -188,17 +188,26 @@ class _Timed:
                     timeline=self._timeline())
 
     def _deadlock(self, blocked) -> None:
-        lines = []
+        issued: dict[tuple, int] = {}
+        for ins in self.instrs:
+            if ins.kind == SET:
+                issued[ins.flag] = issued.get(ins.flag, 0) + 1
+        lines, roots = [], []
         for pipe, ins in blocked:
             if ins.kind == WAIT:
                 fired = len(self.sets.get(ins.flag, ()))
                 waited = len(self.waits.get(ins.flag, ()))
+                never = issued.get(ins.flag, 0) <= waited
+                if never:
+                    roots.append(ins)
                 lines.append(f"{pipe.name} blocked at {ins.label()} waiting for "
                              f"{flag_name(ins.flag)} (set {fired} time(s), already waited "
-                             f"{waited} time(s))")
+                             f"{waited} time(s)"
+                             + ("; no further set_flag of it is ever issued)" if never else ")"))
             else:
                 lines.append(f"{pipe.name} blocked at {ins.label()}")
-        first = blocked[0][1]
+        # point at a wait that can never be met (the root cause), else the first blocked one
+        first = roots[0] if roots else blocked[0][1]
         raise DeadlockError(
             "deadlock: no pipe can make progress; " + "; ".join(lines), first.pto_loc,
             hint="every wait_flag needs an earlier-or-concurrent set_flag of the same "

@@ -7,3 +7,6 @@ def register(sub) -> None:
     from ptoc.tools import demo
 
     demo.register(sub)
+    from ptoc.tools import sim_cmd
+
+    sim_cmd.register(sub)

@@ -1,0 +1,63 @@
+"""Default inputs for running a PTO kernel without user data (CLI, demos).
+
+Why: ``ptoc sim k.pto`` should run a kernel straight from its text. A GM pointer carries no
+shape, so the shape is read from the kernel's first ``make_tensor_view`` of that pointer
+(its shape operands must be constants defined at kernel top level).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ptoc.pto.model import Instruction, Kernel, PtrType
+
+from ptoc.sim.issue import SimProgramError
+
+
+def gm_shapes(kernel: Kernel) -> dict[str, tuple[int, ...]]:
+    """{pointer param: shape} from the first constant-shaped tensor view of each pointer."""
+    consts: dict[str, int] = {}
+    shapes: dict[str, tuple[int, ...]] = {}
+    for op in kernel.body:
+        if not isinstance(op, Instruction):
+            continue
+        if op.opcode == "arith.constant" and isinstance(op.attr("value"), int):
+            consts[op.result.name] = op.attr("value")
+        elif op.opcode == "pto.make_tensor_view" and op.ins:
+            ptr = op.ins[0].name
+            dims = [consts.get(v.name) for v in op.attr("shape", ())]
+            strides = [consts.get(v.name) for v in op.attr("strides", ())]
+            if ptr not in shapes and None not in dims and None not in strides:
+                span = 1 + sum((d - 1) * s for d, s in zip(dims, strides))
+                shapes[ptr] = tuple(dims) if span == int(np.prod(dims)) else (span,)
+    return shapes
+
+
+def random_inputs(kernel: Kernel, seed: int = 0, scalars: dict | None = None,
+                  skip: set[str] = frozenset()) -> dict:
+    """Standard-normal floats / small random ints for every pointer not in ``skip``;
+    scalar parameters take their value from ``scalars``."""
+    rng = np.random.default_rng(seed)
+    shapes = gm_shapes(kernel)
+    scalars = dict(scalars or {})
+    out = {}
+    for p in kernel.params:
+        if p.name in skip:
+            continue
+        if isinstance(p.type, PtrType):
+            if p.name not in shapes:
+                raise SimProgramError(
+                    f"cannot infer the shape of %{p.name}: no make_tensor_view with constant "
+                    f"shape and strides uses it",
+                    hint=f"pass --input {p.name}=FILE.npy")
+            dt = p.type.dtype
+            if dt.is_float:
+                out[p.name] = rng.standard_normal(shapes[p.name]).astype(dt.numpy)
+            else:
+                out[p.name] = rng.integers(-8, 8, shapes[p.name]).astype(dt.numpy)
+        else:
+            if p.name not in scalars:
+                raise SimProgramError(f"scalar parameter %{p.name} needs a value",
+                                      hint=f"pass --scalar {p.name}=VALUE")
+            out[p.name] = scalars[p.name]
+    return out

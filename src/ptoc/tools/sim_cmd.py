@@ -1,0 +1,101 @@
+"""``ptoc sim FILE.pto``: run PTO assembly on the simulated AI Core and report per-pipe time."""
+
+from __future__ import annotations
+
+import os
+
+from ptoc.errors import PtocError
+
+
+class SimCommandError(PtocError):
+    """Bad ``ptoc sim`` arguments (input files, NAME=VALUE pairs)."""
+
+
+def _pairs(items, what):
+    out = {}
+    for item in items or ():
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise SimCommandError(f"--{what} {item!r} is not NAME=VALUE",
+                                  hint=f"write --{what} arg0=...")
+        out[name.removeprefix("%")] = value
+    return out
+
+
+def run(args) -> int:
+    import numpy as np
+
+    from ptoc.pto import parse
+    from ptoc.sim import simulate
+    try:
+        with open(args.file, encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError as exc:
+        raise SimCommandError(f"cannot read {args.file}: {exc.strerror}",
+                              hint="check the path of the .pto file") from None
+    module = parse(text, filename=args.file)
+    kernel = module.kernel(args.kernel) if args.kernel else module.kernel()
+    scalars = {k: int(v) if v.lstrip("-").isdigit() else float(v)
+               for k, v in _pairs(args.scalar, "scalar").items()}
+    tensors = _tensors(kernel, args, scalars)
+    target = args.target or module.target_arch or "a2a3"
+    result = simulate(module, tensors, target=target, profile=args.profile, mode=args.mode,
+                      kernel=kernel.name)
+    print(f"{args.file}: kernel @{kernel.name} on {result.target} ({result.profile}, "
+          f"{result.mode})")
+    print(result.summary())
+    if args.trace:
+        result.write_trace(args.trace)
+        print(f"trace written to {args.trace} (open in https://ui.perfetto.dev)")
+    if args.csv:
+        result.write_csv(args.csv)
+        print(f"per-pipe summary written to {args.csv}")
+    if args.output_dir:
+        os.makedirs(args.output_dir, exist_ok=True)
+        for name, arr in result.outputs.items():
+            np.save(os.path.join(args.output_dir, f"{name}.npy"), arr)
+        print(f"GM tensors saved to {args.output_dir}/")
+    return 1 if result.races and args.strict else 0
+
+
+def _tensors(kernel, args, scalars):
+    """--input files where given, seeded random data (shapes from the kernel) elsewhere."""
+    import numpy as np
+
+    from ptoc.sim.inputs import random_inputs
+
+    files = _pairs(args.input, "input")
+    unknown = set(files) - {p.name for p in kernel.params}
+    if unknown:
+        raise SimCommandError(f"--input names unknown parameter(s) {sorted(unknown)}",
+                              hint="parameters are " + ", ".join(p.name for p in kernel.params))
+    tensors = random_inputs(kernel, seed=args.seed, scalars=scalars, skip=set(files))
+    for name, path in files.items():
+        try:
+            tensors[name] = np.load(path)
+        except (OSError, ValueError) as exc:
+            raise SimCommandError(f"cannot load --input {name}={path}: {exc}",
+                                  hint="give a .npy file written by numpy.save") from None
+    return tensors
+
+
+def register(sub) -> None:
+    p = sub.add_parser("sim", help="run a PTO kernel on the simulated AI Core",
+                       description="Run PTO assembly (Level 3, or Level 2 serialised) on the "
+                                   "simulated AI Core; print wall cycles, per-pipe busy time "
+                                   "and data races.")
+    p.add_argument("file", help="PTO text file (.pto)")
+    p.add_argument("--trace", help="write a Chrome/Perfetto trace JSON here")
+    p.add_argument("--csv", help="write the per-pipe CSV summary here")
+    p.add_argument("--target", help="a2a3 or a5 (default: the module's pto.target_arch)")
+    p.add_argument("--profile", help="timing profile (a2a3-device, a2a3-ptoisa, a5-sim)")
+    p.add_argument("--mode", default="reference", choices=("reference", "fast", "serial"))
+    p.add_argument("--kernel", help="kernel name when the module has several")
+    p.add_argument("--input", action="append", metavar="NAME=FILE.npy",
+                   help="bind a GM parameter to a .npy file (default: seeded random data)")
+    p.add_argument("--scalar", action="append", metavar="NAME=VALUE",
+                   help="value of a scalar kernel parameter")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    p.add_argument("--output-dir", help="save every GM tensor after the run as NAME.npy")
+    p.add_argument("--strict", action="store_true", help="exit with status 1 when races exist")
+    p.set_defaults(handler=run)
