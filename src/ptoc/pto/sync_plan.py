@@ -71,8 +71,9 @@ class Pair:
     """A set_flag/wait_flag pair ``src -> dst`` inside one block.
 
     ``set_gap``/``wait_gap`` are gaps of ``block``. A loop-carried pair (``carried``) has its
-    wait before its set in the loop body, plus a pre-loop set and a post-loop wait in the
-    parent block so that the token count balances for any trip count, zero included.
+    wait before its set in the loop body, plus a pre-loop set and a post-loop wait around the
+    top-level region holding the loop (``SyncPlan.outermost``) so that the token count
+    balances for any trip count, zero included.
     ``producer``/``consumer``/``hazard`` say why the pair exists (for notes).
     """
 
@@ -118,10 +119,24 @@ class SyncPlan:
         self.sets_at.setdefault((block, set_gap), []).append(pair.ident)
         self.waits_at.setdefault((block, wait_gap), []).append(pair.ident)
         if carried:
-            parent, g = self.tree[block].parent
+            parent, g = self.outermost(block)
             self.pre_sets_at.setdefault((parent, g), []).append(pair.ident)
             self.post_waits_at.setdefault((parent, g + 1), []).append(pair.ident)
         return pair
+
+    def outermost(self, block: int) -> tuple[int, int]:
+        """(kernel block, item) of the top-level region that contains ``block``.
+
+        A loop-carried pair's pre-loop set and post-loop wait go around that region, not
+        around the innermost loop: around the inner loop, the post-loop wait of one visit and
+        the pre-loop set of the next visit (next outer iteration) would be unordered, and the
+        source pipe could set the bit twice. Hoisted out, the sets and waits of all visits
+        form one alternating chain (the last set of one visit is consumed by the first wait
+        of the next), which is balanced for any trip counts and branch outcomes."""
+        parent = self.tree[block].parent
+        while self.tree[parent[0]].parent is not None:
+            parent = self.tree[parent[0]].parent
+        return parent
 
     def remove_pair(self, ident: int) -> Pair:
         pair = self.pairs.pop(ident)

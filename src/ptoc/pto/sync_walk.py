@@ -13,9 +13,10 @@ How it works (our formulation of the PTOAS approach, hw-model.md §3.2):
   pipe gets a pair: set after the producer, wait before the consumer. Joining the producer's
   clock into the consumer's pipe then orders everything the producer already knew, which
   prunes transitive chains (MTE2 -> V -> MTE3 needs no MTE2 -> MTE3 pair).
-* Region boundaries are kept simple and balanced: hazards from before a loop or branch into
-  it are waited *before* the region (hoisted), hazards from inside it to later code are set
-  *after* it, so every pair lives in one block; a hazard from a later item of a loop body to
+* Region boundaries are kept simple and balanced: a hazard from before a loop or branch
+  into it is waited *before* the region (hoisted, found lazily so that a newer producer
+  inside the region, which is synced locally, makes it unnecessary), a hazard from inside it
+  to later code is set *after* it, so every pair lives in one block; a hazard from a later item of a loop body to
   an earlier one in the next iteration is a loop-carried pair with a pre-loop set and a
   post-loop wait. After a loop the state forgets what the body taught (the loop may run zero
   times); after a branch it keeps what both arms know.
@@ -33,7 +34,7 @@ from dataclasses import dataclass, field
 
 from ptoc.backend.pipes import QUEUE_PIPES, Pipe
 from ptoc.pto.model import ForOp, IfOp, Instruction
-from ptoc.pto.sync_access import Access, AccessResolver, hazard_kind, region_instructions
+from ptoc.pto.sync_access import Access, AccessResolver, hazard_kind
 from ptoc.pto.sync_plan import SyncPlan
 
 #: Pipes whose instructions may overlap inside the pipe, so a same-pipe hazard needs a
@@ -125,6 +126,7 @@ class Walker:
     instances: dict = field(default_factory=dict)
     broken: set = field(default_factory=set)
     fallbacks: list = field(default_factory=list)
+    regions: list = field(default_factory=list)     # (block, gap) of the regions entered
 
     def run(self) -> None:
         self.block(self.plan.tree.root, State(), [], ())
@@ -243,15 +245,23 @@ class Walker:
         src = QUEUE_PIPES[r.pipe]
         d = IDX[pipe]
         tree = self.plan.tree
-        reason = None
-        if r.block != b:
-            reason = "the producer is in another block than the consumer"
-        elif r.set_gap > g and tree[b].kind != "for":
+        reason, hoisted = None, r.block != b
+        if hoisted:
+            # the producer is outside the region being walked: wait before the region (in
+            # the producer's block), so that the pair stays balanced
+            outer = [gap for blk, gap in self.regions if blk == r.block]
+            if outer:
+                b, g = r.block, outer[-1]
+            else:
+                reason = "the producer is in a block that does not enclose the consumer"
+        if reason is None and r.set_gap > g and tree[b].kind != "for":
             reason = "a backward dependence outside a loop body"
         if reason is None:
             pair = self.plan.add_pair(src, pipe, b, r.set_gap, g, producer=r.op,
                                       consumer=consumer, hazard=hazard_kind(r.access, hit))
-            if pair is not None:
+            if pair is not None or hoisted:
+                # new pair, or a hoisted one decided earlier in this walk (e.g. in the other
+                # arm): its wait sits before the region, so what it gives holds here
                 self.discovered = True
                 _join(st.clock[d], r.snap)
                 st.clock[d][d] = self.tick()
@@ -263,19 +273,6 @@ class Walker:
         self.fire_barrier(Pipe.PIPE_ALL, st, live)
 
     # -- regions -----------------------------------------------------------------------
-    def hoist(self, b, g, region, st: State, live: list, path) -> None:
-        """Wait, before the region, for every earlier access its instructions conflict with."""
-        by_pipe: dict[Pipe, list] = {}
-        first: dict[Pipe, Instruction] = {}
-        for inst in region_instructions(region):
-            fp = self.resolver.footprint(inst)
-            if fp is None or not fp.accesses:
-                continue
-            by_pipe.setdefault(fp.pipe, []).extend(fp.accesses)
-            first.setdefault(fp.pipe, inst)
-        for pipe, accesses in by_pipe.items():
-            self.order(b, g, pipe, accesses, first[pipe], st, live, path, barriers=False)
-
     def summarize(self, recs: list[Rec], b: int, g: int, st: State) -> list[Rec]:
         """Accesses made inside a region, as seen after it: newest per access, set after it."""
         newest: dict[tuple, Rec] = {}
@@ -286,26 +283,28 @@ class Walker:
                 for r in newest.values()]
 
     def loop(self, b, g, op: ForOp, st: State, live: list, path) -> None:
-        self.hoist(b, g, op, st, live, path)
         (body,) = self.plan.tree.children[id(op)]
         entry, mark = st.copy(), len(live)
+        self.regions.append((b, g))
         for _ in range(UNROLL):
             self.block(body, st, live, path)
+        self.regions.pop()
         inner = live[mark:]
         st.meet(entry, self.tick())
         live[mark:] = self.summarize(inner, b, g, st)
 
     def branch(self, b, g, op: IfOp, st: State, live: list, path) -> None:
-        self.hoist(b, g, op, st, live, path)
         then_b, else_b = self.plan.tree.children[id(op)]
         self.ifs += 1
         tag = self.ifs
         entry, mark = st.copy(), len(live)
+        self.regions.append((b, g))
         self.block(then_b, st, live, path + ((tag, 0),))
         then_recs = live[mark:]
         del live[mark:]
         other = entry.copy()
         self.block(else_b, other, live, path + ((tag, 1),))
+        self.regions.pop()
         else_recs = live[mark:]
         st.meet(other, self.tick())
         live[mark:] = self.summarize(then_recs + else_recs, b, g, st)
