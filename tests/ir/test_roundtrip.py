@@ -127,3 +127,27 @@ def test_multiple_returns_and_scalar_arithmetic_roundtrip():
     ))
     fn = Function("f", (Param(n),), (INDEX, INDEX), body, FunctionType.Opaque)
     roundtrip(Program("Scalars", (fn,)))
+
+
+def test_function_attrs_constants_and_statement_calls_roundtrip():
+    from ptoc.ir.nodes import ConstFloat as CF
+
+    t = TensorType((16, 16), FP32)
+    b = IRBuilder()
+    with b.function("k", FunctionType.InCore, return_types=[t],
+                    attrs={"level": "AIC", "role": "SubWorker", "priority": 2, "tag": "x"}) as f:
+        x = f.param("x", t)
+        n = f.param("n", ScalarType(DataType.INDEX))
+        v = b.op("v", "tile.load", x, [0, 0], [16, 16], target_memory=MemorySpace.Vec)
+        w = b.op("w", "tile.adds", v, CF(2.0, DataType.FP16))
+        w2 = b.op("w", "tile.muls", w, CF(-1.5))
+        with b.if_(BinOp(">", n, ConstInt(-2))):
+            b.eval(b.call("tile.store", w2, [0, 0], x))
+        with b.for_range("i", 0, 4, 1) as lp:
+            b.eval(b.call("tile.store", w2, [lp.var, BinOp("-", ConstInt(0), lp.var)], x))
+        b.ret(b.op("o", "tile.store", w2, [0, 0], x))
+    text = roundtrip(b.program("Attrs")).as_python()
+    assert ('@pl.function(type=pl.FunctionType.InCore, level=pl.Level.AIC, role=pl.Role.SubWorker, '
+            'attrs={"priority": 2, "tag": "x"})') in text
+    assert "pl.tile.adds(v, pl.const(2.0, pl.FP16))" in text
+    assert "if n > -2:\n            pl.tile.store(w_1, [0, 0], x)" in text
