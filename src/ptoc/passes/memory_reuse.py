@@ -28,7 +28,7 @@ from ptoc.errors import PassError
 from ptoc.ir.nodes import AssignStmt, Call, ForStmt, Function, Var
 from ptoc.ir.types import MemRef, TileType
 from ptoc.ir.visitor import IRMutator
-from ptoc.ops import get_op
+from ptoc.ops import get_op, make_call
 from ptoc.ops.registry import has_op
 from ptoc.passes.base import function_pass
 from ptoc.passes.diagnostics import report_diagnostic
@@ -70,7 +70,7 @@ def memory_reuse(fn: Function, ctx, *, capacities: Mapping[MemorySpace, int] | N
             for member in buf.members[1:]:
                 rep_of[member.base] = (buf.rep, member)
     out = retype_function(fn, lambda v: _shared_type(v, rep_of)) if rep_of else fn
-    _check_loop_carries(out)
+    out = _YieldFixup().mutate(out)
     out = _strip_membership(out)
     return _drop_unused_allocs(out)
 
@@ -172,24 +172,43 @@ def _shared_type(var: Var, rep_of: dict[Var, tuple[Interval, Interval]]):
     return with_memref(var.type, new)
 
 
-def _check_loop_carries(fn: Function) -> None:
-    """A loop whose yielded Acc value is not in the carried buffer cannot be fixed (§9.4)."""
-    for s in walk_stmts(fn.body):
-        if not isinstance(s, ForStmt):
-            continue
-        y = last_yield(s.body)
+class _YieldFixup(IRMutator):
+    """Make every loop yield its carried value in the carried buffer (§9.4).
+
+    After packing, the value a loop yields for an iter-arg may sit in another buffer than
+    the carry. Outside Acc a ``tile.move`` into the carried buffer is inserted before the
+    yield; an Acc -> Acc move does not exist, so there the program is rejected.
+    """
+
+    def mutate_for_stmt(self, node: ForStmt):
+        out = super().mutate_for_stmt(node)
+        y = last_yield(out.body)
         if y is None:
-            continue
-        for ia, value in zip(s.iter_args, y.values):
+            return out
+        extra, values = [], list(y.values)
+        for i, (ia, value) in enumerate(zip(out.iter_args, y.values)):
             a, b = memref_of(ia), memref_of(value)
-            if (isinstance(ia.type, TileType) and ia.type.memory_space is MemorySpace.Acc
-                    and a is not None and b is not None and a.base is not b.base):
+            if not (isinstance(ia.type, TileType) and a is not None and b is not None
+                    and isinstance(a.base, Var) and isinstance(b.base, Var)
+                    and a.base is not b.base):
+                continue
+            if ia.type.memory_space is MemorySpace.Acc:
                 raise PassError(
                     f"loop-carried accumulator '{ia.name}' (buffer {a.base.name}) is yielded "
-                    f"from '{getattr(value, 'name', value)}' in a different Acc buffer "
-                    f"({b.base.name}); an Acc -> Acc move does not exist",
+                    f"from '{value.name}' in a different Acc buffer ({b.base.name}); an "
+                    "Acc -> Acc move does not exist",
                     hint="let every branch that feeds the carried accumulator write it in place "
                          "(matmul_acc on the iter-arg, or the seed matmul of the same chain)")
+            moved = Var(f"{value.name}_carry", ia.type)
+            call = make_call("tile.move", (value,), {"target_memory": ia.type.memory_space},
+                             result_type=ia.type)
+            extra.append(AssignStmt(moved, call, y.loc))
+            values[i] = moved
+        if not extra:
+            return out
+        stmts = [s for s in out.body.stmts if s is not y]
+        body = replace(out.body, stmts=tuple(stmts + extra + [replace(y, values=tuple(values))]))
+        return replace(out, body=body)
 
 
 class _StripMembership(IRMutator):
