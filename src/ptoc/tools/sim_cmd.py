@@ -53,8 +53,10 @@ def run(args) -> int:
     if args.output_dir:
         os.makedirs(args.output_dir, exist_ok=True)
         for name, arr in result.outputs.items():
+            if arr.dtype.name == "bfloat16":       # .npy cannot hold bf16; fp32 is exact
+                arr = arr.astype(np.float32)
             np.save(os.path.join(args.output_dir, f"{name}.npy"), arr)
-        print(f"GM tensors saved to {args.output_dir}/")
+        print(f"GM tensors saved to {args.output_dir}/ (bf16 tensors as exact float32)")
     return 1 if result.races and args.strict else 0
 
 
@@ -70,12 +72,19 @@ def _tensors(kernel, args, scalars):
         raise SimCommandError(f"--input names unknown parameter(s) {sorted(unknown)}",
                               hint="parameters are " + ", ".join(p.name for p in kernel.params))
     tensors = random_inputs(kernel, seed=args.seed, scalars=scalars, skip=set(files))
+    params = {p.name: p for p in kernel.params}
     for name, path in files.items():
         try:
-            tensors[name] = np.load(path)
+            arr = np.load(path)
         except (OSError, ValueError) as exc:
             raise SimCommandError(f"cannot load --input {name}={path}: {exc}",
                                   hint="give a .npy file written by numpy.save") from None
+        want = getattr(params[name].type, "dtype", None)
+        if want is not None and want.pto_name == "bf16":
+            # .npy has no bf16: accept raw 2-byte data or floats rounded to nearest even
+            arr = arr.view(want.numpy) if arr.dtype.itemsize == 2 and arr.dtype.kind == "V" \
+                else arr.astype(want.numpy)
+        tensors[name] = arr
     return tensors
 
 
