@@ -68,6 +68,9 @@ class Target:
         int32_acc_row_alignment: physical L0C row padding for INT32 accumulators.
         acc_row_alignment: physical L0C row padding for every other accumulator dtype.
         default_profile: the timing profile used when none is named.
+        requires_low_precision_mat_scratch: an Acc drained into an L1 (Mat) scratch for a
+            chained matmul must be narrowed to bf16/fp16 on the way (910B: FIXPIPE writes Mat
+            only in the cube's input formats) [S] pypto-passes.md §3.4.
     """
 
     name: str
@@ -82,6 +85,7 @@ class Target:
     acc_row_alignment: int
     default_profile: str
     move_pipes: Mapping[tuple[MemorySpace, MemorySpace], Pipe] = field(repr=False)
+    requires_low_precision_mat_scratch: bool = False
 
     # -- capacities and alignment ------------------------------------------------------
     def capacity(self, space: MemorySpace) -> int:
@@ -217,6 +221,7 @@ A2A3 = Target(
     acc_row_alignment=16,            # [S] pypto-passes.md §1.1
     default_profile="a2a3-device",
     move_pipes=MappingProxyType(_A2A3_MOVES),
+    requires_low_precision_mat_scratch=True,  # [S] pypto-passes.md §3.4 (910B)
 )
 
 A5 = Target(
