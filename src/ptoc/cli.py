@@ -31,6 +31,9 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"ptoc: error: {err}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # output piped into e.g. `head`: not an error
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":  # pragma: no cover
