@@ -63,13 +63,22 @@ def first_difference(a: Any, b: Any) -> str | None:
     return None
 
 
-def types_equal(a: Type, b: Type) -> bool:
-    """Type equality where Vars inside types (dims, MemRef bases) must be the same objects."""
+def equal_by_identity(a: Any, b: Any) -> bool:
+    """Structural equality where every Var must be the very same object on both sides.
+
+    For comparing pieces of one function (dims, offsets, types), where renaming would be
+    wrong: ``[n, 16]`` and ``[m, 16]`` are different shapes.
+    """
     try:
         _Comparer(identity=True).compare(a, b)
     except _Mismatch:
         return False
     return True
+
+
+def types_equal(a: Type, b: Type) -> bool:
+    """Type equality where Vars inside types (dims, MemRef bases) must be the same objects."""
+    return equal_by_identity(a, b)
 
 
 class _Comparer:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from ptoc.dtypes import ForKind
 from ptoc.errors import PtocError, SourceLoc, VerificationError
+from ptoc.ir.equality import equal_by_identity
 from ptoc.ir.nodes import (
     AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, Expr, ForStmt, Function,
     IfStmt, IterArg, ListExpr, Program, ReturnStmt, SeqStmts, Stmt, UnaryOp, Var, YieldStmt,
@@ -78,21 +79,10 @@ def _dim_equal(a, b, static_only: bool = False) -> bool:
     if static_only and (isinstance(a, Expr) or isinstance(b, Expr)):
         return True
     if isinstance(a, Expr) and isinstance(b, Expr):
-        return a is b or _same_expr(a, b)
+        return a is b or equal_by_identity(a, b)
     if isinstance(a, Expr) or isinstance(b, Expr):
         return False
     return a == b
-
-
-def _same_expr(a: Expr, b: Expr) -> bool:
-    """Expressions equal with Vars compared by identity (dims of one function)."""
-    from ptoc.ir.equality import _Comparer, _Mismatch
-
-    try:
-        _Comparer(identity=True).compare(a, b)
-    except _Mismatch:
-        return False
-    return True
 
 
 def _shape(shape) -> str:
