@@ -31,7 +31,8 @@ from ptoc.ir.nodes import Function, Program
 from ptoc.pto.model import Module
 from ptoc.pto.printer import print_module
 
-from ptoc.codegen.emitter import CodegenError, CodegenOptions, KernelEmitter
+from ptoc.codegen.emitter import CodegenOptions, KernelEmitter
+from ptoc.codegen.errors import CodegenError
 from ptoc.codegen.tile_ops import SUPPORTED_OPS
 
 

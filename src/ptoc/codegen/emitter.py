@@ -28,11 +28,12 @@ Where a loop body or branch yields a tile that lives in another buffer than the 
 
 from __future__ import annotations
 
+import dataclasses
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ptoc.dtypes import DataType, FunctionType, MemorySpace
-from ptoc.errors import PtocError, SourceLoc
+from ptoc.errors import SourceLoc
 from ptoc.ir.nodes import (
     AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, Expr, ForStmt, Function,
     IfStmt, IterArg, ReturnStmt, SeqStmts, Stmt, UnaryOp, Var, YieldStmt,
@@ -43,6 +44,7 @@ from ptoc.pto.model import (
     TileBufType, Value, YieldOp,
 )
 
+from ptoc.codegen.errors import CodegenError
 from ptoc.codegen.names import ConstantPool, SsaNames
 from ptoc.codegen.simplify import simplify_function
 from ptoc.codegen.tile_types import tile_buf_type, valid_shape
@@ -65,10 +67,6 @@ class CodegenOptions:
     with_addresses: bool = True
     emit_loc: bool = True
     loc_file: str | None = None
-
-
-class CodegenError(PtocError):
-    """The IR cannot be lowered to PTO as it stands (names the op/variable and the fix)."""
 
 
 _CUBE_SPACES = (MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc,
@@ -138,20 +136,39 @@ class KernelEmitter:
         self.stmt(fn.body)
         kind = self._kernel_kind()
         return Kernel(name=fn.name, params=tuple(params),
-                      body=tuple(self.consts.instructions()) + tuple(body),
+                      body=tuple(self.consts.instructions()) + self._pto_locs(body),
                       attrs=(("pto.kernel_kind", EnumAttr("pto.kernel_kind", kind)),))
 
     # ---- helpers used by tile_ops ------------------------------------------------------
     def loc(self, *nodes) -> SourceLoc | None:
-        """The PTO ``loc`` of the first node that has one (columns become 1-based)."""
-        if not self.options.emit_loc:
-            return None
+        """The DSL location of the first node that has one.
+
+        Ops carry the IR's own location while the kernel is built (so errors point at the
+        DSL source); ``_pto_locs`` turns them into PTO ``loc(...)`` values at the end.
+        """
         for node in nodes:
             loc = getattr(node, "loc", None)
             if loc is not None and loc.line:
-                file = self.options.loc_file or loc.file
-                return SourceLoc(file, loc.line, loc.col + 1)
+                return loc
         return None
+
+    def _pto_loc(self, loc: SourceLoc | None) -> SourceLoc | None:
+        """PTO locs name ``loc_file`` (if set) and count columns from 1, as MLIR does."""
+        if loc is None or not self.options.emit_loc:
+            return None
+        return SourceLoc(self.options.loc_file or loc.file, loc.line, loc.col + 1)
+
+    def _pto_locs(self, ops) -> tuple:
+        out = []
+        for op in ops:
+            changes = {"loc": self._pto_loc(op.loc)}
+            if isinstance(op, ForOp):
+                changes["body"] = self._pto_locs(op.body)
+            elif isinstance(op, IfOp):
+                changes["then_body"] = self._pto_locs(op.then_body)
+                changes["else_body"] = self._pto_locs(op.else_body)
+            out.append(dataclasses.replace(op, **changes))
+        return tuple(out)
 
     def emit(self, op: Op) -> Op:
         self._region.append(op)

@@ -25,7 +25,7 @@ The planner must reserve the padded bytes (``padded_tile_bytes``).
 from __future__ import annotations
 
 from ptoc.dtypes import MemorySpace
-from ptoc.errors import PtocError
+from ptoc.codegen.errors import CodegenError
 from ptoc.ir.types import TileLayout, TileType
 from ptoc.pto.model import TileBufType
 
@@ -49,7 +49,7 @@ def static_2d(shape, what: str, loc=None) -> tuple[int, int]:
     """``shape`` as (rows, cols): 1-D shapes are one row; every dim must be a static int."""
     dims = tuple(shape)
     if not all(isinstance(d, int) for d in dims):
-        raise PtocError(f"{what} has a dynamic shape {list(dims)}; PTO tile buffers need a "
+        raise CodegenError(f"{what} has a dynamic shape {list(dims)}; PTO tile buffers need a "
                         "static physical shape", loc,
                         hint="give the tile a static shape and narrow it with valid_shape")
     if len(dims) == 1:
@@ -58,7 +58,7 @@ def static_2d(shape, what: str, loc=None) -> tuple[int, int]:
         return dims[0], dims[1]
     if len(dims) > 2 and all(d == 1 for d in dims[:-2]):
         return dims[-2], dims[-1]
-    raise PtocError(f"{what} has shape {list(dims)}; PTO tiles are 2-D", loc,
+    raise CodegenError(f"{what} has shape {list(dims)}; PTO tiles are 2-D", loc,
                     hint="reshape the tile to 2-D before codegen")
 
 
@@ -83,7 +83,7 @@ def tile_buf_type(ty: TileType, what: str, loc=None) -> TileBufType:
     """The ``!pto.tile_buf`` of an IR tile type (``what`` names the variable for errors)."""
     space = ty.memory_space
     if space is None or space is MemorySpace.DDR:
-        raise PtocError(f"tile {what} has no on-chip memory space at codegen", loc,
+        raise CodegenError(f"tile {what} has no on-chip memory space at codegen", loc,
                         hint="run InferTileMemorySpace before codegen")
     rows, cols = static_2d(ty.shape, f"tile {what}", loc)
     cols = padded_cols(space, cols, ty.dtype.nbytes)
