@@ -11,14 +11,15 @@ from ptoc.ir.nodes import AssignStmt, Call, ConstInt, Function, ListExpr, Param,
 from ptoc.ir.types import TensorType, TileType
 
 
-def build_tiny_program(name: str = "Tiny", rows: int = 16) -> Program:
-    """``kernel(a, out)``: load a [rows, 16] FP32 tile into Vec and store it to ``out``."""
+def build_tiny_program(name: str = "Tiny", rows: int = 16,
+                       space: MemorySpace | None = MemorySpace.Vec) -> Program:
+    """``kernel(a, out)``: load a [rows, 16] FP32 tile into ``space`` and store it to ``out``."""
     def lst(*xs):
         return ListExpr(tuple(ConstInt(x) for x in xs))
 
     tensor = TensorType((rows, 16), DataType.FP32)
     a, out, out_1 = Var("a", tensor), Var("out", tensor), Var("out", tensor)
-    tile_t = TileType((rows, 16), DataType.FP32, MemorySpace.Vec, None, None)
+    tile_t = TileType((rows, 16), DataType.FP32, space, None, None)
     t = Var("t", tile_t)
     body = SeqStmts((
         AssignStmt(t, Call("tile.load", (a, lst(0, 0), lst(rows, 16), lst(rows, 16)),
@@ -43,7 +44,7 @@ def tiny_program() -> Program:
 
 @pytest.fixture
 def make_program():
-    """Factory fixture: ``make_program(name="Tiny", rows=16)``."""
+    """Factory fixture: ``make_program(name="Tiny", rows=16, space=MemorySpace.Vec)``."""
     return build_tiny_program
 
 

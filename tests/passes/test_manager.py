@@ -13,7 +13,16 @@ from ptoc.passes import (
     report_diagnostic,
 )
 from ptoc.passes import manager as manager_mod
-from ptoc.passes.properties import unregister_property_checker
+from ptoc.passes import properties as properties_mod
+
+
+@pytest.fixture
+def checkers():
+    """Property checkers registered by a test are dropped afterwards."""
+    saved = dict(properties_mod._CHECKERS)
+    yield properties_mod._CHECKERS
+    properties_mod._CHECKERS.clear()
+    properties_mod._CHECKERS.update(saved)
 
 
 @pytest.fixture
@@ -123,26 +132,26 @@ def test_runs_passes_in_order(tiny_program, rename):
 
 def test_required_property_missing_names_both_passes(tiny_program):
     first = noop("MakeTiles", produced={"TileOpsOnly"})()
-    needs = noop("InitMemRef", required={IRProperty.MemoryInferred, IRProperty.TileOpsOnly})()
+    needs = noop("CanonicalizeIOOrder", required={IRProperty.PipelineLoopsLowered, IRProperty.TileOpsOnly})()
     with pytest.raises(PassError) as info:
         PassManager([first, needs]).run_passes(tiny_program)
     text = str(info.value)
-    assert "InitMemRef" in text and "MakeTiles" in text and "MemoryInferred" in text
+    assert "CanonicalizeIOOrder" in text and "MakeTiles" in text and "PipelineLoopsLowered" in text
 
 
 def test_invalidated_property_names_the_invalidating_pass(tiny_program):
-    infer = noop("InferTileMemorySpace", produced={"MemoryInferred"})()
-    breaker = noop("Breaker", invalidated={"MemoryInferred"})()
-    needs = noop("InitMemRef", required={"MemoryInferred"})()
+    lower = noop("LowerPipelineLoops", produced={"PipelineLoopsLowered"})()
+    breaker = noop("Breaker", invalidated={"PipelineLoopsLowered"})()
+    needs = noop("CanonicalizeIOOrder", required={"PipelineLoopsLowered"})()
     with pytest.raises(PassError) as info:
-        PassManager([infer, breaker, needs]).run_passes(tiny_program)
+        PassManager([lower, breaker, needs]).run_passes(tiny_program)
     text = str(info.value)
-    assert "InitMemRef" in text and "Breaker" in text and "invalidated" in text
-    assert "InferTileMemorySpace" in info.value.hint
+    assert "CanonicalizeIOOrder" in text and "Breaker" in text and "invalidated" in text
+    assert "LowerPipelineLoops" in info.value.hint
     # re-establishing it after the breaker makes the pipeline valid
-    pm = PassManager([infer, breaker, noop("Again", produced={"MemoryInferred"})(), needs])
+    pm = PassManager([lower, breaker, noop("Again", produced={"PipelineLoopsLowered"})(), needs])
     assert pm.run_passes(tiny_program) is tiny_program
-    assert IRProperty.MemoryInferred in pm.available_properties()
+    assert IRProperty.PipelineLoopsLowered in pm.available_properties()
 
 
 def test_properties_checked_before_any_pass_runs(tiny_program):
@@ -165,17 +174,30 @@ def test_initial_properties(tiny_program):
         PassManager([needs], initial_properties=()).run_passes(tiny_program)
 
 
-def test_checker_decides_unproduced_property(tiny_program):
-    needs = noop("NeedsInferred", required={"MemoryInferred"})()
-    register_property_checker("MemoryInferred", lambda program: program.name == "Tiny")
-    try:
-        assert PassManager([needs]).run_passes(tiny_program) is tiny_program
-        assert needs(tiny_program) is tiny_program
-        other = tiny_program.__class__("Other", tiny_program.functions)
-        with pytest.raises(PassError, match="NeedsInferred requires MemoryInferred"):
-            needs(other)  # a standalone call is checked on the IR
-    finally:
-        unregister_property_checker("MemoryInferred")
+def test_checker_decides_unproduced_property(tiny_program, checkers):
+    needs = noop("NeedsLowered", required={"PipelineLoopsLowered"})()
+    register_property_checker("PipelineLoopsLowered", lambda program: program.name == "Tiny")
+    assert PassManager([needs]).run_passes(tiny_program) is tiny_program
+    assert needs(tiny_program) is tiny_program
+    other = tiny_program.__class__("Other", tiny_program.functions)
+    with pytest.raises(PassError, match="NeedsLowered requires PipelineLoopsLowered"):
+        needs(other)  # a standalone call is checked on the IR
+    with pytest.raises(PassError, match="NeedsLowered requires PipelineLoopsLowered"):
+        PassManager([needs]).run_passes(other)
+
+
+def test_builtin_tile_checkers(tiny_program, make_program):
+    """MemoryInferred / MemRefsAssigned are facts about tile types, checked on real IR."""
+    needs_space = noop("InitMemRef", required={"MemoryInferred"})()
+    assert PassManager([needs_space]).run_passes(tiny_program) is tiny_program  # Vec tile given
+
+    unspaced = make_program(space=None)
+    with PassContext(verification_level="NONE"):
+        with pytest.raises(PassError, match="InitMemRef requires MemoryInferred"):
+            needs_space(unspaced)
+    needs_memref = noop("MemoryReuse", required={"MemRefsAssigned"})()
+    with pytest.raises(PassError, match="MemoryReuse requires MemRefsAssigned"):
+        PassManager([needs_memref]).run_passes(tiny_program)
 
 
 def test_dump_ir_writes_numbered_files(tmp_path, tiny_program, rename):

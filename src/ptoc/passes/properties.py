@@ -91,3 +91,54 @@ def check_property(prop: IRProperty, program) -> bool | None:
     if checker is None:
         return None
     return bool(checker(program))
+
+
+# ---- built-in checkers for properties that are plain facts about tile types ------------------
+
+def _kernel_vars(program):
+    """Every variable bound in a kernel function (InCore/AIC/AIV): params and definitions."""
+    from ptoc.dtypes import FunctionType
+    from ptoc.ir.nodes import AssignStmt, ForStmt, IfStmt, SeqStmts
+
+    kernels = (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV)
+
+    def walk(stmt):
+        if isinstance(stmt, SeqStmts):
+            for s in stmt.stmts:
+                yield from walk(s)
+        elif isinstance(stmt, AssignStmt):
+            yield stmt.var
+        elif isinstance(stmt, ForStmt):
+            yield from stmt.iter_args
+            yield from walk(stmt.body)
+            yield from stmt.return_vars
+        elif isinstance(stmt, IfStmt):
+            yield from walk(stmt.then_body)
+            if stmt.else_body is not None:
+                yield from walk(stmt.else_body)
+            yield from stmt.return_vars
+
+    for fn in program.functions:
+        if fn.func_type in kernels:
+            yield from (p.var for p in fn.params)
+            yield from walk(fn.body)
+
+
+def _kernel_tile_types(program):
+    from ptoc.ir.types import TileType
+
+    return (v.type for v in _kernel_vars(program) if isinstance(v.type, TileType))
+
+
+def tiles_have_memory_space(program) -> bool:
+    """MemoryInferred: every tile in a kernel function has a memory space."""
+    return all(t.memory_space is not None for t in _kernel_tile_types(program))
+
+
+def tiles_have_memref(program) -> bool:
+    """MemRefsAssigned: every tile in a kernel function carries a MemRef."""
+    return all(t.memref is not None for t in _kernel_tile_types(program))
+
+
+register_property_checker(IRProperty.MemoryInferred, tiles_have_memory_space)
+register_property_checker(IRProperty.MemRefsAssigned, tiles_have_memref)
