@@ -123,7 +123,9 @@ def sync_kernel(kernel: Kernel, target: Target) -> tuple[Kernel, SyncPlan, list[
     resolver = AccessResolver(kernel, target)
     notes: list[SyncNote] = []
     seen: set = set()
-    for _ in range(MAX_ROUNDS):
+    # one pair falls back per round: its PIPE_ALL barrier often orders what made other
+    # pairs fail (a flag pair and its reverse that each needed the other, say)
+    for _ in range(MAX_ROUNDS + 2 * len(plan.pairs) + 64):
         walker, fallbacks = _settle(plan, resolver)
         for fb in fallbacks:
             key = (fb.block, fb.gap, fb.src, fb.dst)
@@ -138,7 +140,7 @@ def sync_kernel(kernel: Kernel, target: Target) -> tuple[Kernel, SyncPlan, list[
             failed = allocate_events(plan, walker.instances)
         if not failed:
             return emit_kernel(kernel, plan), plan, notes
-        for pid, reason in failed:
+        for pid, reason in failed[:1]:
             pair = plan.remove_pair(pid)
             plan.add_barrier(pair.block, pair.wait_gap, Pipe.PIPE_ALL)
             notes.append(SyncNote(kernel.name, "pipe_all_fallback", reason, pair.src, pair.dst,
