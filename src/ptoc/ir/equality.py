@@ -26,11 +26,20 @@ from ptoc.ir.types import (
 class _Mismatch(Exception):
     """Internal: the first difference found, with its path."""
 
-    def __init__(self, path: str, detail: str, snippets: tuple[str, str] | None):
+    def __init__(self, path: str, detail: str, context: tuple[Any, Any] | None):
         super().__init__(f"{path}: {detail}")
         self.path = path
         self.detail = detail
-        self.snippets = snippets
+        self.context = context  # the innermost enclosing printable pair, printed on demand
+
+    @property
+    def snippets(self) -> tuple[str, str] | None:
+        if self.context is None:
+            return None
+        try:
+            return _snippet(self.context[0]), _snippet(self.context[1])
+        except Exception:  # pragma: no cover - printing a broken node must not hide the diff
+            return None
 
 
 def structural_equal(a: Any, b: Any) -> bool:
@@ -93,15 +102,7 @@ class _Comparer:
 
     # ---- reporting -----------------------------------------------------------------
     def fail(self, detail: str) -> None:
-        path = _render_path(self.path)
-        snippets = None
-        if self.context:
-            a, b = self.context[-1]
-            try:
-                snippets = (_snippet(a), _snippet(b))
-            except Exception:  # pragma: no cover - printing a broken node must not hide the diff
-                snippets = None
-        raise _Mismatch(path, detail, snippets)
+        raise _Mismatch(_render_path(self.path), detail, self.context[-1] if self.context else None)
 
     def at(self, step: str, a: Any, b: Any, printable: bool = False) -> None:
         self.path.append(step)
