@@ -44,10 +44,11 @@ def _bytes(shape, dtype) -> int:
 
 
 def kernel_src(params: str, body: str, *, ftype: str = "InCore", name: str = "kernel",
-               allocs: dict | None = None) -> str:
+               allocs: dict | None = None, ret: str | None = None) -> str:
     """DSL text of a program with one kernel ``name(self, <params>)`` and ``body``.
 
-    ``allocs`` maps a MemRef base name to (space, bytes) and becomes ``pl.tile.alloc`` lines.
+    ``allocs`` maps a MemRef base name to (space, bytes) and becomes ``pl.tile.alloc`` lines;
+    ``ret`` is the return annotation.
     """
     lines = [f"{b}: pl.Ptr = pl.tile.alloc(pl.Mem.{sp}, {n})"
              for b, (sp, n) in (allocs or {}).items()]
@@ -55,7 +56,7 @@ def kernel_src(params: str, body: str, *, ftype: str = "InCore", name: str = "ke
     inner = "\n".join("        " + ln for ln in lines)
     return ("import pypto.language as pl\n\n@pl.program\nclass P:\n"
             f"    @pl.function(type=pl.FunctionType.{ftype})\n"
-            f"    def {name}(self, {params}):\n{inner}\n")
+            f"    def {name}(self, {params}){' -> ' + ret if ret else ''}:\n{inner}\n")
 
 
 def lower(src: str, name: str = "kernel", **options):
