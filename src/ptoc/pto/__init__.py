@@ -17,6 +17,7 @@ from ptoc.pto.ops import OP_TABLE, OpInfo, Role, op_info, pipe_of, reads, writes
 from ptoc.pto.parser import parse
 from ptoc.pto.printer import print_module, print_op
 from ptoc.pto.verify import verify
+from ptoc.pto.insert_sync import SyncNote, SyncResult, insert_sync, strip_sync  # noqa: E402
 
 
 def load(text: str, target=None, filename: str = "<pto>") -> Module:

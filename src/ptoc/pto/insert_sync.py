@@ -13,6 +13,7 @@ Usage::
     result.module          # Level-3 Module (print with ptoc.pto.print_module)
     result.notes           # SyncNote per PIPE_ALL fallback or skipped kernel
     result.stats["kernel"] # static counts of pairs, flags and barriers
+    strip_sync(module)     # Level 3 -> Level 2 (drop every set/wait/barrier)
 
 Guarantees (checked by the tests with the simulator): the output has no data race under
 the happens-before checker, never deadlocks, and every flag is balanced for any loop trip
@@ -27,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from ptoc.backend.pipes import Pipe
 from ptoc.backend.targets import Target, get_target
 from ptoc.errors import PtocError
-from ptoc.pto.model import Kernel, Module
+from ptoc.pto.model import ForOp, IfOp, Kernel, Module, SyncOp
 from ptoc.pto.sync_access import AccessResolver, has_sync
 from ptoc.pto.sync_emit import emit_kernel
 from ptoc.pto.sync_events import allocate_events
@@ -147,6 +148,24 @@ def sync_kernel(kernel: Kernel, target: Target) -> tuple[Kernel, SyncPlan, list[
                                   _describe(pair.producer), _describe(pair.consumer)))
     raise SyncInsertionError(f"InsertSync did not converge on kernel @{kernel.name}",
                              hint="report this kernel; it has an unusual loop structure")
+
+
+def strip_sync(module: Module) -> Module:
+    """``module`` without any set_flag / wait_flag / barrier: Level 3 back to Level 2 (to
+    re-synchronise a hand-written kernel, or to compare with its hand-written protocol)."""
+    def strip(body: tuple) -> tuple:
+        out = []
+        for op in body:
+            if isinstance(op, SyncOp):
+                continue
+            if isinstance(op, ForOp):
+                op = replace(op, body=strip(op.body))
+            elif isinstance(op, IfOp):
+                op = replace(op, then_body=strip(op.then_body), else_body=strip(op.else_body))
+            out.append(op)
+        return tuple(out)
+    return replace(module, kernels=tuple(replace(k, body=strip(k.body))
+                                         for k in module.kernels))
 
 
 def _settle(plan: SyncPlan, resolver: AccessResolver) -> tuple[Walker, list]:

@@ -1,0 +1,344 @@
+"""InsertSync behaviour on small hand-written Level-2 kernels: which pairs, where, which ids.
+
+Each test states a hazard pattern and checks the Level-3 text InsertSync produces (the
+sync lines in program order), then runs it on the simulator: no race, no deadlock, flags
+balanced (the simulator rejects a flag left set or set twice), numbers equal to a serial run.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from ptoc.backend.pipes import Pipe
+from ptoc.pto import parse, print_module, verify
+from ptoc.pto.insert_sync import insert_sync, strip_sync
+from ptoc.pto.model import ForOp, IfOp, SyncOp, walk
+from ptoc.sim import simulate
+
+VEC = ("!pto.tile_buf<loc=vec, dtype=f32, rows=16, cols=16, v_row=16, v_col=16, "
+       "blayout=row_major, slayout=none_box, fractal=512, pad=0>")
+WIN = "!pto.partition_tensor_view<16x16xf32>"
+
+
+def vec_kernel(body: str, *, tiles: dict[str, int] | None = None, params: str = "") -> str:
+    """A vector kernel over x (read) and y (written), both f32 16 x 64, with Vec tiles
+    named in ``tiles`` (name -> byte address). ``body`` may use %wx0..%wx3 / %wy0..%wy3
+    (16 x 16 windows of x and y at column 16*i) and %half (0.5 : f32)."""
+    tiles = tiles or {"t0": 0, "t1": 1024, "t2": 2048}
+    head = [
+        'module attributes {pto.target_arch = "a2a3"} {',
+        f"  func.func @k(%x: !pto.ptr<f32>, %y: !pto.ptr<f32>{params}) {{",
+        "  %c0 = arith.constant 0 : index", "  %c1 = arith.constant 1 : index",
+        "  %c2 = arith.constant 2 : index", "  %c3 = arith.constant 3 : index",
+        "  %c16 = arith.constant 16 : index", "  %c64 = arith.constant 64 : index",
+        "  %half = arith.constant 0.5 : f32",
+        "  %xv = pto.make_tensor_view %x, shape = [%c16, %c64], strides = [%c64, %c1] "
+        "{layout = #pto.layout<nd>} : !pto.tensor_view<?x?xf32>",
+        "  %yv = pto.make_tensor_view %y, shape = [%c16, %c64], strides = [%c64, %c1] "
+        "{layout = #pto.layout<nd>} : !pto.tensor_view<?x?xf32>",
+    ]
+    for i in range(4):
+        head.append(f"  %col{i} = arith.constant {16 * i} : index")
+        for v in ("x", "y"):
+            head.append(f"  %w{v}{i} = pto.partition_view %{v}v, offsets = [%c0, %col{i}], sizes "
+                        f"= [%c16, %c16] : !pto.tensor_view<?x?xf32> -> {WIN}")
+    for name, addr in tiles.items():
+        head.append(f"  %a_{name} = arith.constant {addr} : i64")
+        head.append(f"  %{name} = pto.alloc_tile addr = %a_{name} : {VEC}")
+    lines = [ln.strip() for ln in body.strip().splitlines()]
+    return "\n".join(head + ["  " + ln for ln in lines] + ["  return", "  }", "}"]) + "\n"
+
+
+def load(t: str, w: str) -> str:
+    return f"pto.tload ins({w} : {WIN}) outs(%{t} : {VEC})"
+
+
+def store(t: str, w: str) -> str:
+    return f"pto.tstore ins(%{t} : {VEC}) outs({w} : {WIN})"
+
+
+def vop(op: str, dst: str, *srcs: str) -> str:
+    ins = ", ".join(f"%{s}" for s in srcs)
+    tys = ", ".join(VEC for _ in srcs)
+    return f"pto.{op} ins({ins} : {tys}) outs(%{dst} : {VEC})"
+
+
+def sync_lines(module) -> list[str]:
+    """The program with every non-sync instruction reduced to its opcode (and its outs),
+    sync lines in full, scalar and descriptor ops dropped."""
+    out = []
+    lines = print_module(module).splitlines()
+    for line in lines[2:lines.index("  return")]:
+        s = line.strip()
+        if s.startswith(("pto.set_flag", "pto.wait_flag", "pto.barrier")):
+            out.append(s.replace("<PIPE_", "<").replace("EVENT_ID", ""))
+        elif s.startswith(("pto.t", "scf.", "}")):
+            m = re.match(r"(?:%\S+ = )?(\S+)", s)
+            outs = re.search(r"outs\((%\w+)", s)
+            out.append(m.group(1) + (f" {outs.group(1)}" if outs else ""))
+    return out
+
+
+def run_checked(module, tensors):
+    """Simulate ``module`` (Level 3) and its serial Level-2 twin; assert no race and equal
+    outputs. Returns the timed result."""
+    timed = simulate(module, tensors)
+    serial = simulate(strip_sync(module), tensors, mode="serial")
+    assert timed.races == [], "\n".join(map(str, timed.races))
+    for name, value in serial.outputs.items():
+        np.testing.assert_array_equal(timed.outputs[name], value)
+    return timed
+
+
+def xy(seed: int = 0):
+    rng = np.random.default_rng(seed)
+    return {"x": rng.standard_normal((16, 64)).astype(np.float32),
+            "y": rng.standard_normal((16, 64)).astype(np.float32)}
+
+
+# ---------------------------------------------------------------------------------------------
+# straight-line placement
+# ---------------------------------------------------------------------------------------------
+
+
+def test_raw_across_pipes_sets_after_producer_and_waits_before_consumer():
+    text = vec_kernel("\n".join([load("t0", "%wx0"), load("t1", "%wx1"),
+                                 vop("tadd", "t2", "t0", "t1"), store("t2", "%wy0")]))
+    result = insert_sync(parse(text))
+    assert sync_lines(result.module) == [
+        "pto.tload %t0", "pto.tload %t1",
+        "pto.set_flag[<MTE2>, <V>, <0>]", "pto.wait_flag[<MTE2>, <V>, <0>]",
+        "pto.tadd %t2",
+        "pto.set_flag[<V>, <MTE3>, <0>]", "pto.wait_flag[<V>, <MTE3>, <0>]",
+        "pto.tstore %wy0",
+    ]
+    assert result.notes == []
+    run_checked(result.module, xy())
+
+
+def test_transitive_chain_needs_no_direct_pair():
+    # MTE2 -> V -> MTE3 on one tile: the store is ordered after the load through V
+    text = vec_kernel("\n".join([load("t0", "%wx0"), vop("tabs", "t0", "t0"),
+                                 store("t0", "%wy0")]))
+    result = insert_sync(parse(text))
+    flags = [s for s in sync_lines(result.module) if s.startswith("pto.set_flag")]
+    assert flags == ["pto.set_flag[<MTE2>, <V>, <0>]", "pto.set_flag[<V>, <MTE3>, <0>]"]
+    run_checked(result.module, xy())
+
+
+def test_same_pipe_vector_hazard_gets_pipe_barrier_but_dma_does_not():
+    text = vec_kernel("\n".join([
+        load("t0", "%wx0"), load("t0", "%wx1"),          # WAW on MTE2: in order, nothing
+        vop("tabs", "t1", "t0"), vop("tneg", "t2", "t1"),  # RAW on V: pipe barrier
+        vop("tneg", "t2", "t0"),                          # WAW on V with the tneg: barrier
+        store("t2", "%wy0"), store("t1", "%wy0")]))       # WAW on MTE3 (GM): nothing
+    result = insert_sync(parse(text))
+    lines = sync_lines(result.module)
+    assert lines.count("pto.barrier <V>") == 2
+    assert lines.index("pto.barrier <V>") == lines.index("pto.tneg %t2") - 1
+    assert not any("<MTE2>, <MTE2>" in s or "<MTE3>, <MTE3>" in s for s in lines)
+    assert result.stats["k"]["pipe_barrier"] == 2
+    run_checked(result.module, xy())
+
+
+def test_disjoint_bytes_need_no_sync_and_overlapping_tiles_do():
+    body = "\n".join([load("t0", "%wx0"), vop("tabs", "t1", "t1"), store("t1", "%wy0")])
+    apart = insert_sync(parse(vec_kernel(body, tiles={"t0": 0, "t1": 1024})))
+    assert not any("<MTE2>, <V>" in s for s in sync_lines(apart.module))
+    overlap = insert_sync(parse(vec_kernel(body, tiles={"t0": 0, "t1": 512})))
+    assert "pto.wait_flag[<MTE2>, <V>, <0>]" in sync_lines(overlap.module)
+    run_checked(overlap.module, xy())
+
+
+def test_gm_windows_compare_as_rectangles():
+    # store to y columns 0..15 then load y columns 16..31: no hazard; columns 0..15: RAW
+    for window, hazard in (("%wy1", False), ("%wy0", True)):
+        text = vec_kernel("\n".join([load("t0", "%wx0"), store("t0", "%wy0"),
+                                     load("t1", window), store("t1", "%wy2")]))
+        result = insert_sync(parse(text))
+        assert any("<MTE3>, <MTE2>" in s for s in sync_lines(result.module)) is hazard
+        run_checked(result.module, xy())
+
+
+# ---------------------------------------------------------------------------------------------
+# loops and branches
+# ---------------------------------------------------------------------------------------------
+
+
+LOOP = """
+scf.for %i = %c0 to %n step %c1 {
+  {load}
+  {op}
+  {store}
+}
+"""
+
+
+def loop_kernel() -> str:
+    body = LOOP.replace("{load}", load("t0", "%wx0")).replace(
+        "{op}", vop("tabs", "t1", "t0")).replace("{store}", store("t1", "%wy0"))
+    return vec_kernel(body, params=", %n: index")
+
+
+def test_loop_carried_hazards_get_pre_loop_sets_and_post_loop_waits():
+    result = insert_sync(parse(loop_kernel()))
+    assert sync_lines(result.module) == [
+        "pto.set_flag[<V>, <MTE2>, <0>]",          # WAR: tabs(i) reads t0, tload(i+1) writes
+        "pto.set_flag[<MTE3>, <V>, <0>]",          # WAR: tstore(i) reads t1, tabs(i+1) writes
+        "scf.for",
+        "pto.wait_flag[<V>, <MTE2>, <0>]",
+        "pto.tload %t0",
+        "pto.set_flag[<MTE2>, <V>, <0>]",
+        "pto.wait_flag[<MTE2>, <V>, <0>]",
+        "pto.wait_flag[<MTE3>, <V>, <0>]",
+        "pto.barrier <V>",                         # WAW: tabs(i) and tabs(i+1) write t1
+        "pto.tabs %t1",
+        "pto.set_flag[<V>, <MTE3>, <0>]",
+        "pto.set_flag[<V>, <MTE2>, <0>]",
+        "pto.wait_flag[<V>, <MTE3>, <0>]",
+        "pto.tstore %wy0",
+        "pto.set_flag[<MTE3>, <V>, <0>]",
+        "}",
+        "pto.wait_flag[<V>, <MTE2>, <0>]",
+        "pto.wait_flag[<MTE3>, <V>, <0>]",
+    ]
+    assert result.stats["k"]["carried"] == 2
+
+
+@pytest.mark.parametrize("trips", [0, 1, 2, 5])
+def test_loop_sync_is_balanced_for_every_trip_count(trips):
+    result = insert_sync(parse(loop_kernel()))
+    run_checked(result.module, {**xy(trips), "n": trips})
+
+
+BRANCH = """
+%p = arith.cmpi eq, %n, %c0 : index
+{load}
+scf.if %p {
+  {then}
+} else {
+  {else}
+}
+{after}
+"""
+
+
+@pytest.mark.parametrize("n", [0, 1])
+def test_branch_waits_before_and_sets_after_so_both_arms_balance(n):
+    body = (BRANCH.replace("{load}", load("t0", "%wx0"))
+            .replace("{then}", vop("tabs", "t1", "t0"))          # consumer only in one arm
+            .replace("{else}", load("t2", "%wx1"))
+            .replace("{after}", store("t1", "%wy0") + "\n" + vop("tneg", "t0", "t2")))
+    result = insert_sync(parse(vec_kernel(body, params=", %n: index")))
+    lines = sync_lines(result.module)
+    if_at, end_at = lines.index("scf.if"), len(lines) - 1 - lines[::-1].index("}")
+    inside = lines[if_at:end_at]
+    assert not any(s.startswith(("pto.set_flag", "pto.wait_flag")) for s in inside)
+    assert "pto.wait_flag[<MTE2>, <V>, <0>]" in lines[:if_at]     # hoisted wait
+    assert "pto.set_flag[<V>, <MTE3>, <0>]" in lines[end_at:]     # set after the branch
+    run_checked(result.module, {**xy(n), "n": n})
+
+
+def test_newer_producer_inside_region_makes_hoisting_unnecessary():
+    # t0 is loaded before the loop and again inside it; the in-loop read only needs the
+    # in-loop load, so no wait is hoisted before the loop for the first load
+    body = "\n".join([load("t0", "%wx1"), store("t0", "%wy1"),
+                      "scf.for %i = %c0 to %c2 step %c1 {", load("t0", "%wx0"),
+                      vop("tabs", "t1", "t0"), store("t1", "%wy0"), "}"])
+    result = insert_sync(parse(vec_kernel(body)))
+    lines = sync_lines(result.module)
+    before = lines[:lines.index("scf.for")]
+    assert "pto.wait_flag[<MTE2>, <V>, <0>]" not in before
+    run_checked(result.module, xy())
+
+
+# ---------------------------------------------------------------------------------------------
+# event ids and the PIPE_ALL fallback
+# ---------------------------------------------------------------------------------------------
+
+
+def many_live_pairs(count: int) -> str:
+    tiles = {f"t{i}": 1024 * i for i in range(count)}
+    loads = [load(f"t{i}", f"%wx{i % 4}") for i in range(count)]
+    uses = [vop("tabs", f"t{i}", f"t{i}") for i in range(count)]
+    return vec_kernel("\n".join(loads + uses), tiles=tiles)
+
+
+def test_overlapping_pairs_get_distinct_ids_up_to_eight():
+    result = insert_sync(parse(many_live_pairs(8)))
+    ids = {op.event for op in walk(result.module.kernel().body)
+           if isinstance(op, SyncOp) and op.kind == "set_flag"}
+    assert ids == set(range(8))
+    assert result.notes == []
+    run_checked(result.module, xy())
+
+
+def test_ninth_overlapping_pair_falls_back_to_pipe_all_with_a_note():
+    result = insert_sync(parse(many_live_pairs(9)))
+    (note,) = result.fallbacks
+    assert note.kernel == "k" and note.kind == "pipe_all_fallback"
+    assert (note.src, note.dst) == (Pipe.PIPE_MTE2, Pipe.PIPE_V)
+    assert note.producer[0] == "pto.tload" and note.consumer[0] == "pto.tabs"
+    assert note.producer[1] > 0 and note.consumer[1] > note.producer[1]
+    assert "event ids" in note.reason and "MTE2->V" in note.reason
+    assert "barrier(PIPE_ALL)" in str(note) and "line" in str(note)
+    assert result.stats["k"]["barrier_all"] == 1
+    run_checked(result.module, xy())
+
+
+def test_dbc_slots_get_their_own_ids():
+    from ptoc.pto.sync_examples import dbc_matmul
+    result = insert_sync(parse(dbc_matmul(tiles=4, order="MSMS", accumulators=2)))
+    events = {}
+    for op in walk(result.module.kernel().body):
+        if isinstance(op, SyncOp) and op.kind == "set_flag":
+            events.setdefault((op.src.short, op.dst.short), set()).add(op.event)
+    assert events[("M", "FIX")] == {0, 1}
+    assert events[("FIX", "M")] == {0, 1}
+
+
+# ---------------------------------------------------------------------------------------------
+# module-level behaviour
+# ---------------------------------------------------------------------------------------------
+
+
+def test_output_round_trips_and_verifies():
+    from ptoc.pto.sync_examples import kloop_matmul
+    result = insert_sync(parse(kloop_matmul()))
+    text = print_module(result.module)
+    assert parse(text) == result.module
+    verify(result.module)
+    assert result.text == text
+
+
+def test_kernels_with_sync_are_left_alone():
+    first = insert_sync(parse(loop_kernel()))
+    again = insert_sync(first.module)
+    assert again.module == first.module
+    (note,) = again.notes
+    assert note.kind == "skipped" and "already" in str(note)
+
+
+def test_strip_sync_is_the_inverse():
+    module = parse(loop_kernel())
+    assert strip_sync(insert_sync(module).module) == module
+
+
+def test_tiles_without_addresses_alias_their_whole_space():
+    text = vec_kernel("\n".join([load("t0", "%wx0"), vop("tabs", "t1", "t1")]))
+    text = re.sub(r"addr = %a_t\d ", "", text)
+    result = insert_sync(parse(text))
+    assert "pto.wait_flag[<MTE2>, <V>, <0>]" in sync_lines(result.module)
+
+
+def test_scf_structure_is_kept():
+    from ptoc.pto.sync_examples import kloop_matmul
+    before = parse(kloop_matmul())
+    after = insert_sync(before).module
+    kinds = [type(op).__name__ for op in walk(after.kernel().body)
+             if isinstance(op, (ForOp, IfOp))]
+    assert kinds == [type(op).__name__ for op in walk(before.kernel().body)
+                     if isinstance(op, (ForOp, IfOp))]
