@@ -266,3 +266,13 @@ def test_long_snippets_are_truncated():
         assert_structural_equal(a, b)
     assert "body[9] (AssignStmt) > value.rhs: 9 != 99" in str(err.value)
     assert "v9: pl.Scalar[pl.INDEX] = x + 99" in str(err.value)
+
+
+def test_top_level_statement_difference_shows_snippets():
+    x = Var("x", INDEX)
+    with pytest.raises(AssertionError) as err:
+        assert_structural_equal(AssignStmt(Var("y", INDEX), BinOp("+", x, ConstInt(1))),
+                                AssignStmt(Var("y", INDEX), BinOp("+", x, ConstInt(2))))
+    assert str(err.value) == ("IR differs at value.rhs: 1 != 2\n--- lhs ---\n"
+                              "y: pl.Scalar[pl.INDEX] = x + 1\n--- rhs ---\n"
+                              "y: pl.Scalar[pl.INDEX] = x + 2")

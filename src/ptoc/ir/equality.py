@@ -54,7 +54,7 @@ def structural_equal(a: Any, b: Any) -> bool:
 def assert_structural_equal(a: Any, b: Any) -> None:
     """Raise AssertionError naming the first difference (path, values, printed snippets)."""
     try:
-        _Comparer().compare(a, b)
+        _Comparer().root(a, b)
     except _Mismatch as m:
         text = f"IR differs at {m.path}: {m.detail}"
         if m.snippets is not None:
@@ -104,16 +104,18 @@ class _Comparer:
     def fail(self, detail: str) -> None:
         raise _Mismatch(_render_path(self.path), detail, self.context[-1] if self.context else None)
 
-    def at(self, step: str, a: Any, b: Any, printable: bool = False) -> None:
+    def at(self, step: str, a: Any, b: Any) -> None:
         self.path.append(step)
-        if printable:
-            self.context.append((a, b))
         try:
             self.compare(a, b)
         finally:
             self.path.pop()
-            if printable:
-                self.context.pop()
+
+    def root(self, a: Any, b: Any) -> None:
+        """Compare two top-level nodes; statements and expressions are their own snippet."""
+        if isinstance(a, (Stmt, Expr)) and isinstance(b, (Stmt, Expr)):
+            self.context.append((a, b))
+        self.compare(a, b)
 
     # ---- dispatch ------------------------------------------------------------------
     def compare(self, a: Any, b: Any) -> None:
