@@ -16,9 +16,12 @@ Public API:
 How one kernel is built (modules in reading order):
     simplify.py    fold constants, inline one-trip loops, resolve decided ifs (as PyPTO does)
     names.py       SSA names (PyPTO's naming) and the hoisted constant pool
-    tile_types.py  IR tile types -> ``!pto.tile_buf`` (layouts per memory space)
-    emitter.py     statements, scalars, buffers and bindings
+    tile_types.py  IR tile types -> ``!pto.tile_buf`` (layouts per memory space, Vec row padding)
+    emitter.py     the kernel walk: signature, statements, loops, branches, bindings
+    scalars.py     scalar expressions -> ``arith`` ops
+    buffers.py     tensor views of GM parameters; tile allocations and buffer sharing
     tile_ops.py    one lowering per tile op
+    errors.py      CodegenError
 
 The output is built as a ``ptoc.pto.model.Module`` and printed with ``ptoc.pto.print_module``,
 so it always parses back with ``ptoc.pto.parse``.

@@ -35,19 +35,17 @@ from dataclasses import dataclass
 from ptoc.dtypes import DataType, FunctionType, MemorySpace
 from ptoc.errors import SourceLoc
 from ptoc.ir.nodes import (
-    AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, Expr, ForStmt, Function,
-    IfStmt, IterArg, ReturnStmt, SeqStmts, Stmt, UnaryOp, Var, YieldStmt,
+    AssignStmt, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, Expr, ForStmt, Function, IfStmt,
+    IterArg, ReturnStmt, SeqStmts, Stmt, Var, YieldStmt,
 )
-from ptoc.ir.types import MemRef, ScalarType as IrScalarType, TensorType, TileType
-from ptoc.pto.model import (
-    EnumAttr, ForOp, IfOp, Instruction, Kernel, Op, PtrType, ScalarType, TensorViewType,
-    TileBufType, Value, YieldOp,
-)
+from ptoc.ir.types import ScalarType as IrScalarType, TensorType, TileType
+from ptoc.pto.model import EnumAttr, ForOp, IfOp, Kernel, Op, PtrType, ScalarType, Value, YieldOp
 
+from ptoc.codegen.buffers import BufferBinding
 from ptoc.codegen.errors import CodegenError
-from ptoc.codegen.names import ConstantPool, SsaNames
+from ptoc.codegen.names import ConstantPool, SsaNames, describe
+from ptoc.codegen.scalars import ScalarLowering
 from ptoc.codegen.simplify import simplify_function
-from ptoc.codegen.tile_types import tile_buf_type, valid_shape
 
 
 @dataclass(frozen=True)
@@ -72,23 +70,7 @@ class CodegenOptions:
 _CUBE_SPACES = (MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc,
                 MemorySpace.Bias)
 
-_INT_BINOPS = {"+": "arith.addi", "-": "arith.subi", "*": "arith.muli", "//": "arith.floordivsi",
-               "/": "arith.divsi", "%": "arith.remsi", "and": "arith.andi", "or": "arith.ori"}
-_FLOAT_BINOPS = {"+": "arith.addf", "-": "arith.subf", "*": "arith.mulf", "/": "arith.divf"}
-_CMP_PREDICATES = {"==": "eq", "!=": "ne", "<": "slt", "<=": "sle", ">": "sgt", ">=": "sge"}
-
-
-def describe(node) -> str:
-    """Short text of an IR node for error messages."""
-    from ptoc.ir.printer import format_node  # noqa: PLC0415
-
-    try:
-        return format_node(node)
-    except Exception:  # pragma: no cover - messages must never fail
-        return repr(node)
-
-
-class KernelEmitter:
+class KernelEmitter(ScalarLowering, BufferBinding):
     """Builds the PTO kernel of one InCore/AIC/AIV function (see the module docstring)."""
 
     def __init__(self, fn: Function, options: CodegenOptions):
@@ -186,238 +168,6 @@ class KernelEmitter:
 
     def temp_name(self) -> str:
         return self.names.temp()
-
-    # ---- scalars -----------------------------------------------------------------------
-    def const(self, value, dtype: DataType) -> Value:
-        return self.consts.get(value, dtype)
-
-    def index(self, expr, loc=None) -> Value:
-        """``expr`` as an ``index`` value (constants are hoisted; ints are cast)."""
-        return self.scalar(expr, DataType.INDEX, loc)
-
-    def scalar(self, expr, want: DataType | None = None, loc=None, name: str | None = None) -> Value:
-        """Emit the ops computing scalar ``expr`` and return its value.
-
-        ``want`` converts constants (and casts integer values) to that type; ``name`` names
-        the result of the top-level arithmetic op (default: a numbered temporary).
-        """
-        if isinstance(expr, bool):
-            expr = ConstBool(expr)
-        elif isinstance(expr, int):
-            expr = ConstInt(expr, want or DataType.INDEX)
-        elif isinstance(expr, float):
-            expr = ConstFloat(expr, want or DataType.FP32)
-        if isinstance(expr, ConstBool):
-            return self.const(expr.value, DataType.BOOL)
-        if isinstance(expr, ConstInt):
-            dtype = want if want is not None and not want.is_float else expr.dtype
-            if want is not None and want.is_float:
-                return self.const(float(expr.value), want)
-            return self.const(expr.value, dtype)
-        if isinstance(expr, ConstFloat):
-            return self.const(expr.value, want if want is not None and want.is_float
-                              else expr.dtype)
-        if isinstance(expr, Var):
-            value = self.scalars.get(expr)
-            if value is None:
-                raise CodegenError(
-                    f"scalar '{expr.name}' is used before codegen saw its definition", loc,
-                    hint="scalars must be kernel parameters, loop variables or assigned "
-                    "before use")
-            return self._cast(value, want, loc)
-        if isinstance(expr, BinOp):
-            return self._binop(expr, want, loc, name)
-        if isinstance(expr, UnaryOp):
-            return self._unary(expr, want, loc, name)
-        raise CodegenError(f"cannot lower scalar expression {describe(expr)} to PTO", loc,
-                           hint="only constants, scalar variables and + - * // % / "
-                           "comparisons and/or/not are supported")
-
-    def _cast(self, value: Value, want: DataType | None, loc) -> Value:
-        have = value.type.dtype if isinstance(value.type, ScalarType) else None
-        if want is None or have is None or have is want:
-            return value
-        if want.is_float or have.is_float or want is DataType.BOOL or have is DataType.BOOL:
-            raise CodegenError(f"scalar %{value.name} is {have.pto_name}, but "
-                               f"{want.pto_name} is needed here", loc,
-                               hint="convert the scalar explicitly in the DSL")
-        opcode = "arith.index_cast" if DataType.INDEX in (want, have) else (
-            "arith.extsi" if want.bits > have.bits else "arith.trunci")
-        result = Value(self.temp_name(), ScalarType(want))
-        self.emit(Instruction(opcode, results=(result,), ins=(value,), loc=loc))
-        return result
-
-    def _natural(self, expr) -> DataType | None:
-        if isinstance(expr, (ConstInt, ConstFloat)):
-            return None  # constants adapt to the other operand
-        if isinstance(expr, ConstBool):
-            return DataType.BOOL
-        ty = getattr(expr, "type", None)
-        if isinstance(ty, IrScalarType):
-            if isinstance(expr, BinOp):
-                a = self._natural(expr.lhs)
-                return a if a is not None else self._natural(expr.rhs)
-            return ty.dtype
-        return None
-
-    def _binop(self, expr: BinOp, want, loc, name) -> Value:
-        op = expr.op
-        if op in _CMP_PREDICATES:
-            dtype = self._natural(expr.lhs) or self._natural(expr.rhs) or DataType.INDEX
-            a = self.scalar(expr.lhs, dtype, loc)
-            b = self.scalar(expr.rhs, dtype, loc)
-            result = Value(name or self.temp_name(), ScalarType(DataType.BOOL))
-            if dtype.is_float:
-                pred = {"==": "oeq", "!=": "one", "<": "olt", "<=": "ole", ">": "ogt",
-                        ">=": "oge"}[op]
-                raise CodegenError(f"float comparison '{op}' ({pred}) has no PTO lowering in "
-                                   "ptoc yet", loc, hint="compare integer scalars")
-            self.emit(Instruction("arith.cmpi", results=(result,), ins=(a, b),
-                                  attrs=(("predicate", _CMP_PREDICATES[op]),), loc=loc))
-            return result
-        if op in ("and", "or"):
-            a = self.scalar(expr.lhs, DataType.BOOL, loc)
-            b = self.scalar(expr.rhs, DataType.BOOL, loc)
-            result = Value(name or self.temp_name(), ScalarType(DataType.BOOL))
-            self.emit(Instruction(_INT_BINOPS[op], results=(result,), ins=(a, b), loc=loc))
-            return result
-        dtype = want or self._natural(expr) or (
-            expr.lhs.dtype if isinstance(expr.lhs, (ConstInt, ConstFloat)) else DataType.INDEX)
-        table = _FLOAT_BINOPS if dtype.is_float else _INT_BINOPS
-        if op not in table:
-            raise CodegenError(f"scalar operator '{op}' on {dtype.pto_name} has no PTO lowering",
-                               loc, hint="use + - * // % on integers, + - * / on floats")
-        a = self.scalar(expr.lhs, dtype, loc)
-        b = self.scalar(expr.rhs, dtype, loc)
-        result = Value(name or self.temp_name(), ScalarType(dtype))
-        self.emit(Instruction(table[op], results=(result,), ins=(a, b), loc=loc))
-        return result
-
-    def _unary(self, expr: UnaryOp, want, loc, name) -> Value:
-        if expr.op == "not":
-            x = self.scalar(expr.operand, DataType.BOOL, loc)
-            result = Value(name or self.temp_name(), ScalarType(DataType.BOOL))
-            self.emit(Instruction("arith.xori", results=(result,),
-                                  ins=(x, self.const(True, DataType.BOOL)), loc=loc))
-            return result
-        dtype = want or self._natural(expr.operand) or DataType.INDEX
-        zero = self.const(0.0 if dtype.is_float else 0, dtype)
-        x = self.scalar(expr.operand, dtype, loc)
-        result = Value(name or self.temp_name(), ScalarType(dtype))
-        opcode = "arith.subf" if dtype.is_float else "arith.subi"
-        self.emit(Instruction(opcode, results=(result,), ins=(zero, x), loc=loc))
-        return result
-
-    # ---- tensors -----------------------------------------------------------------------
-    def _make_view(self, var: Var, ptr: Value) -> None:
-        ty: TensorType = var.type
-        loc = self.loc(var)
-        shape = [self.index(d, loc) for d in ty.shape]
-        strides: list[Value] = []
-        stride_exprs: list = [1]
-        for d in reversed(ty.shape[1:]):
-            prev = stride_exprs[-1]
-            if isinstance(prev, int) and isinstance(d, int):
-                stride_exprs.append(prev * d)
-            else:
-                stride_exprs.append(("mul", prev, d))
-        for s in reversed(stride_exprs):
-            if isinstance(s, int):
-                strides.append(self.const(s, DataType.INDEX))
-            else:
-                strides.append(self._dyn_stride(s, loc))
-        view = Value(self.names.derived(var.name, "_view"),
-                     TensorViewType(tuple(None for _ in ty.shape), ty.dtype))
-        self.emit(Instruction("pto.make_tensor_view", results=(view,), ins=(ptr,),
-                              attrs=(("shape", tuple(shape)), ("strides", tuple(strides)),
-                                     ("layout", EnumAttr("pto.layout", "nd"))), loc=loc))
-        self.tensors[var] = view
-
-    def _dyn_stride(self, s, loc) -> Value:
-        if isinstance(s, int):
-            return self.const(s, DataType.INDEX)
-        _, prev, d = s
-        a = self._dyn_stride(prev, loc)
-        b = self.index(d, loc)
-        result = Value(self.temp_name(), ScalarType(DataType.INDEX))
-        self.emit(Instruction("arith.muli", results=(result,), ins=(a, b), loc=loc))
-        return result
-
-    def tensor(self, expr, loc=None) -> Value:
-        """The tensor view a tensor-typed IR expression denotes."""
-        if isinstance(expr, Var) and expr in self.tensors:
-            return self.tensors[expr]
-        raise CodegenError(f"tensor {describe(expr)} is not a kernel parameter or a value derived "
-                           "from one", loc,
-                           hint="on-chip code can only read and write the kernel's DDR tensor "
-                           "parameters; tensors created inside a kernel are not supported")
-
-    # ---- tiles -------------------------------------------------------------------------
-    def tile(self, expr, loc=None) -> Value:
-        """The tile buffer a tile-typed IR expression denotes."""
-        if isinstance(expr, Var) and expr in self.tiles:
-            return self.tiles[expr]
-        raise CodegenError(f"tile {describe(expr)} is used before it has a buffer", loc,
-                           hint="define tiles with a tile op before using them")
-
-    def bind_tile(self, var: Var | None, value: Value) -> None:
-        if var is not None:
-            self.tiles[var] = value
-
-    def alloc_tile(self, var: Var, stmt_loc=None, *, name: str | None = None,
-                   addr_delta: int = 0) -> Value:
-        """Emit (or, without addresses, reuse) the ``pto.alloc_tile`` of tile ``var``."""
-        ty = var.type
-        if not isinstance(ty, TileType):
-            raise CodegenError(f"'{var.name}' should be a tile but has type {describe(ty)}",
-                               stmt_loc)
-        buf = tile_buf_type(ty, f"'{var.name}'", stmt_loc)
-        self.saw_spaces.add(buf.loc)
-        key = _memref_key(ty.memref, buf)
-        if not self.options.with_addresses and key is not None:
-            shared = self._shared.get(key)
-            if shared is not None and self._path[:len(shared[1])] == shared[1]:
-                self.tiles[var] = shared[0]
-                return shared[0]
-        name = name or self.names.var(var)
-        value = Value(name, buf)
-        attrs: list = []
-        if self.options.with_addresses:
-            addr = self._address(var, ty.memref, stmt_loc) + addr_delta
-            attrs.append(("addr", self.const(addr, DataType.INT64)))
-            self.buffer_key[value] = (buf.loc, addr)
-        else:
-            self.buffer_key[value] = key if key is not None else (buf.loc, name)
-            if key is not None:
-                self._shared[key] = (value, self._path)
-        vrow, vcol = valid_shape(ty)
-        attrs.append(("valid_row", self.index(vrow, stmt_loc)))
-        attrs.append(("valid_col", self.index(vcol, stmt_loc)))
-        self.emit(Instruction("pto.alloc_tile", results=(value,), attrs=tuple(attrs),
-                              loc=stmt_loc))
-        self.tiles[var] = value
-        return value
-
-    def _address(self, var: Var, memref: MemRef | None, loc) -> int:
-        if memref is None:
-            raise CodegenError(
-                f"tile '{var.name}' has no MemRef, so codegen has no address for it", loc,
-                hint="run InitMemRef, MemoryReuse and AllocateMemoryAddr first (PYPTO planner), "
-                "or generate with with_addresses=False for the PTOAS planner")
-        off = memref.offset
-        if not isinstance(off, ConstInt):
-            raise CodegenError(
-                f"tile '{var.name}' has MemRef offset {describe(off)}, not a constant address",
-                loc, hint="run AllocateMemoryAddr before codegen")
-        return off.value
-
-    def same_buffer(self, a: Value, b: Value) -> bool:
-        return a is b or a == b or (a in self.buffer_key and
-                                    self.buffer_key.get(a) == self.buffer_key.get(b))
-
-    def copy_tile(self, src: Value, dst: Value, loc) -> None:
-        """``pto.tmov`` of a whole tile between two buffers (used at loop/branch joins)."""
-        self.emit(Instruction("pto.tmov", ins=(src,), outs=(dst,), loc=loc))
 
     # ---- statements --------------------------------------------------------------------
     def stmt(self, s: Stmt) -> None:
@@ -615,14 +365,6 @@ class KernelEmitter:
                 "kernel runs on one core type", self.loc(self.source),
                 hint="split it into an AIC and an AIV function (ExpandMixedKernel) first")
         return "cube" if cube else "vector"
-
-
-def _memref_key(memref: MemRef | None, buf: TileBufType):
-    if memref is None:
-        return None
-    off = memref.offset.value if isinstance(memref.offset, ConstInt) else id(memref.offset)
-    base = memref.base if isinstance(memref.base, str) else id(memref.base)
-    return (base, off, buf)
 
 
 def _all_hints(fn: Function) -> set[str]:

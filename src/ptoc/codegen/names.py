@@ -139,3 +139,13 @@ class ConstantPool:
             out.append(Instruction("arith.constant", results=(self._values[key],),
                                    attrs=(("value", value),)))
         return out
+
+
+def describe(node) -> str:
+    """Short text of an IR node for error messages."""
+    from ptoc.ir.printer import format_node  # noqa: PLC0415
+
+    try:
+        return format_node(node)
+    except Exception:  # pragma: no cover - messages must never fail
+        return repr(node)

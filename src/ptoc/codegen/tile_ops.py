@@ -38,7 +38,7 @@ from ptoc.ir.types import MemRef, TensorType
 from ptoc.ops import get_op, has_op
 from ptoc.pto.model import EnumAttr, IfOp, Instruction, PartitionViewType, ScalarType, Value
 
-from ptoc.codegen.emitter import KernelEmitter, describe
+from ptoc.codegen.emitter import KernelEmitter
 from ptoc.codegen.errors import CodegenError
 from ptoc.codegen.tile_types import valid_shape
 

@@ -1,0 +1,146 @@
+"""Buffers: tensor views of the kernel's GM parameters and tile allocations (a mixin of
+``KernelEmitter``).
+
+A tensor parameter becomes ``%<name>_view = pto.make_tensor_view %argN`` with its shape and
+row-major strides; every tensor variable derived from it (store results, loop-carried tensors)
+denotes that same view. A tile variable becomes a ``pto.alloc_tile``: with its MemRef's
+offset as ``addr`` under the PYPTO planner (every variable its own alloc, sharing expressed by
+equal addresses), or — without addresses — one alloc per MemRef (base, offset, buffer type),
+reused by every variable in it while the first alloc is in scope.
+
+The host class provides ``emit``, ``const``, ``index``, ``names``, ``options``, ``tiles``,
+``tensors``, ``buffer_key``, ``_shared``, ``_path`` and ``saw_spaces``.
+"""
+
+from __future__ import annotations
+
+from ptoc.dtypes import DataType
+from ptoc.ir.nodes import ConstInt, Var
+from ptoc.ir.types import MemRef, TensorType, TileType
+from ptoc.pto.model import EnumAttr, Instruction, ScalarType, TensorViewType, TileBufType, Value
+
+from ptoc.codegen.errors import CodegenError
+from ptoc.codegen.names import describe
+from ptoc.codegen.tile_types import tile_buf_type, valid_shape
+
+
+class BufferBinding:
+    """Tensor views and tile buffers of one kernel (mixed into ``KernelEmitter``)."""
+
+    def _make_view(self, var: Var, ptr: Value) -> None:
+        ty: TensorType = var.type
+        loc = self.loc(var)
+        shape = [self.index(d, loc) for d in ty.shape]
+        strides: list[Value] = []
+        stride_exprs: list = [1]
+        for d in reversed(ty.shape[1:]):
+            prev = stride_exprs[-1]
+            if isinstance(prev, int) and isinstance(d, int):
+                stride_exprs.append(prev * d)
+            else:
+                stride_exprs.append(("mul", prev, d))
+        for s in reversed(stride_exprs):
+            if isinstance(s, int):
+                strides.append(self.const(s, DataType.INDEX))
+            else:
+                strides.append(self._dyn_stride(s, loc))
+        view = Value(self.names.derived(var.name, "_view"),
+                     TensorViewType(tuple(None for _ in ty.shape), ty.dtype))
+        self.emit(Instruction("pto.make_tensor_view", results=(view,), ins=(ptr,),
+                              attrs=(("shape", tuple(shape)), ("strides", tuple(strides)),
+                                     ("layout", EnumAttr("pto.layout", "nd"))), loc=loc))
+        self.tensors[var] = view
+
+    def _dyn_stride(self, s, loc) -> Value:
+        if isinstance(s, int):
+            return self.const(s, DataType.INDEX)
+        _, prev, d = s
+        a = self._dyn_stride(prev, loc)
+        b = self.index(d, loc)
+        result = Value(self.temp_name(), ScalarType(DataType.INDEX))
+        self.emit(Instruction("arith.muli", results=(result,), ins=(a, b), loc=loc))
+        return result
+
+    def tensor(self, expr, loc=None) -> Value:
+        """The tensor view a tensor-typed IR expression denotes."""
+        if isinstance(expr, Var) and expr in self.tensors:
+            return self.tensors[expr]
+        raise CodegenError(f"tensor {describe(expr)} is not a kernel parameter or a value derived "
+                           "from one", loc,
+                           hint="on-chip code can only read and write the kernel's DDR tensor "
+                           "parameters; tensors created inside a kernel are not supported")
+
+    # ---- tiles -------------------------------------------------------------------------
+    def tile(self, expr, loc=None) -> Value:
+        """The tile buffer a tile-typed IR expression denotes."""
+        if isinstance(expr, Var) and expr in self.tiles:
+            return self.tiles[expr]
+        raise CodegenError(f"tile {describe(expr)} is used before it has a buffer", loc,
+                           hint="define tiles with a tile op before using them")
+
+    def bind_tile(self, var: Var | None, value: Value) -> None:
+        if var is not None:
+            self.tiles[var] = value
+
+    def alloc_tile(self, var: Var, stmt_loc=None, *, name: str | None = None,
+                   addr_delta: int = 0) -> Value:
+        """Emit (or, without addresses, reuse) the ``pto.alloc_tile`` of tile ``var``."""
+        ty = var.type
+        if not isinstance(ty, TileType):
+            raise CodegenError(f"'{var.name}' should be a tile but has type {describe(ty)}",
+                               stmt_loc)
+        buf = tile_buf_type(ty, f"'{var.name}'", stmt_loc)
+        self.saw_spaces.add(buf.loc)
+        key = _memref_key(ty.memref, buf)
+        if not self.options.with_addresses and key is not None:
+            shared = self._shared.get(key)
+            if shared is not None and self._path[:len(shared[1])] == shared[1]:
+                self.tiles[var] = shared[0]
+                return shared[0]
+        name = name or self.names.var(var)
+        value = Value(name, buf)
+        attrs: list = []
+        if self.options.with_addresses:
+            addr = self._address(var, ty.memref, stmt_loc) + addr_delta
+            attrs.append(("addr", self.const(addr, DataType.INT64)))
+            self.buffer_key[value] = (buf.loc, addr)
+        else:
+            self.buffer_key[value] = key if key is not None else (buf.loc, name)
+            if key is not None:
+                self._shared[key] = (value, self._path)
+        vrow, vcol = valid_shape(ty)
+        attrs.append(("valid_row", self.index(vrow, stmt_loc)))
+        attrs.append(("valid_col", self.index(vcol, stmt_loc)))
+        self.emit(Instruction("pto.alloc_tile", results=(value,), attrs=tuple(attrs),
+                              loc=stmt_loc))
+        self.tiles[var] = value
+        return value
+
+    def _address(self, var: Var, memref: MemRef | None, loc) -> int:
+        if memref is None:
+            raise CodegenError(
+                f"tile '{var.name}' has no MemRef, so codegen has no address for it", loc,
+                hint="run InitMemRef, MemoryReuse and AllocateMemoryAddr first (PYPTO planner), "
+                "or generate with with_addresses=False for the PTOAS planner")
+        off = memref.offset
+        if not isinstance(off, ConstInt):
+            raise CodegenError(
+                f"tile '{var.name}' has MemRef offset {describe(off)}, not a constant address",
+                loc, hint="run AllocateMemoryAddr before codegen")
+        return off.value
+
+    def same_buffer(self, a: Value, b: Value) -> bool:
+        return a is b or a == b or (a in self.buffer_key and
+                                    self.buffer_key.get(a) == self.buffer_key.get(b))
+
+    def copy_tile(self, src: Value, dst: Value, loc) -> None:
+        """``pto.tmov`` of a whole tile between two buffers (used at loop/branch joins)."""
+        self.emit(Instruction("pto.tmov", ins=(src,), outs=(dst,), loc=loc))
+
+
+def _memref_key(memref: MemRef | None, buf: TileBufType):
+    if memref is None:
+        return None
+    off = memref.offset.value if isinstance(memref.offset, ConstInt) else id(memref.offset)
+    base = memref.base if isinstance(memref.base, str) else id(memref.base)
+    return (base, off, buf)
