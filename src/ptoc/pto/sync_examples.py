@@ -118,6 +118,8 @@ def dbc_matmul(M: int = 64, n: int = 64, K: int = 64, tiles: int = 4, *, order: 
     """
     if tiles % 2 or order not in ("MSMS", "MMSS"):
         raise ValueError("tiles must be even and order 'MSMS' or 'MMSS'")
+    if order == "MMSS" and accumulators < 2:
+        raise ValueError("M0 M1 S0 S1 needs two accumulators (M1 would overwrite tile 0)")
     eb = 4 if dtype == "f32" else 2
     N = n * tiles
     w = _Text([("%arg0", f"!pto.ptr<{dtype}>"), ("%arg1", f"!pto.ptr<{dtype}>"),
