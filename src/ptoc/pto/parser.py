@@ -40,6 +40,13 @@ from ptoc.pto.types_text import parse_enum_attr, parse_scalar_type, parse_type_l
 from ptoc.dtypes import DataType
 
 
+def _int_literal(text: str) -> int:
+    """Decimal or ``0x`` hexadecimal integer text (leading zeros allowed)."""
+    body = text.lstrip("-")
+    value = int(body, 16) if body.lower().startswith("0x") else int(body)
+    return -value if text.startswith("-") else value
+
+
 def parse(text: str, filename: str = "<pto>") -> Module:
     """Parse PTO ``text``; raise ``PtoError`` whose ``.loc.line`` is the offending line."""
     return _Parser(tokenize(text, filename), filename).module()
@@ -168,7 +175,7 @@ class _Parser:
         if tok.kind == "string":
             return tok.text
         if tok.kind == "int":
-            return int(tok.text, 0)
+            return _int_literal(tok.text)
         if tok.kind == "float":
             return float(tok.text)
         if tok.kind == "attr":
@@ -334,7 +341,7 @@ class _Parser:
         self.want_results(results, opcode)
         tok = self.advance()
         if tok.kind == "int":
-            value: Attr = int(tok.text, 0)
+            value: Attr = _int_literal(tok.text)
         elif tok.kind == "float":
             value = float(tok.text)
         elif tok.kind == "ident" and tok.text in ("true", "false"):
