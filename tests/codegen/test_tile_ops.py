@@ -287,3 +287,27 @@ def test_slice_of_whole_rows_is_an_alias_at_the_window_address():
     assert _addr(k, allocs[1].results[0]) == 4096 + 8 * 64 * 4
     assert [op.opcode for op in k.walk() if op.opcode.startswith("pto.t")] == ["pto.tload",
                                                                               "pto.texp"]
+
+
+def test_partial_tile_keeps_its_valid_window_from_load_to_store():
+    _, k = _vec_kernel(f"""
+        x: {tile([16, 64])} = pl.tile.load(a, [48, 0], [16, 64], [10, 64], target_memory=pl.Mem.Vec)
+        y: {tile([16, 64], base='m1', offset=4096)} = pl.tile.exp(x)
+        o: {tensor([64, 64])} = pl.tile.store(x, [48, 0], out)
+    """)
+    x_alloc = find(k, "pto.alloc_tile")[0]
+    assert x_alloc.attr("valid_row").name == "c10_index"
+    assert x_alloc.results[0].type.rows == 16  # the buffer keeps its physical shape
+    load_pv, store_pv = find(k, "pto.partition_view")
+    assert load_pv.results[0].type.shape == (10, 64)
+    assert store_pv.results[0].type.shape == (10, 64)
+
+
+def test_atomic_store_is_rejected():
+    from ptoc.codegen import CodegenError
+
+    with pytest.raises(CodegenError, match="atomic"):
+        _vec_kernel(f"""
+            x: {tile([16, 64])} = pl.tile.load(a, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+            o: {tensor([64, 64])} = pl.tile.store(x, [0, 0], out, atomic=pl.AtomicType.Add)
+        """)

@@ -83,8 +83,13 @@ class BufferBinding:
             self.tiles[var] = value
 
     def alloc_tile(self, var: Var, stmt_loc=None, *, name: str | None = None,
-                   addr_delta: int = 0) -> Value:
-        """Emit (or, without addresses, reuse) the ``pto.alloc_tile`` of tile ``var``."""
+                   addr_delta: int = 0, valid: tuple | None = None) -> Value:
+        """Emit (or, without addresses, reuse) the ``pto.alloc_tile`` of tile ``var``.
+
+        The valid extents are the type's ``TileView(valid_shape=...)``, else ``valid`` (a
+        load's ``valid_shapes``), else the whole tile; ``valid_of`` remembers them so a store
+        writes back exactly the valid window.
+        """
         ty = var.type
         if not isinstance(ty, TileType):
             raise CodegenError(f"'{var.name}' should be a tile but has type {describe(ty)}",
@@ -108,7 +113,8 @@ class BufferBinding:
             self.buffer_key[value] = key if key is not None else (buf.loc, name)
             if key is not None:
                 self._shared[key] = (value, self._path)
-        vrow, vcol = valid_shape(ty)
+        vrow, vcol = valid_shape(ty, valid)
+        self.valid_of[value] = (vrow, vcol)
         attrs.append(("valid_row", self.index(vrow, stmt_loc)))
         attrs.append(("valid_col", self.index(vcol, stmt_loc)))
         self.emit(Instruction("pto.alloc_tile", results=(value,), attrs=tuple(attrs),

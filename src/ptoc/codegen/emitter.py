@@ -82,6 +82,7 @@ class KernelEmitter(ScalarLowering, BufferBinding):
         self.scalars: dict[Var, Value] = {}
         self.tensors: dict[Var, Value] = {}
         self.tiles: dict[Var, Value] = {}
+        self.valid_of: dict[Value, tuple] = {}  # tile value -> valid (rows, cols) IR exprs
         self.buffer_key: dict[Value, tuple] = {}  # tile value -> (space, addr) or memref key
         self._shared: dict[tuple, tuple[Value, tuple]] = {}  # PTOAS: memref key -> (value, path)
         self._region: list[Op] = []

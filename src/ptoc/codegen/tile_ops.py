@@ -4,7 +4,7 @@ Every lowering follows PyPTO's destination-passing form: the result tile's ``pto
 comes first (at the statement's location), then the operand arithmetic, then the op itself (at
 the call's location) writing into that buffer through ``outs(...)``.
 
-    tile.load          alloc; partition_view of the source tensor; tload
+    tile.load          alloc; partition_view of the source tensor (its valid window); tload
     tile.store         partition_view of the destination tensor; tstore (Acc -> GM is the
                        FIXPIPE drain, Vec/Mat -> GM runs on MTE3). Dynamic offsets are clamped
                        at zero with ``arith.maxsi`` as PyPTO does.
@@ -137,8 +137,9 @@ def _pview(em: KernelEmitter, tensor_expr, offsets, sizes, site: Site, *, clamp:
 
 def _load(em, var, a, site):
     var = _need_result(var, "tile.load", site)
-    dst = em.alloc_tile(var, site.stmt)
-    pview = _pview(em, a["tensor"], _items(a["offsets"]), _items(a["shapes"]), site, clamp=False)
+    window = _items(a["valid_shapes"] if a.get("valid_shapes") is not None else a["shapes"])
+    dst = em.alloc_tile(var, site.stmt, valid=window)
+    pview = _pview(em, a["tensor"], _items(a["offsets"]), window, site, clamp=False)
     em.emit(Instruction("pto.tload", ins=(pview,), outs=(dst,), loc=site.op))
 
 
@@ -146,6 +147,9 @@ def _store(em, var, a, site):
     src = em.tile(a["tile"], site.op)
     _check_space(em, src, (MemorySpace.Acc, MemorySpace.Vec, MemorySpace.Mat), "stored tile",
                  site, "move the tile to Vec (or drain the Acc) before storing it")
+    if a.get("atomic") is not None:
+        raise CodegenError(f"tile.store with atomic={a['atomic']!r} has no PTO lowering in ptoc",
+                           site.op, hint="store without atomic accumulation")
     if var is not None:
         em.names.var(var)  # PyPTO names the result (a duplicate name costs a number)
     out = a["output_tensor"]
@@ -153,7 +157,8 @@ def _store(em, var, a, site):
     if a.get("shapes") is not None:
         sizes = _items(a["shapes"])
     else:
-        sizes = (1,) * (rank - 2) + tuple(valid_shape(a["tile"].type))
+        valid = em.valid_of.get(src) or valid_shape(a["tile"].type)
+        sizes = (1,) * (rank - 2) + tuple(valid)
     pview = _pview(em, out, _items(a["offsets"]), sizes, site, clamp=True)
     em.emit(Instruction("pto.tstore", ins=(src,), outs=(pview,), loc=site.op))
     if var is not None:

@@ -100,12 +100,16 @@ def tile_buf_type(ty: TileType, what: str, loc=None) -> TileBufType:
                        blayout=blayout, slayout=slayout, fractal=fractal, pad=pad)
 
 
-def valid_shape(ty: TileType) -> tuple:
-    """The valid extents of a tile: ``TileView(valid_shape=...)`` when given, else its shape."""
-    if ty.view is not None:
-        vs = ty.view.get("valid_shape")
-        if vs is not None:
-            items = getattr(vs, "items", vs)
-            return tuple(items) if len(tuple(items)) != 1 else (1, tuple(items)[0])
-    dims = tuple(ty.shape)
-    return (1, dims[0]) if len(dims) == 1 else dims[-2:]
+def valid_shape(ty: TileType, fallback: tuple | None = None) -> tuple:
+    """The valid (rows, cols) of a tile: ``TileView(valid_shape=...)`` when given, else
+    ``fallback`` (e.g. a load's ``valid_shapes``), else its shape. Entries are ints or IR
+    expressions."""
+    dims = None
+    if ty.view is not None and ty.view.get("valid_shape") is not None:
+        dims = ty.view.get("valid_shape")
+    elif fallback is not None:
+        dims = fallback
+    if dims is None:
+        dims = ty.shape
+    dims = tuple(getattr(dims, "items", dims))
+    return (1, dims[0]) if len(dims) == 1 else tuple(dims[-2:])
