@@ -140,3 +140,11 @@ def hints(ctx: PassContext, code: str = "PH-MR-001") -> list[str]:
 def has_nested(prog: Program) -> bool:
     fn = prog.get_function("kernel")
     return any(isinstance(s, (ForStmt, IfStmt)) for s in fn.body.stmts)
+
+
+def buffers_named(prog: Program, name: str, function: str = "kernel") -> list[tuple[str, int]]:
+    """(buffer, offset) of every tile whose name hint is ``name`` (clones share hints)."""
+    fn = prog.get_function(function)
+    return [(memref_of(v).base.name, getattr(memref_of(v).offset, "value", None))
+            for v in defined_vars(fn)
+            if v.name == name and isinstance(v.type, TileType) and memref_of(v) is not None]

@@ -187,3 +187,103 @@ def test_disabled_hint_is_not_reported():
     run_memory_passes(cube_program(ops(48, ["0:0", "0:1"])), ctx)
     assert hints(ctx) == []
     assert MemorySpace.Right.value == "Right"
+
+
+# ---- reserved region -------------------------------------------------------------------
+
+VEC48 = "pl.Tile[[96, 128], pl.FP32, pl.Mem.Vec]"        # 48 KiB
+
+
+def _vec_stages():
+    from _memory_programs import program
+    io = "x: pl.Tensor[[96, 128], pl.FP32], out: pl.Out[pl.Tensor[[96, 128], pl.FP32]]"
+    lines = []
+    prev = "out"
+    for i in range(2):
+        lines += [f'v{i}: {VEC48} = pl.tile.load(x, [0, 0], [96, 128], [96, 128], '
+                  f'target_memory=pl.Mem.Vec, attrs={{"pipeline_membership": "0:{i}"}})',
+                  f"o{i}: pl.Tensor[[96, 128], pl.FP32] = pl.tile.store(v{i}, [0, 0], {prev})"]
+        prev = f"o{i}"
+    return program(io, "pl.Tensor[[96, 128], pl.FP32]", lines + [f"return {prev}"])
+
+
+def test_reserved_region_reduces_available_capacity():
+    ctx = PassContext()
+    assert not same(buffers(run_memory_passes(_vec_stages(), ctx)), "v0", "v1")
+    assert hints(ctx) == []                              # 96 KiB of 184 KiB: both stages fit
+    reserve = {MemorySpace.Vec: 128 * 1024}
+    ctx = PassContext()
+    from ptoc.passes.allocate_memory_addr import allocate_memory_addr
+    from ptoc.passes.init_mem_ref import init_mem_ref
+    from ptoc.passes.memory_reuse import memory_reuse
+    with ctx:
+        out = allocate_memory_addr(reserved=reserve)(
+            memory_reuse(reserved=reserve)(init_mem_ref()(_vec_stages())))
+    bufs = buffers(out)
+    assert same(bufs, "v0", "v1") and bufs["v0"][1] == 128 * 1024
+    [hint] = hints(ctx)
+    assert "(49152 B per stage, 57344 B free after 131072 B reserved)" in hint
+    assert "shrink the per-stage tile to <= 28672 B" in hint
+
+
+# ---- stage separation through the real LowerPipelineLoops ------------------------------
+
+def _lowered(lines: list[str]):
+    from ptoc.passes import default_pipeline_entries
+    if "LowerPipelineLoops" not in {e.name for e in default_pipeline_entries()}:
+        pytest.skip("LowerPipelineLoops is not registered")
+    from ptoc.passes.lower_pipeline_loops import lower_pipeline_loops
+    from _memory_programs import program
+    io = "x: pl.Tensor[[64, 64], pl.FP32], out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]"
+    prog = program(io, "pl.Tensor[[64, 64], pl.FP32]", lines)
+    with PassContext():
+        return lower_pipeline_loops()(prog)
+
+
+VEC = "pl.Tile[[64, 64], pl.FP32, pl.Mem.Vec]"
+LOOP = [
+    "for i, (acc,) in pl.pipeline(0, 4, 1, stage=2, init_values=(out,)):",
+    f"    t: {VEC} = pl.tile.load(x, [0, 0], [64, 64], [64, 64], target_memory=pl.Mem.Vec)",
+    "    o: pl.Tensor[[64, 64], pl.FP32] = pl.tile.store(t, [0, 0], acc)",
+    "    r: pl.Tensor[[64, 64], pl.FP32] = pl.yield_(o)",
+    "return r"]
+
+
+def test_stage_tiles_get_distinct_buffers():
+    from _memory_programs import buffers_named
+    out = run_memory_passes(_lowered(LOOP))
+    tiles = buffers_named(out, "t")
+    assert len(tiles) == 2 and len(set(tiles)) == 2
+    assert "pipeline_membership" not in out.as_python()
+
+
+def test_load_buffers_separate_but_compute_may_coalesce():
+    lines = [
+        "for i, (acc,) in pl.pipeline(0, 4, 1, stage=2, init_values=(out,)):",
+        f"    t: {VEC} = pl.tile.load(x, [0, 0], [64, 64], [64, 64], target_memory=pl.Mem.Vec)",
+        f"    e: {VEC} = pl.tile.exp(t)",
+        "    o: pl.Tensor[[64, 64], pl.FP32] = pl.tile.store(e, [0, 0], acc)",
+        "    r: pl.Tensor[[64, 64], pl.FP32] = pl.yield_(o)",
+        "return r"]
+    from _memory_programs import buffers_named
+    out = run_memory_passes(_lowered(lines))
+    loads, exps = buffers_named(out, "t"), buffers_named(out, "e")
+    assert len(loads) == 2 and len(set(loads)) == 2
+    assert len(set(loads + exps)) < len(loads + exps)
+
+
+def test_disjoint_non_pipeline_tiles_still_merge():
+    lines = [line.replace("pl.pipeline(0, 4, 1, stage=2,", "pl.range(0, 4, 1,") for line in LOOP]
+    lines = [f"t0: {VEC} = pl.tile.load(x, [0, 0], [64, 64], [64, 64], target_memory=pl.Mem.Vec)",
+             "o0: pl.Tensor[[64, 64], pl.FP32] = pl.tile.store(t0, [0, 0], out)",
+             f"t1: {VEC} = pl.tile.load(x, [0, 0], [64, 64], [64, 64], target_memory=pl.Mem.Vec)",
+             "o1: pl.Tensor[[64, 64], pl.FP32] = pl.tile.store(t1, [0, 0], o0)", "return o1"]
+    bufs = buffers(run_memory_passes(_lowered(lines)))
+    assert same(bufs, "t0", "t1")
+
+
+def test_right_tiles_of_different_shapes_may_share():
+    out = run_memory_passes(cube_program([Operand("big", *KN[32]), Operand("small", *KN[2])]))
+    bufs = buffers(out)
+    assert same(bufs, "big", "small")
+    assert allocs(out, "Right") == [32768]

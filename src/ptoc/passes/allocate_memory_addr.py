@@ -16,6 +16,7 @@ Two dbC accumulators therefore land at ``{0, align32(physical Acc bytes)}``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Mapping
 
 from ptoc.dtypes import DataType, FunctionType, MemorySpace
 from ptoc.errors import AllocationError
@@ -45,11 +46,16 @@ class Placement:
 
 @function_pass(name="AllocateMemoryAddr", required={"MemRefsAssigned"},
                produced={"AddressesAllocated"}, func_types=KERNEL_TYPES)
-def allocate_memory_addr(fn: Function, ctx) -> Function:
-    """Bump-allocate every on-chip base per space and bake the addresses into the MemRefs."""
+def allocate_memory_addr(fn: Function, ctx, *, reserved: Mapping[MemorySpace, int] | None = None
+                         ) -> Function:
+    """Bump-allocate every on-chip base per space and bake the addresses into the MemRefs.
+
+    ``reserved`` bytes at the bottom of a space (PyPTO's ``reserve_buffer``) are skipped:
+    allocation starts at the reserved end and still has to end within the capacity.
+    """
     if ctx.get_memory_planner() is MemoryPlanner.PTOAS:
         return fn
-    placements = plan_addresses(fn, ctx.get_backend())
+    placements = plan_addresses(fn, ctx.get_backend(), reserved)
     if not placements:
         return fn
     addr_of = {p.name: p.addr for p in placements}
@@ -65,7 +71,8 @@ def allocate_memory_addr(fn: Function, ctx) -> Function:
     return retype_function(fn, new_type)
 
 
-def plan_addresses(fn: Function, target) -> list[Placement]:
+def plan_addresses(fn: Function, target, reserved: Mapping[MemorySpace, int] | None = None
+                   ) -> list[Placement]:
     """Addresses per base, checked against each space's capacity."""
     spaces: dict[Var, MemorySpace] = {}
     declared: dict[Var, int] = {}
@@ -90,7 +97,8 @@ def plan_addresses(fn: Function, target) -> list[Placement]:
             continue
         by_space.setdefault(space, []).append(base)
     for space, bases in by_space.items():
-        cursor = 0
+        start = int((reserved or {}).get(space, 0))
+        cursor = start
         mine: list[Placement] = []
         for base in sorted(bases, key=lambda b: b.name):
             members = refs[base]
@@ -100,7 +108,7 @@ def plan_addresses(fn: Function, target) -> list[Placement]:
             cursor = align32(cursor + span)
         limit = target.capacities.get(space, 0)
         if limit and cursor > limit:
-            raise AllocationError(_overflow_message(fn, space, cursor, limit, mine),
+            raise AllocationError(_overflow_message(fn, space, cursor, limit, mine, start),
                                   fn.loc, hint=_overflow_hint(space))
         placements.extend(mine)
     return placements
@@ -112,11 +120,12 @@ def _extent(m: MemRef) -> int:
 
 
 def _overflow_message(fn: Function, space: MemorySpace, used: int, limit: int,
-                      placements: list[Placement]) -> str:
+                      placements: list[Placement], reserved: int) -> str:
     live = "; ".join(f"{p.name} at {p.addr} ({p.size} B: {', '.join(p.tiles[:4])}"
                      f"{', ...' if len(p.tiles) > 4 else ''})" for p in placements)
-    return (f"{space.value} buffer usage ({used} bytes) exceeds platform limit ({limit} bytes) "
-            f"in function '{fn.name}'; buffers: {live}")
+    note = f" (including {reserved} reserved bytes)" if reserved else ""
+    return (f"{space.value} buffer usage ({used} bytes) exceeds platform limit ({limit} bytes)"
+            f"{note} in function '{fn.name}'; buffers: {live}")
 
 
 def _overflow_hint(space: MemorySpace) -> str:

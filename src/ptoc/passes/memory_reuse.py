@@ -46,9 +46,15 @@ KERNEL_TYPES = (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV)
 
 @function_pass(name="MemoryReuse", required={"MemRefsAssigned"}, produced={"MemoryReused"},
                func_types=KERNEL_TYPES)
-def memory_reuse(fn: Function, ctx, *, capacities: Mapping[MemorySpace, int] | None = None
-                 ) -> Function:
-    """Coalesce MemRefs by lifetime; ``capacities`` overrides the target's (0: unknown)."""
+def memory_reuse(fn: Function, ctx, *, capacities: Mapping[MemorySpace, int] | None = None,
+                 reserved: Mapping[MemorySpace, int] | None = None) -> Function:
+    """Coalesce MemRefs by lifetime.
+
+    ``capacities`` overrides the target's bytes per space (a missing space or 0 means
+    "unknown": the legacy stage rule, no fit loop); ``reserved`` is a region at the bottom
+    of a space that nothing may use (PyPTO's ``reserve_buffer``), which shrinks what the
+    capacity gate can hand out. Give AllocateMemoryAddr the same ``reserved``.
+    """
     intervals = analyze_lifetimes(fn)
     if not intervals:
         return fn
@@ -61,7 +67,8 @@ def memory_reuse(fn: Function, ctx, *, capacities: Mapping[MemorySpace, int] | N
             cap = target.capacities.get(space, 0)
         else:
             cap = int(capacities.get(space, 0))
-        plan = plan_space(space, members, cap, guard.forbids)
+        plan = plan_space(space, members, cap, guard.forbids,
+                          reserved=int((reserved or {}).get(space, 0)))
         plans.append(plan)
         _report(fn, plan, ctx)
     rep_of: dict[Var, tuple[Interval, Interval]] = {}
