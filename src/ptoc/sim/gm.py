@@ -7,7 +7,7 @@ checker), and clear errors when a window leaves its tensor.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -27,6 +27,8 @@ class GMView:
     dtype: DataType
     shape: tuple[int, ...]
     strides: tuple[int, ...]
+    #: [rows, row stride] reshape of ``flat`` for row-major 2-D views (fast window slicing)
+    grid: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     @property
     def buffer(self) -> str:
@@ -52,6 +54,9 @@ class GMWindow:
     def array(self) -> np.ndarray:
         """A writable 2-D numpy view of the window's elements (shares the GM array)."""
         v = self.view
+        if v.grid is not None:
+            (r0, c0), (r, c) = self.offsets, self.sizes
+            return v.grid[r0:r0 + r, c0:c0 + c]
         start = sum(o * s for o, s in zip(self.offsets, v.strides))
         item = v.flat.itemsize
         arr = np.lib.stride_tricks.as_strided(
@@ -87,7 +92,11 @@ def make_view(param: str, flat: np.ndarray, dtype: DataType, shape, strides,
             f"tensor view of %{param} with shape {list(shape)} and strides {list(strides)} "
             f"reaches element {last}, but the bound tensor has only {flat.size} elements", loc,
             hint=f"bind an array of at least {last + 1} elements to %{param}")
-    return GMView(param, flat, dtype, shape, strides)
+    grid = None
+    if len(shape) == 2 and strides[1] == 1 and strides[0] >= shape[1] \
+            and flat.size >= shape[0] * strides[0]:
+        grid = flat[:shape[0] * strides[0]].reshape(shape[0], strides[0])
+    return GMView(param, flat, dtype, shape, strides, grid)
 
 
 def make_window(view: GMView, offsets, sizes, loc: SourceLoc | None) -> GMWindow:

@@ -7,7 +7,7 @@ spelled. The scalar unit (``ptoc.sim.issue``) produces it from a parsed PTO modu
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from ptoc.backend.pipes import Pipe
@@ -67,8 +67,6 @@ class Instr:
     static_id: int = -1
     line: int = 0
     file: str = "<pto>"
-    detail: str = ""
-    extra: dict = field(default_factory=dict)
 
     def where(self) -> str:
         """``k.pto line 7`` plus the DSL ``loc(...)`` when the op carries one."""

@@ -80,6 +80,7 @@ class ScalarUnit:
         self._op: object = None
         self._sync_cache: dict[int, tuple] = {}
         self._cost_cache: dict[tuple, float] = {}
+        self._work_cache: dict[tuple, Instr] = {}
         self._handlers = {
             "pto.tload": self._tload, "pto.tstore": self._tstore,
             "pto.textract": self._textract, "pto.tmov": self._tmov,
@@ -135,10 +136,10 @@ class ScalarUnit:
     def _instruction(self, op: Instruction) -> None:
         code = op.opcode
         handler = self._handlers.get(code)
+        if handler is None and code in vector.ALL_VECTOR_OPS:
+            handler = self._vector
         if handler is not None:
-            handler(op)
-        elif code in vector.ALL_VECTOR_OPS:
-            self._vector(op)
+            self._work(op, handler)
         elif code == "arith.constant":
             self._set(op.result, op.attr("value"))
         elif code in _ARITH:
@@ -169,6 +170,24 @@ class ScalarUnit:
             raise SimProgramError(f"the simulator does not support op {code!r}", self._loc(op),
                                   hint="use the ops listed in ptoc.sim's docs, or extend "
                                        "ptoc.sim.issue")
+
+    def _work(self, op: Instruction, handler) -> None:
+        """Lower a tile op, reusing the lowering of an earlier iteration when every operand
+        (tiles, offsets) is the same: only the new Instr record is made."""
+        env = self.env
+        key = None
+        vals = tuple(env.get(v.name) for v in op.ins) + tuple(env.get(v.name) for v in op.outs)
+        if all(isinstance(x, (TileRef, int, float)) for x in vals):
+            key = (id(op), vals)
+            tpl = self._work_cache.get(key)
+            if tpl is not None:
+                self._emit(op, tpl.pipe, tpl.kind, tpl.name, tpl.cost, reads=tpl.reads,
+                           writes=tpl.writes, read=tpl.read, commit=tpl.commit)
+                return
+        count = len(self.instrs)
+        handler(op)
+        if key is not None and len(self.instrs) == count + 1:
+            self._work_cache[key] = self.instrs[-1]
 
     def _make_view(self, op: Instruction) -> None:
         ptr = op.ins[0]
@@ -507,8 +526,8 @@ class ScalarUnit:
         static = self._static.setdefault(id(op), len(self._static))
         if kind == WORK and cost <= 0:
             cost = 1.0      # a data instruction must span time so its commit follows its read
-        ins = Instr(len(self.instrs), pipe, kind, name, getattr(op, "loc", None), cost, reads,
-                    writes, None, read, commit, static, getattr(op, "line", 0), self.filename)
+        ins = Instr(len(self.instrs), pipe, kind, name, op.loc, cost, reads, writes, None, read,
+                    commit, static, op.line, self.filename)
         self.instrs.append(ins)
         return ins
 

@@ -52,6 +52,11 @@ class TileRef:
     elem: int = 0          # element bytes (cached: enum property lookups are slow)
     buffer: str = ""       # buffer name used in race reports (``Mat``, ``Acc``, ...)
 
+    def __hash__(self) -> int:
+        # enum members hash through a Python-level method; their identity is as good a key
+        return hash((self.name, self.addr, self.rows, self.cols, self.valid_rows,
+                     self.valid_cols, id(self.space), id(self.dtype)))
+
     def __post_init__(self):
         if not self.elem:
             object.__setattr__(self, "elem", self.dtype.nbytes)

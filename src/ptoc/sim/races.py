@@ -103,17 +103,19 @@ def find_races(instrs: list[Instr], sch: Schedule) -> list[Race]:
             continue
         if not ins.reads and not ins.writes:
             continue
-        for access, write in [(a, False) for a in ins.reads] + [(a, True) for a in ins.writes]:
-            entries = live.setdefault(access.buffer, [])
-            for old in entries:
-                if old.seq == seq or not (write or old.write):
-                    continue
-                if clock[old.pipe_index] >= old.epoch:
-                    continue                   # ordered: old happens-before this access
-                if not old.access.overlaps(access):
-                    continue
-                _report(reports, instrs[old.seq], old.write, old.access, ins, write, access)
-            entries.append(_Live(seq, p, clock[p], access, write))
+        for write, accesses in ((False, ins.reads), (True, ins.writes)):
+            for access in accesses:
+                entries = live.get(access.buffer)
+                if entries is None:
+                    entries = live[access.buffer] = []
+                for old in entries:
+                    if old.seq == seq or not (write or old.write) \
+                            or clock[old.pipe_index] >= old.epoch:
+                        continue               # same op, read-read, or ordered before
+                    if old.access.overlaps(access):
+                        _report(reports, instrs[old.seq], old.write, old.access, ins, write,
+                                access)
+                entries.append(_Live(seq, p, clock[p], access, write))
         since_gc += 1
         if since_gc >= _GC_EVERY:
             since_gc = 0

@@ -21,7 +21,7 @@ from ptoc.sim.schedule import Schedule
 KIND_NAMES = {0: "work", SET: "set_flag", WAIT: "wait_flag", BARRIER: "barrier"}
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class InstrRecord:
     """One executed instruction: pipe, [start, end) in cycles and where it came from."""
 
