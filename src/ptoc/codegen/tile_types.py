@@ -7,7 +7,7 @@ ones PyPTO's own kernels show:
 
     space   blayout     slayout     fractal
     Mat     col_major   row_major   512      (NZ: 16 x 32-byte boxes, column of boxes first)
-    Left    col_major   row_major   512      (PyPTO's passes usually stamp blayout=row_major)
+    Left    row_major   row_major   512      (what PyPTO's passes stamp on every Left tile)
     Right   row_major   col_major   512      (ZN)
     Acc     col_major   row_major   1024     (16 x 16 fp32 boxes)
     Vec     row_major   none_box    512      (plain row-major UB tile)
@@ -31,7 +31,7 @@ from ptoc.pto.model import TileBufType
 
 _DEFAULTS: dict[MemorySpace, tuple[str, str, int]] = {
     MemorySpace.Mat: ("col_major", "row_major", 512),
-    MemorySpace.Left: ("col_major", "row_major", 512),
+    MemorySpace.Left: ("row_major", "row_major", 512),
     MemorySpace.Right: ("row_major", "col_major", 512),
     MemorySpace.Acc: ("col_major", "row_major", 1024),
     MemorySpace.Vec: ("row_major", "none_box", 512),
