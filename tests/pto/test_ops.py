@@ -119,3 +119,14 @@ def test_reads_and_writes():
 def test_unknown_op_suggests_a_near_name():
     with pytest.raises(PtoError, match="did you mean pto.tmatmul"):
         op_info("pto.tmatmull")
+
+
+def test_queue_placement_of_sync_and_control():
+    from ptoc.pto import ForOp, SyncOp, queue_of
+
+    assert queue_of(SyncOp("set_flag", Pipe.PIPE_M, Pipe.PIPE_FIX, 0), "a2a3") is Pipe.PIPE_M
+    assert queue_of(SyncOp("wait_flag", Pipe.PIPE_M, Pipe.PIPE_FIX, 0), "a2a3") is Pipe.PIPE_FIX
+    assert queue_of(SyncOp("barrier", pipe=Pipe.PIPE_ALL), "a2a3") is Pipe.PIPE_ALL
+    i = Value("i", INDEX)
+    assert queue_of(ForOp(i, i, i, i, ()), "a2a3") is Pipe.PIPE_S
+    assert queue_of(_mv("pto.tmov", MemorySpace.Mat, MemorySpace.Left), "a2a3") is Pipe.PIPE_MTE1

@@ -5,7 +5,7 @@ Public API:
     print_module(module) -> str                       (ptoc.pto.printer)
     verify(module, target=None) -> Module             semantic checks (ptoc.pto.verify)
     load(text, target=None, filename="<pto>")         parse + verify
-    op_info(opcode) / pipe_of(inst, target) / reads(inst) / writes(inst)   (ptoc.pto.ops)
+    op_info(opcode) / pipe_of(inst, target) / queue_of(op, target) / reads(inst) / writes(inst)
     model classes: Module, Kernel, Instruction, SyncOp, ForOp, IfOp, YieldOp, Value, types
 """
 
@@ -13,7 +13,7 @@ from ptoc.pto.model import (
     Attr, EnumAttr, ForOp, IfOp, Instruction, Kernel, Module, Op, Param, PartitionViewType,
     PtoType, PtrType, ScalarType, SyncOp, TensorViewType, TileBufType, Value, YieldOp, walk,
 )
-from ptoc.pto.ops import OP_TABLE, OpInfo, Role, op_info, pipe_of, reads, writes
+from ptoc.pto.ops import OP_TABLE, OpInfo, Role, op_info, pipe_of, queue_of, reads, writes
 from ptoc.pto.parser import parse
 from ptoc.pto.printer import print_module, print_op
 from ptoc.pto.verify import verify
@@ -29,5 +29,5 @@ __all__ = [
     "Attr", "EnumAttr", "ForOp", "IfOp", "Instruction", "Kernel", "Module", "OP_TABLE", "Op",
     "OpInfo", "Param", "PartitionViewType", "PtoType", "PtrType", "Role", "ScalarType", "SyncOp",
     "TensorViewType", "TileBufType", "Value", "YieldOp", "load", "op_info", "parse", "pipe_of",
-    "print_module", "print_op", "reads", "verify", "walk", "writes",
+    "print_module", "print_op", "queue_of", "reads", "verify", "walk", "writes",
 ]

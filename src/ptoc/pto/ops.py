@@ -229,10 +229,10 @@ def op_info(opcode: str) -> OpInfo:
     try:
         return OP_TABLE[opcode]
     except KeyError:
-        raise PtoError(f"unknown op '{opcode}'", hint=_suggest(opcode)) from None
+        raise PtoError(f"unknown op '{opcode}'", hint=suggest_opcode(opcode)) from None
 
 
-def _suggest(opcode: str) -> str:
+def suggest_opcode(opcode: str) -> str:
     import difflib  # noqa: PLC0415
 
     close = difflib.get_close_matches(opcode, list(OP_TABLE), n=3, cutoff=0.6)
@@ -267,7 +267,7 @@ def pipe_of(inst, target) -> Pipe:
     """
     info = OP_TABLE.get(inst.opcode)
     if info is None:
-        raise PtoError(f"unknown op '{inst.opcode}'", hint=_suggest(inst.opcode))
+        raise PtoError(f"unknown op '{inst.opcode}'", hint=suggest_opcode(inst.opcode))
     if info.pipe is not None:
         return info.pipe
     from ptoc.backend.targets import TargetError, get_target  # noqa: PLC0415
@@ -289,3 +289,23 @@ def writes(inst) -> tuple[Value, ...]:
     """Buffer operands ``inst`` writes."""
     info = OP_TABLE.get(getattr(inst, "opcode", ""))
     return info.writes(inst) if info is not None and isinstance(inst, Instruction) else ()
+
+
+def queue_of(op, target) -> Pipe:
+    """The in-order queue ``op`` is issued to (hw-model.md §3.1 placement [S]).
+
+    ``set_flag`` goes to its source pipe's queue and ``wait_flag`` to its destination pipe's
+    queue; ``barrier`` to its pipe (``PIPE_ALL`` for a full drain); instructions to
+    ``pipe_of``; control flow and scalar ops to PIPE_S.
+    """
+    from ptoc.pto.model import SyncOp  # noqa: PLC0415
+
+    if isinstance(op, SyncOp):
+        if op.kind == "set_flag":
+            return op.src
+        if op.kind == "wait_flag":
+            return op.dst
+        return op.pipe
+    if isinstance(op, Instruction):
+        return pipe_of(op, target)
+    return Pipe.PIPE_S

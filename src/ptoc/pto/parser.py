@@ -32,10 +32,10 @@ from ptoc.errors import PtoError, SourceLoc
 
 from ptoc.pto.lexer import Token, tokenize
 from ptoc.pto.model import (
-    Attr, EnumAttr, ForOp, IfOp, Instruction, Kernel, Module, Op, PtoType, ScalarType, SyncOp,
+    Attr, ForOp, IfOp, Instruction, Kernel, Module, Op, PtoType, ScalarType, SyncOp,
     Value, YieldOp,
 )
-from ptoc.pto.ops import OP_TABLE, _suggest
+from ptoc.pto.ops import OP_TABLE, suggest_opcode
 from ptoc.pto.types_text import parse_enum_attr, parse_scalar_type, parse_type_literal
 from ptoc.dtypes import DataType
 
@@ -320,7 +320,7 @@ class _Parser:
             if opcode.startswith("pto.") and self.at("ins"):
                 syntax = "dps"   # unknown DPS op: parsed, rejected by the verifier
             else:
-                raise self.error(f"unknown op '{opcode}'", name_tok, hint=_suggest(opcode))
+                raise self.error(f"unknown op '{opcode}'", name_tok, hint=suggest_opcode(opcode))
         handler = getattr(self, f"op_{syntax}")
         inst: Instruction = handler(opcode, results, line)
         loc = self.opt_loc()

@@ -22,7 +22,7 @@ from ptoc.pto.model import (
     EnumAttr, ForOp, IfOp, Instruction, Kernel, Module, Op, PartitionViewType, PtoType, PtrType,
     ScalarType, SyncOp, TensorViewType, TileBufType, Value, YieldOp,
 )
-from ptoc.pto.ops import CMPI_PREDICATES, OP_TABLE, ROUND_MODES, OpInfo, _suggest
+from ptoc.pto.ops import CMPI_PREDICATES, OP_TABLE, ROUND_MODES, OpInfo, suggest_opcode
 
 _INT_TYPES = {DataType.INDEX, DataType.INT8, DataType.INT16, DataType.INT32, DataType.INT64,
               DataType.UINT8}
@@ -221,7 +221,7 @@ class _KernelVerifier:
     def instruction(self, inst: Instruction) -> None:
         info = OP_TABLE.get(inst.opcode)
         if info is None or info.syntax in ("sync", "for", "if", "yield"):
-            raise self.fail(inst, f"unknown op '{inst.opcode}'", _suggest(inst.opcode))
+            raise self.fail(inst, f"unknown op '{inst.opcode}'", suggest_opcode(inst.opcode))
         for v in inst.uses:
             self.check_use(inst, v)
         if info.syntax == "dps":
