@@ -17,27 +17,22 @@ from typing import Callable
 import numpy as np
 
 from ptoc.backend import NUM_EVENT_IDS, Pipe, Target, TimingProfile
-from ptoc.dtypes import DataType, MemorySpace
-from ptoc.errors import PtocError, SourceLoc
+from ptoc.dtypes import DataType
+from ptoc.errors import SourceLoc
 from ptoc.pto.model import (
-    EnumAttr, ForOp, IfOp, Instruction, Kernel, PtrType, ScalarType, SyncOp, TileBufType, Value,
-    YieldOp,
+    EnumAttr, ForOp, IfOp, Instruction, Kernel, PtrType, SyncOp, TileBufType, Value, YieldOp,
 )
 
-from ptoc.sim import numerics, vector
+from ptoc.sim import vector
+from ptoc.sim.binding import bind_params
+from ptoc.sim.errors import SimProgramError
 from ptoc.sim.gm import GMView, GMWindow, make_view, make_window
-from ptoc.sim.instr import BARRIER, SET, WAIT, WORK, Access, Instr
-from ptoc.sim.memory import BufferMemory, MemoryAccessError, TileRef
+from ptoc.sim.instr import BARRIER, SET, WAIT, WORK, Instr
+from ptoc.sim.memory import BufferMemory, TileRef
+from ptoc.sim.tileops import TileOps
 
-_D, _M, _L, _R, _A, _V, _B = (MemorySpace.DDR, MemorySpace.Mat, MemorySpace.Left,
-                              MemorySpace.Right, MemorySpace.Acc, MemorySpace.Vec,
-                              MemorySpace.Bias)
 #: Runaway-unrolling guard: more dynamic instructions than this is almost surely a bug.
 MAX_INSTRUCTIONS = 5_000_000
-
-
-class SimProgramError(PtocError):
-    """The PTO program cannot run: bad operand, unsupported op, missing address or binding."""
 
 
 _ARITH: dict[str, Callable] = {
@@ -62,7 +57,7 @@ _CASTS = ("arith.index_cast", "arith.index_castui", "arith.extsi", "arith.extui"
           "arith.trunci", "arith.sitofp", "arith.fptosi", "arith.extf", "arith.truncf")
 
 
-class ScalarUnit:
+class ScalarUnit(TileOps):
     """Builds the dynamic instruction stream of one kernel (see module doc)."""
 
     def __init__(self, kernel: Kernel, bindings: dict[str, object], target: Target,
@@ -268,247 +263,6 @@ class ScalarUnit:
             self._sync_cache[id(op)] = (pipe, kind, name, ins.flag)
 
     # -- tile ops ------------------------------------------------------------------------
-    def _tload(self, op: Instruction) -> None:
-        win, dst = self._window(op.ins[0]), self._tile(op.outs[0])
-        self._same_dtype(op, win.view.dtype, dst)
-        pipe = self._move_pipe(op, _D, dst.space)
-        r, c = self._fits(op, win, dst)
-        cost = self._cost('transfer_cycles', _D, dst.space, dst.nbytes)
-        src_arr, dview = win.array(), self.memory.view(dst)
-
-        def commit(payload):
-            dview[:r, :c] = payload
-        self._emit(op, pipe, WORK, op.opcode, cost, reads=(win.access(),),
-                   writes=(self._access(dst, 0, 0, r, c),), read=src_arr.copy, commit=commit)
-
-    def _tstore(self, op: Instruction) -> None:
-        src, win = self._tile(op.ins[0]), self._window(op.outs[0])
-        pipe = self._move_pipe(op, src.space, _D)
-        r, c = self._fits(op, win, src)
-        sview, dst_arr, gm_dtype = self.memory.view(src), win.array(), win.view.dtype
-        if src.space is _A:
-            cost = self._cost('drain_cycles', _D, r, c, src.dtype)
-
-            def read():
-                return numerics.fixpipe_convert(sview[:r, :c], gm_dtype)
-        else:
-            self._same_dtype(op, gm_dtype, src)
-            cost = self._cost('transfer_cycles', src.space, _D, src.nbytes)
-
-            def read():
-                return sview[:r, :c].copy()
-
-        def commit(payload):
-            dst_arr[...] = payload
-        self._emit(op, pipe, WORK, op.opcode, cost, reads=(self._access(src, 0, 0, r, c),),
-                   writes=(win.access(),), read=read, commit=commit)
-
-    def _textract(self, op: Instruction) -> None:
-        src, dst = self._tile(op.ins[0]), self._tile(op.outs[0])
-        row = self._int(op.ins[1], "row offset") if len(op.ins) > 1 else 0
-        col = self._int(op.ins[2], "col offset") if len(op.ins) > 2 else 0
-        self._copy_window(op, src, dst, row, col, dst.valid_rows, dst.valid_cols, into_dst=False)
-
-    def _tmov(self, op: Instruction) -> None:
-        src, dst = self._tile(op.ins[0]), self._tile(op.outs[0])
-        self._copy_window(op, src, dst, 0, 0, dst.valid_rows, dst.valid_cols, into_dst=False)
-
-    def _tinsert(self, op: Instruction) -> None:
-        src, dst = self._tile(op.ins[0]), self._tile(op.outs[0])
-        row = self._int(op.ins[1], "row offset") if len(op.ins) > 1 else 0
-        col = self._int(op.ins[2], "col offset") if len(op.ins) > 2 else 0
-        self._copy_window(op, src, dst, row, col, src.valid_rows, src.valid_cols, into_dst=True)
-
-    def _copy_window(self, op, src: TileRef, dst: TileRef, row: int, col: int, r: int, c: int,
-                     *, into_dst: bool) -> None:
-        """dst[window] = src[window]: the window (row, col, r, c) is in dst when
-        ``into_dst`` (tinsert) and in src otherwise (textract / tmov)."""
-        pipe = self._move_pipe(op, src.space, dst.space)
-        outer = dst if into_dst else src
-        if row < 0 or col < 0 or row + r > outer.rows or col + c > outer.cols:
-            raise SimProgramError(
-                f"{op.opcode}: window rows [{row}, {row + r}) x cols [{col}, {col + c}) is "
-                f"outside %{outer.name}'s {outer.rows}x{outer.cols}", self._loc(op),
-                hint="keep the offsets plus the moved shape within the tile")
-        inner = src if into_dst else dst
-        if r > inner.rows or c > inner.cols:
-            raise SimProgramError(
-                f"{op.opcode}: moving {r}x{c} elements but %{inner.name} is only "
-                f"{inner.rows}x{inner.cols}", self._loc(op), hint="match the tiles' shapes")
-        if src.space is _A:
-            cost = self._cost('drain_cycles', dst.space, r, c, src.dtype)
-        else:
-            self._same_dtype(op, src.dtype, dst)
-            cost = self._cost('transfer_cycles', src.space, dst.space, dst.nbytes)
-        sview, dview = self.memory.view(src), self.memory.view(dst)
-        s_r, s_c = (0, 0) if into_dst else (row, col)
-        d_r, d_c = (row, col) if into_dst else (0, 0)
-        ddtype = dst.dtype
-
-        if src.space is _A:
-            def read():
-                return numerics.fixpipe_convert(sview[s_r:s_r + r, s_c:s_c + c], ddtype)
-        else:
-            def read():
-                return sview[s_r:s_r + r, s_c:s_c + c].copy()
-
-        def commit(payload):
-            dview[d_r:d_r + r, d_c:d_c + c] = payload
-        self._emit(op, pipe, WORK, op.opcode, cost,
-                   reads=(self._access(src, s_r, s_c, r, c),),
-                   writes=(self._access(dst, d_r, d_c, r, c),), read=read, commit=commit)
-
-    def _matmul(self, op: Instruction) -> None:
-        code = op.opcode
-        ins = [self._tile(v) for v in op.ins]
-        c = self._tile(op.outs[0])
-        if code == "pto.tmatmul.acc":
-            if len(ins) != 3:
-                raise self._arity(op, "ins(%acc, %a, %b)")
-            acc, a, b = ins
-            bias = None
-            if (acc.space, acc.addr, acc.rows, acc.cols, acc.dtype) != \
-                    (c.space, c.addr, c.rows, c.cols, c.dtype):
-                raise SimProgramError(
-                    f"pto.tmatmul.acc accumulates in place: ins accumulator %{acc.name} and "
-                    f"outs %{c.name} must be the same Acc tile", self._loc(op),
-                    hint="pass the same accumulator in ins(...) and outs(...)")
-        elif code == "pto.tmatmul.bias":
-            if len(ins) != 3:
-                raise self._arity(op, "ins(%a, %b, %bias)")
-            a, b, bias = ins
-            acc = None
-            self._space(op, bias, _B, "bias")
-        else:
-            if len(ins) != 2:
-                raise self._arity(op, "ins(%a, %b)")
-            a, b = ins
-            acc = bias = None
-        self._space(op, a, _L, "A operand")
-        self._space(op, b, _R, "B operand")
-        self._space(op, c, _A, "accumulator")
-        m, k, k2, n = a.valid_rows, a.valid_cols, b.valid_rows, b.valid_cols
-        if k != k2:
-            raise SimProgramError(
-                f"{code}: A %{a.name} is {m}x{k} but B %{b.name} is {k2}x{n}; the K extents "
-                f"differ", self._loc(op), hint="give A's valid cols = B's valid rows")
-        if m > c.rows or n > c.cols:
-            raise SimProgramError(
-                f"{code}: the {m}x{n} product does not fit accumulator %{c.name} "
-                f"({c.rows}x{c.cols})", self._loc(op), hint="enlarge the Acc tile")
-        try:
-            shape = self.target.mad_shape(a.dtype, b.dtype)
-        except PtocError as exc:
-            raise SimProgramError(exc.message, self._loc(op), hint=exc.hint) from None
-        if shape.acc is not c.dtype:
-            raise SimProgramError(
-                f"{code}: {a.dtype.pto_name} x {b.dtype.pto_name} accumulates in "
-                f"{shape.acc.pto_name}, but %{c.name} is {c.dtype.pto_name}", self._loc(op),
-                hint=f"declare the accumulator dtype={shape.acc.pto_name}")
-        if bias is not None and (bias.dtype is not c.dtype or bias.valid_cols < n):
-            raise SimProgramError(
-                f"{code}: bias %{bias.name} must be {c.dtype.pto_name} with >= {n} columns, "
-                f"got {bias.dtype.pto_name} with {bias.valid_cols}", self._loc(op),
-                hint="load a [1, N] bias of the accumulator dtype into the Bias table")
-        cost = self._cost('mad_cycles', m, k, n, a.dtype)
-        mem, mode = self.memory, self.mad_mode
-        av, bv, cv = mem.view(a), mem.view(b), mem.view(c)
-        biasv = mem.view(bias) if bias is not None else None
-
-        def read():
-            return numerics.mad(av[:m, :k], bv[:k, :n],
-                                acc=cv[:m, :n] if acc is not None else None,
-                                bias=biasv[:1, :n] if biasv is not None else None, mode=mode)
-
-        def commit(payload):
-            cv[:m, :n] = payload
-        reads = [self._access(a, 0, 0, m, k), self._access(b, 0, 0, k, n)]
-        if acc is not None:
-            reads.append(self._access(c, 0, 0, m, n))
-        if bias is not None:
-            reads.append(self._access(bias, 0, 0, 1, n))
-        self._emit(op, Pipe.PIPE_M, WORK, code, cost, reads=tuple(reads),
-                   writes=(self._access(c, 0, 0, m, n),), read=read, commit=commit)
-
-    def _vector(self, op: Instruction) -> None:
-        code = op.opcode
-        out = self._tile(op.outs[0]) if op.outs else None
-        if out is None:
-            raise self._arity(op, "outs(%dst)")
-        tiles = [self._get(v) for v in op.ins]
-        srcs = [t for t in tiles if isinstance(t, TileRef)]
-        scalars = [t for t in tiles if not isinstance(t, TileRef)]
-        for t in (*srcs, out):
-            self._space(op, t, _V, "operand")
-        r, c = out.valid_rows, out.valid_cols
-        fn, shapes = self._vector_fn(op, code, srcs, scalars, r, c)
-        mem = self.memory
-        views = [mem.view(t) for t in srcs]
-        oview, odtype = mem.view(out), out.dtype
-        cost = self._cost('vector_cycles', code, out.dtype, r, c)
-
-        def read():
-            args = [vector.widen(v[:sr, :sc]) for v, (sr, sc) in zip(views, shapes)]
-            return fn(*args)
-
-        def commit(payload):
-            oview[:r, :c] = numerics.convert(np.asarray(payload), odtype, "rint") \
-                if payload.dtype != odtype.numpy else payload
-        if code == "pto.tcvt":
-            mode = self._round_mode(op)
-
-            def read():  # noqa: F811 - tcvt keeps the source precision until the rounding
-                return numerics.convert(views[0][:r, :c], odtype, mode)
-        reads = tuple(self._access(t, 0, 0, sr, sc) for t, (sr, sc) in zip(srcs, shapes))
-        self._emit(op, Pipe.PIPE_V, WORK, code, cost, reads=reads,
-                   writes=(self._access(out, 0, 0, r, c),), read=read, commit=commit)
-
-    def _vector_fn(self, op, code, srcs, scalars, r, c):
-        """(numpy function of the widened tile operands, shape read from each operand)."""
-        full = (r, c)
-        need = {"binary": 2, "scalar": 1, "unary": 1, "reduce": 1, "rowexp": 2, "expand": 1}
-        if code in vector.BINARY:
-            kind, fn, shapes = "binary", vector.BINARY[code], [full, full]
-        elif code in vector.SCALAR:
-            if not scalars:
-                raise self._arity(op, "ins(%tile, %scalar)")
-            s, f = float(scalars[0]), vector.SCALAR[code]
-            kind, fn, shapes = "scalar", (lambda x: f(x, np.float32(s))), [full]
-        elif code in vector.UNARY or code == "pto.tcvt":
-            kind, fn, shapes = "unary", vector.UNARY.get(code, lambda x: x), [full]
-        elif code in vector.ROW_REDUCE:
-            if c != 1:
-                raise SimProgramError(f"{code}: the result tile must have 1 valid column, got {c}",
-                                      self._loc(op), hint="reduce into an [R, 1] tile")
-            f = vector.ROW_REDUCE[code]
-            cols = srcs[0].valid_cols if srcs else 0
-            kind, fn, shapes = "reduce", (lambda x: vector.reduce_rows(f, x)), [(r, cols)]
-            shapes += [full] * (len(srcs) - 1)   # scratch tiles are listed but unused
-            srcs[:] = srcs[:1]
-        elif code in vector.ROW_EXPAND:
-            kind, fn, shapes = "rowexp", vector.ROW_EXPAND[code], [full, (r, 1)]
-        else:  # trowexpand
-            kind, fn, shapes = "expand", (lambda v: np.broadcast_to(v, full).copy()), [(r, 1)]
-        if len(srcs) < need[kind]:
-            raise self._arity(op, f"{need[kind]} tile operand(s) in ins(...)")
-        for t, (sr, sc) in zip(srcs, shapes):
-            if sr > t.rows or sc > t.cols:
-                raise SimProgramError(
-                    f"{code}: operand %{t.name} ({t.rows}x{t.cols}) is smaller than the "
-                    f"{sr}x{sc} region the op reads", self._loc(op),
-                    hint="give every operand at least the destination's valid shape")
-        return fn, shapes[:len(srcs)]
-
-    def _round_mode(self, op: Instruction) -> str:
-        raw = op.attr("rmode", op.attr("round_mode", "rint"))
-        text = raw.value if isinstance(raw, EnumAttr) else str(raw)
-        text = text.lower().removeprefix("cast_")
-        if text not in numerics.ROUND_MODES:
-            raise SimProgramError(f"pto.tcvt rounding mode {text!r} is not known", self._loc(op),
-                                  hint=f"use one of {', '.join(numerics.ROUND_MODES)}")
-        return text
-
-    # -- helpers -------------------------------------------------------------------------
     def _cost(self, method: str, *args) -> float:
         """Memoised profile cost (the same shapes recur in every loop iteration)."""
         key = (method, *args)
@@ -530,13 +284,6 @@ class ScalarUnit:
                     commit, static, op.line, self.filename)
         self.instrs.append(ins)
         return ins
-
-    def _access(self, tile: TileRef, row: int, col: int, r: int, c: int) -> Access:
-        """Bounding byte range of a (row, col, r, c) window of a row-major tile."""
-        nb = tile.elem
-        lo = tile.addr + (row * tile.cols + col) * nb
-        hi = tile.addr + ((row + r - 1) * tile.cols + col + c) * nb
-        return Access(tile.buffer, lo, hi)
 
     def _loc(self, op) -> SourceLoc:
         return SourceLoc(self.filename, getattr(op, "line", 0), 0)
@@ -576,86 +323,5 @@ class ScalarUnit:
                                   self._loc(self._op), hint="pass a pto.partition_view result")
         return value
 
-    def _space(self, op, tile: TileRef, space: MemorySpace, role: str) -> None:
-        if tile.space is not space:
-            raise SimProgramError(
-                f"{op.opcode}: {role} %{tile.name} is in {tile.space.value}, expected "
-                f"{space.value}", self._loc(op), hint=f"allocate it with loc={space.lower}")
 
-    def _same_dtype(self, op, dtype: DataType, tile: TileRef) -> None:
-        if dtype is not tile.dtype:
-            raise SimProgramError(
-                f"{op.opcode}: %{tile.name} is {tile.dtype.pto_name} but the other side is "
-                f"{dtype.pto_name}; this move does not convert", self._loc(op),
-                hint="use matching dtypes (convert with pto.tcvt, or store from Acc)")
-
-    def _move_pipe(self, op, src: MemorySpace, dst: MemorySpace) -> Pipe:
-        found = self._cost_cache.get(("pipe", src, dst))
-        if found is not None:
-            return found
-        try:
-            found = self._cost_cache[("pipe", src, dst)] = self.target.move_pipe(src, dst)
-            return found
-        except PtocError as exc:
-            raise SimProgramError(f"{op.opcode}: {exc.message}", self._loc(op),
-                                  hint=exc.hint) from None
-
-    def _fits(self, op, win: GMWindow, tile: TileRef) -> tuple[int, int]:
-        r, c = win.rows, win.cols
-        if r > tile.rows or c > tile.cols:
-            raise SimProgramError(
-                f"{op.opcode}: GM window {r}x{c} does not fit tile %{tile.name} "
-                f"({tile.rows}x{tile.cols})", self._loc(op),
-                hint="make the partition_view sizes at most the tile's shape")
-        return r, c
-
-    def _arity(self, op, form: str) -> SimProgramError:
-        return SimProgramError(f"{op.opcode} expects {form}", self._loc(op),
-                               hint=f"write {op.opcode} {form}")
-
-
-def bind_params(kernel: Kernel, tensors, filename: str) -> tuple[dict, dict]:
-    """Map kernel parameters to values: GM pointers to flat array copies, scalars to ints.
-
-    ``tensors`` is a dict keyed by parameter name (with or without ``%``) or a sequence in
-    parameter order. Returns (env bindings, {param name: original shape}).
-    """
-    from ptoc.sim.memory import bind_tensor
-
-    params = kernel.params
-    loc = SourceLoc(filename, kernel.line, 0)
-    if isinstance(tensors, dict):
-        given = {str(k).removeprefix("%"): v for k, v in tensors.items()}
-    else:
-        seq = list(tensors)
-        if len(seq) != len(params):
-            raise SimProgramError(
-                f"kernel @{kernel.name} takes {len(params)} parameters "
-                f"({', '.join('%' + p.name for p in params)}), {len(seq)} values were given",
-                loc, hint="pass one value per parameter, or a dict keyed by parameter name")
-        given = {p.name: v for p, v in zip(params, seq)}
-    names = {p.name for p in params}
-    unknown = sorted(set(given) - names)
-    if unknown:
-        raise SimProgramError(
-            f"kernel @{kernel.name} has no parameter {', '.join('%' + u for u in unknown)}", loc,
-            hint=f"parameters are {', '.join('%' + p.name for p in params)}")
-    env, shapes = {}, {}
-    for p in params:
-        if p.name not in given:
-            raise SimProgramError(f"no value bound to kernel parameter %{p.name} ({p.type})", loc,
-                                  hint=f"pass tensors={{'{p.name}': ...}}")
-        value = given[p.name]
-        if isinstance(p.type, PtrType):
-            shapes[p.name] = tuple(np.shape(value)) if not hasattr(value, "shape") else \
-                tuple(value.shape)
-            env[p.name] = bind_tensor(p.name, value, p.type.dtype, loc)
-        elif isinstance(p.type, ScalarType):
-            env[p.name] = value.item() if hasattr(value, "item") else value
-        else:
-            raise SimProgramError(f"parameter %{p.name} has unsupported type {p.type}", loc,
-                                  hint="kernel parameters are !pto.ptr<...> or scalars")
-    return env, shapes
-
-
-__all__ = ["ScalarUnit", "SimProgramError", "bind_params", "MemoryAccessError"]
+__all__ = ["MAX_INSTRUCTIONS", "ScalarUnit", "SimProgramError", "bind_params"]

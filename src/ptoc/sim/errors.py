@@ -1,0 +1,10 @@
+"""Errors the simulator raises for programs it cannot run (hard sync errors use
+``ptoc.errors.DeadlockError`` / ``FlagProtocolError``)."""
+
+from __future__ import annotations
+
+from ptoc.errors import PtocError
+
+
+class SimProgramError(PtocError):
+    """The PTO program cannot run: bad operand, unsupported op, missing address or binding."""
