@@ -27,10 +27,14 @@ def _exclusive(p: tuple, q: tuple) -> bool:
     return any(tag in arms and arms[tag] != arm for tag, arm in q)
 
 
-def _compatible(u: Instance, v: Instance, d: int) -> bool:
+def _compatible(u: Instance, v: Instance, d: int, *, own: bool = False) -> bool:
+    """Whether one bit can serve both instances: one's wait happens before the other's set.
+    Instances of one pair are compared with the set on the walked path (they alternate
+    along it); instances of two pairs with the lower bound over every path."""
     if _exclusive(u.path, v.path):
         return True
-    return v.set_snap[d] >= u.wait_stamp or u.set_snap[d] >= v.wait_stamp
+    us, vs = (u.set_snap, v.set_snap) if own else (u.bound or u.set_snap, v.bound or v.set_snap)
+    return vs[d] >= u.wait_stamp or us[d] >= v.wait_stamp
 
 
 def allocate_events(plan: SyncPlan, instances: dict[int, list[Instance]],
@@ -46,8 +50,9 @@ def allocate_events(plan: SyncPlan, instances: dict[int, list[Instance]],
         insts = {pid: instances.get(pid, []) for pid in pids}
         usable = []
         for pid in pids:
-            own = insts[pid]
-            if any(not _compatible(a, b, d) for i, a in enumerate(own) for b in own[i + 1:]):
+            own = [x for x in insts[pid] if not x.zero_trip]
+            if any(not _compatible(a, b, d, own=True)
+                   for i, a in enumerate(own) for b in own[i + 1:]):
                 failed.append((pid, "two of its own instances overlap (the flag would be set "
                                     "twice before its wait)"))
             else:

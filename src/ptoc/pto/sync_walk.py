@@ -72,6 +72,8 @@ class Instance:
     set_snap: list[int]
     wait_stamp: int
     path: tuple
+    bound: list[int] | None = None      # lower bound of set_snap over every path
+    zero_trip: bool = False
 
 
 @dataclass
@@ -121,7 +123,9 @@ class Walker:
     discovered: bool = False
     stamp: int = 0
     ifs: int = 0
-    pending: dict = field(default_factory=dict)
+    known: dict = field(default_factory=dict)
+    exact: dict = field(default_factory=dict)
+    pending: set = field(default_factory=set)
     pre_sets: dict = field(default_factory=dict)
     instances: dict = field(default_factory=dict)
     broken: set = field(default_factory=set)
@@ -162,33 +166,45 @@ class Walker:
             self.fire_barrier(pipe, st, live)
 
     # -- replayed sync -----------------------------------------------------------------
+    # Three tracks per pair. ``known[pid]`` is what the most recent set of the pair is sure
+    # to have ordered, as (stamp, clock snapshot): a lower bound over every path that can
+    # reach this point (merged at branch and loop exits), used for the waits' clock joins
+    # and for comparing a pair with other pairs. ``exact[pid]`` is the most recent set on
+    # the walked path, used to check that a pair's consecutive uses (set, wait, set, ...)
+    # alternate. ``pending`` holds the pairs whose set is not yet waited on along the
+    # walked path, to catch a set twice or a wait without a set.
     def fire_set(self, pid: int, st: State, path: tuple, pre: bool = False) -> None:
         s = IDX[self.plan.pairs[pid].src]
         stamp = self.tick()
         st.clock[s][s] = stamp
-        event = (stamp, list(st.clock[s]), path)
+        event = (stamp, list(st.clock[s]))
         if pid in self.pending:
             self.broken.add(pid)            # set twice before a wait: cannot be a bit flag
-        self.pending[pid] = event
+        self.pending.add(pid)
+        self.known[pid] = self.exact[pid] = event
         if pre:
             self.pre_sets[pid] = event
 
     def fire_wait(self, pid: int, st: State, path: tuple, post: bool = False) -> None:
         d = IDX[self.plan.pairs[pid].dst]
-        event = self.pending.pop(pid, None)
         stamp = self.tick()
-        if event is None:
+        if pid not in self.pending:
             self.broken.add(pid)
             st.clock[d][d] = stamp
             return
-        pre = self.pre_sets.get(pid) if post else None
-        # after a loop only what also holds for zero trips (the pre-loop set) is known
-        _join(st.clock[d], (pre or event)[1])
+        self.pending.discard(pid)
+        bound = self.known[pid]
+        _join(st.clock[d], bound[1])
         st.clock[d][d] = stamp
         if self.log:
-            # the zero-trip instance (pre-loop set, post-loop wait) needs no entry: its two
-            # ends already appear in the first and the last instance
-            self.instances.setdefault(pid, []).append(Instance(event[0], event[1], stamp, path))
+            out = self.instances.setdefault(pid, [])
+            event = self.exact[pid]
+            out.append(Instance(event[0], event[1], stamp, path, bound=bound[1]))
+            pre = self.pre_sets.get(pid) if post else None
+            if pre is not None:
+                # the world where the pair's loop body never ran: pre-loop set straight to
+                # the post-loop wait (compared with other pairs, not with its own instances)
+                out.append(Instance(pre[0], pre[1], stamp, (), bound=pre[1], zero_trip=True))
 
     def fire_barrier(self, pipe: Pipe, st: State, live: list) -> None:
         stamp = self.tick()
@@ -284,27 +300,63 @@ class Walker:
 
     def loop(self, b, g, op: ForOp, st: State, live: list, path) -> None:
         (body,) = self.plan.tree.children[id(op)]
-        entry, mark = st.copy(), len(live)
+        trips = self.trip_count(op)
+        if trips == 0:
+            return
+        entry, mark, known = st.copy(), len(live), dict(self.known)
         self.regions.append((b, g))
-        for _ in range(UNROLL):
+        for _ in range(UNROLL if trips is None else min(trips, UNROLL)):
             self.block(body, st, live, path)
         self.regions.pop()
         inner = live[mark:]
-        st.meet(entry, self.tick())
+        now = self.tick()
+        if trips is None:
+            # the loop may run zero times: keep only what also holds without the body
+            st.meet(entry, now)
+            self.known = _meet_known(self.known, known)
+        else:
+            # at least one trip: the state after the walked iterations is the state after
+            # the last one (iteration B stands for every iteration after the first)
+            for q in range(NP):
+                st.clock[q][q] = now
         live[mark:] = self.summarize(inner, b, g, st)
+
+    def trip_count(self, op: ForOp) -> int | None:
+        """Constant trip count of ``op``, or None when a bound is not a constant."""
+        lo, hi, step = (self.resolver.const(v) for v in (op.lower, op.upper, op.step))
+        if lo is None or hi is None or step is None or step <= 0:
+            return None
+        return max(0, -(-(hi - lo) // step))
 
     def branch(self, b, g, op: IfOp, st: State, live: list, path) -> None:
         then_b, else_b = self.plan.tree.children[id(op)]
         self.ifs += 1
         tag = self.ifs
         entry, mark = st.copy(), len(live)
+        known, pending = dict(self.known), set(self.pending)
         self.regions.append((b, g))
         self.block(then_b, st, live, path + ((tag, 0),))
         then_recs = live[mark:]
         del live[mark:]
+        then_known, then_pending = self.known, self.pending
+        self.known, self.pending = known, pending
         other = entry.copy()
         self.block(else_b, other, live, path + ((tag, 1),))
         self.regions.pop()
         else_recs = live[mark:]
         st.meet(other, self.tick())
+        self.known = _meet_known(then_known, self.known)
+        self.pending = then_pending | self.pending
         live[mark:] = self.summarize(then_recs + else_recs, b, g, st)
+
+
+def _meet_known(a: dict, b: dict) -> dict:
+    """Per pair, what both paths guarantee: the earlier stamp and the smaller clock."""
+    out = dict(a)
+    for pid, (stamp, snap) in b.items():
+        if pid in out:
+            other = out[pid]
+            out[pid] = (min(stamp, other[0]), [min(x, y) for x, y in zip(snap, other[1])])
+        else:
+            out[pid] = (stamp, snap)
+    return out
