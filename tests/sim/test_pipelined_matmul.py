@@ -195,3 +195,29 @@ def test_shared_address_with_dbc_flags_is_a_race():
     kinds = {r.kind for r in res.races}
     assert res.races and kinds & {"WAR", "WAW"}
     assert all(r.buffer == "Acc" for r in res.races)
+
+
+def test_three_sync_variants_same_numbers_only_per_slot_ids_overlap():
+    """hw-model.md §6.5 item 4: precise per-slot ids, a single shared id, PIPE_ALL barriers."""
+    t = _inputs(128, 512, 64)
+    per_slot = simulate(two_acc_matmul(), t)
+    shared = simulate(two_acc_matmul(ids=1), t)
+    barrier = simulate(two_acc_matmul(sync="barrier"), t)
+    for res in (shared, barrier):
+        assert res.races == []
+        np.testing.assert_array_equal(res.outputs["arg2"], per_slot.outputs["arg2"])
+        assert not any(_overlaps(d, m) for d in res.busy_intervals("FIX")
+                       for m in res.busy_intervals("M"))
+    assert per_slot.wall_cycles < shared.wall_cycles <= barrier.wall_cycles
+
+
+def test_drain_emission_order_does_not_change_a_flag_synchronised_schedule():
+    """With per-slot flags the queues are per pipe and the scalar unit never blocks, so
+    M0 M1 S0 S1 and M0 S0 M1 S1 give the same per-pipe timeline (up to issue slots)."""
+    t = _inputs(128, 512, 64)
+    msms = simulate(two_acc_matmul(order="MSMS"), t)
+    mmss = simulate(two_acc_matmul(order="MMSS"), t)
+    assert mmss.races == []
+    np.testing.assert_array_equal(mmss.outputs["arg2"], msms.outputs["arg2"])
+    assert mmss.wall_cycles == pytest.approx(msms.wall_cycles, abs=4)
+    assert _overlaps(mmss.busy_intervals("FIX")[0], mmss.busy_intervals("M")[1])

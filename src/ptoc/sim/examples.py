@@ -182,11 +182,21 @@ def dbuf_matmul(M: int = 128, N: int = 256, K: int = 256, k: int = 64, *,
 
 
 def two_acc_matmul(M: int = 128, n: int = 128, K: int = 64, tiles: int = 4, *,
-                   same_address: bool = False, dtype: str = "bf16") -> str:
-    """C[M, tiles*n] = A @ B with one MAD per output tile; accumulators rotate over two L0C
-    slots with FIX->M ids per slot, or share one address and one id (``same_address``)."""
+                   same_address: bool = False, ids: int | None = None, sync: str = "flags",
+                   order: str = "MSMS", dtype: str = "bf16") -> str:
+    """C[M, tiles*n] = A @ B with one MAD per output tile, the hw-model.md §3.3 dbC protocol.
+
+    Accumulators alternate between two L0C slots ({0, L0C/2}-style), or share one address
+    (``same_address``). ``ids``: FIX<->M event ids, 2 = one per slot (default), 1 = one shared
+    id (default when ``same_address``). ``sync="barrier"`` replaces the FIX<->M flags by
+    ``barrier(PIPE_ALL)`` around each drain. ``order``: ``MSMS`` emits matmul, drain, matmul,
+    drain; ``MMSS`` emits two matmuls then their two drains (the chunked order).
+    """
+    if order not in ("MSMS", "MMSS") or sync not in ("flags", "barrier"):
+        raise ValueError("order is MSMS or MMSS; sync is flags or barrier")
     eb = 2
     N = n * tiles
+    ids = ids or (1 if same_address else 2)
     w = Writer([("%arg0", dtype), ("%arg1", dtype), ("%arg2", "f32")])
     a_v = w.view("a_view", "%arg0", dtype, M, K)
     b_v = w.view("b_view", "%arg1", dtype, K, N)
@@ -196,7 +206,6 @@ def two_acc_matmul(M: int = 128, n: int = 128, K: int = 64, tiles: int = 4, *,
     a0 = w.alloc("a0", "left", dtype, M, K, 0)
     b0 = [w.alloc(f"b0_{t}", "right", dtype, K, n, t * K * n * eb) for t in range(tiles)]
     acc_bytes = M * n * 4
-    slots = 1 if same_address else 2
     accs = [w.alloc(f"acc{s}", "acc", "f32", M, n, 0 if same_address else s * acc_bytes)
             for s in range(2)]
     w.op("pto.tload", [w.window(a_v, w.idx(0), w.idx(0), M, K)], [w.t(a1)])
@@ -209,19 +218,42 @@ def two_acc_matmul(M: int = 128, n: int = 128, K: int = 64, tiles: int = 4, *,
              [w.t(b0[t])])
     w.sync("set_flag", "MTE1", "M", 0)
     w.sync("wait_flag", "MTE1", "M", 0)
-    for s in range(slots):
-        w.sync("set_flag", "FIX", "M", s)
-    for t in range(tiles):
-        s = t % 2
-        ident = t % slots
-        w.sync("wait_flag", "FIX", "M", ident)
-        w.op("pto.tmatmul", [w.t(a0), w.t(b0[t])], [w.t(accs[s])])
-        w.sync("set_flag", "M", "FIX", ident)
-        w.sync("wait_flag", "M", "FIX", ident)
-        w.op("pto.tstore", [w.t(accs[s])], [w.window(c_v, w.idx(0), w.idx(t * n), M, n)])
-        w.sync("set_flag", "FIX", "M", ident)
-    for s in range(slots):
-        w.sync("wait_flag", "FIX", "M", s)
+    flags = sync == "flags"
+
+    def mad(t):
+        if flags:
+            w.sync("wait_flag", "FIX", "M", t % ids)
+        w.op("pto.tmatmul", [w.t(a0), w.t(b0[t])], [w.t(accs[t % 2])])
+        if flags:
+            w.sync("set_flag", "M", "FIX", t % ids)
+        else:
+            w.emit("pto.barrier <PIPE_ALL>")
+
+    def drain(t):
+        if flags:
+            w.sync("wait_flag", "M", "FIX", t % ids)
+        w.op("pto.tstore", [w.t(accs[t % 2])], [w.window(c_v, w.idx(0), w.idx(t * n), M, n)])
+        if flags:
+            w.sync("set_flag", "FIX", "M", t % ids)
+        else:
+            w.emit("pto.barrier <PIPE_ALL>")
+
+    if flags:
+        for s in range(ids):
+            w.sync("set_flag", "FIX", "M", s)
+    step = 2 if order == "MMSS" else 1
+    for t0 in range(0, tiles, step):
+        group = range(t0, min(t0 + step, tiles))
+        for t in group:
+            mad(t)
+            if order == "MSMS":
+                drain(t)
+        if order == "MMSS":
+            for t in group:
+                drain(t)
+    if flags:
+        for s in range(ids):
+            w.sync("wait_flag", "FIX", "M", s)
     return w.render()
 
 
