@@ -140,3 +140,7 @@ def pipe_error():
 
 def test_default_profiles():
     assert A2A3.default_profile == "a2a3-device" and A5.default_profile == "a5-sim"
+
+
+def test_clock():
+    assert A2A3.clock_hz == 1.85e9 and A5.clock_hz is None

@@ -125,3 +125,11 @@ def test_programmatic_module_errors_carry_line_zero_and_names():
     bad_sync = Module((Kernel("k", (), (SyncOp("set_flag", Pipe.PIPE_M, Pipe.PIPE_FIX, 8),)),))
     with pytest.raises(PtoError, match="event id 8"):
         verify(bad_sync)
+
+
+def test_empty_region_missing_yield_blames_the_branch():
+    body = ("  %t = arith.cmpi eq, %n, %c0 : index\n"
+            "  %r = scf.if %t -> (index) {\n  } else {\n    scf.yield %c0 : index\n  }\n")
+    with pytest.raises(PtoError, match="does not end in scf.yield") as info:
+        load(kernel(body))
+    assert info.value.loc.line == 7

@@ -68,6 +68,8 @@ class Target:
         int32_acc_row_alignment: physical L0C row padding for INT32 accumulators.
         acc_row_alignment: physical L0C row padding for every other accumulator dtype.
         default_profile: the timing profile used when none is named.
+        move_pipes: the pipe carrying each legal move.
+        clock_hz: core clock for converting cycles to time (None when the reference has none).
         requires_low_precision_mat_scratch: an Acc drained into an L1 (Mat) scratch for a
             chained matmul must be narrowed to bf16/fp16 on the way (910B: FIXPIPE writes Mat
             only in the cube's input formats) [S] pypto-passes.md §3.4.
@@ -85,6 +87,7 @@ class Target:
     acc_row_alignment: int
     default_profile: str
     move_pipes: Mapping[tuple[MemorySpace, MemorySpace], Pipe] = field(repr=False)
+    clock_hz: float | None = None
     requires_low_precision_mat_scratch: bool = False
 
     # -- capacities and alignment ------------------------------------------------------
@@ -221,6 +224,7 @@ A2A3 = Target(
     acc_row_alignment=16,            # [S] pypto-passes.md §1.1
     default_profile="a2a3-device",
     move_pipes=MappingProxyType(_A2A3_MOVES),
+    clock_hz=1.85e9,                 # [S] hw-model.md §1.1 (pto-isa arch_config kMainFrequencyHz)
     requires_low_precision_mat_scratch=True,  # [S] pypto-passes.md §3.4 (910B)
 )
 
@@ -244,6 +248,7 @@ A5 = Target(
     acc_row_alignment=16,            # [S] pypto-passes.md §1.1
     default_profile="a5-sim",
     move_pipes=MappingProxyType(_A5_MOVES),
+    clock_hz=None,                   # [A] a5 clock not in the sources (hw-model.md §1.1)
 )
 
 TARGETS: Mapping[str, Target] = MappingProxyType({"a2a3": A2A3, "a5": A5})

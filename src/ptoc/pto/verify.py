@@ -108,10 +108,11 @@ class _KernelVerifier:
                 raise self.fail(kernel, f"parameter %{p.name} of @{kernel.name} has type {p.type}",
                                 "kernel parameters are !pto.ptr<dtype> (GM tensors) or scalars")
             self.define(kernel, p)
-        self.region(kernel.body, results=None)
+        self.region(kernel.body, results=None, owner=kernel)
 
-    def region(self, body: tuple[Op, ...], results: tuple[Value, ...] | None) -> None:
-        """Verify a region; ``results`` are the values its yield must match (None: top level)."""
+    def region(self, body: tuple[Op, ...], results: tuple[Value, ...] | None, owner=None) -> None:
+        """Verify a region; ``results`` are the values its yield must match (None: top level);
+        ``owner`` is the op holding the region (blamed when an empty region lacks its yield)."""
         for i, op in enumerate(body):
             if isinstance(op, YieldOp):
                 if results is None:
@@ -131,7 +132,7 @@ class _KernelVerifier:
             else:
                 self.op(op)
         if results and not (body and isinstance(body[-1], YieldOp)):
-            raise self.fail(body[-1] if body else None,
+            raise self.fail(body[-1] if body else owner,
                             f"region with {len(results)} result(s) does not end in scf.yield",
                             "add scf.yield with the result values")
 
@@ -165,7 +166,7 @@ class _KernelVerifier:
         self.define(op, op.iv)
         for arg, _ in op.iter_args:
             self.define(op, arg)
-        self.region(op.body, tuple(a for a, _ in op.iter_args) if op.iter_args else ())
+        self.region(op.body, tuple(a for a, _ in op.iter_args) if op.iter_args else (), op)
         self.frames.pop()
         for r in op.results:
             self.define(op, r)
@@ -180,7 +181,7 @@ class _KernelVerifier:
                             "add 'else { scf.yield ... }'")
         for body in (op.then_body, op.else_body):
             self.frames.append({})
-            self.region(body, op.results)
+            self.region(body, op.results, op)
             self.frames.pop()
         for r in op.results:
             self.define(op, r)
