@@ -287,3 +287,14 @@ def test_right_tiles_of_different_shapes_may_share():
     bufs = buffers(out)
     assert same(bufs, "big", "small")
     assert allocs(out, "Right") == [32768]
+
+
+def test_perf_hints_log_carries_the_ph_mr_001_line(tmp_path):
+    from ptoc.passes.diagnostics import write_report
+    import io
+    ctx = PassContext()
+    run_memory_passes(cube_program(ops(48, ["0:0", "0:1"])), ctx)
+    path = write_report(ctx.diagnostics, tmp_path, stream=io.StringIO())
+    log = path.read_text()
+    assert "[perf_hint PH-MR-001] MemoryReuse: software pipelining requested depth 2" in log
+    assert "only 1 of 2 buffers" in log and "shrink the per-stage tile" in log

@@ -26,7 +26,6 @@ from ptoc.ir.nodes import (
     AssignStmt, Call, EvalStmt, Expr, ForStmt, Function, IfStmt, ReturnStmt, SeqStmts, Stmt, Var,
     YieldStmt,
 )
-from ptoc.ir.types import MemRef, TileType
 from ptoc.ir.visitor import IRVisitor
 from ptoc.passes.memref_rewrite import (
     alloc_size, alloc_space, is_alloc, last_yield, membership_of, memref_of,
@@ -232,15 +231,4 @@ class _OrderWalker:
         return [var]
 
 
-def interval_of(intervals: list[Interval], memref: MemRef) -> Interval | None:
-    for iv in intervals:
-        if iv.base is memref.base:
-            return iv
-    return None
-
-
-def is_tile(var: Var) -> bool:
-    return isinstance(var.type, TileType)
-
-
-__all__ = ["Interval", "analyze_lifetimes", "overlaps", "LOAD_OPS", "interval_of"]
+__all__ = ["Interval", "analyze_lifetimes", "overlaps", "LOAD_OPS"]

@@ -37,7 +37,7 @@ from ptoc.passes.memory_lifetimes import Interval, analyze_lifetimes
 from ptoc.passes.memory_packing import SpacePlan, plan_space
 from ptoc.passes.memref_rewrite import (
     PIPELINE_MEMBERSHIP, defined_vars, is_alloc, last_yield, memref_of, retype_function,
-    walk_stmts, with_memref, zero_offset,
+    with_memref, zero_offset,
 )
 from ptoc.passes.pipeline_capacity_gate import align32
 
