@@ -169,3 +169,20 @@ def test_loc_file_and_emit_loc_options():
     assert 'loc("program.py":' in text and 'loc("kern.py":' not in text
     text, _ = _lower(LOOP_WITH_BRANCH, emit_loc=False)
     assert "loc(" not in text
+
+
+def test_negative_and_typed_constants_are_pooled_once():
+    text, k = _lower(f"""
+        for i in pl.range(0, n, 16):
+            x: {tile([16, 64])} = pl.tile.load(a, [i - 1, 0], [16, 64], target_memory=pl.Mem.Vec)
+            y: {tile([16, 64])} = pl.tile.load(a, [i - 1, 0], [16, 64], target_memory=pl.Mem.Vec)
+    """)
+    consts = [op for op in k.body if op.opcode == "arith.constant"]
+    names = [c.results[0].name for c in consts]
+    assert len(names) == len(set(names))
+    assert "%c1_index = arith.constant 1 : index" in text
+    subs = find(k, "arith.subi")
+    assert len(subs) == 2  # index arithmetic is emitted at each use, as PyPTO does
+    assert all(s.ins[1].name == "c1_index" for s in subs)
+    # i64 address constants come first, then index constants
+    assert [str(c.results[0].type) for c in consts][:1] == ["i64"]

@@ -46,6 +46,7 @@ from ptoc.codegen.errors import CodegenError
 from ptoc.codegen.names import ConstantPool, SsaNames, describe
 from ptoc.codegen.scalars import ScalarLowering
 from ptoc.codegen.simplify import simplify_function
+from ptoc.codegen.tile_ops import lower_call
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,7 @@ class CodegenOptions:
 
 _CUBE_SPACES = (MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc,
                 MemorySpace.Bias)
+
 
 class KernelEmitter(ScalarLowering, BufferBinding):
     """Builds the PTO kernel of one InCore/AIC/AIV function (see the module docstring)."""
@@ -216,8 +218,6 @@ class KernelEmitter(ScalarLowering, BufferBinding):
                            f"({describe(value)})", self.loc(s))
 
     def _call(self, var: Var | None, call: Call, s: Stmt) -> None:
-        from ptoc.codegen.tile_ops import lower_call  # noqa: PLC0415 - mutual helpers
-
         lower_call(self, var, call, s)
 
     def _for(self, s: ForStmt) -> None:

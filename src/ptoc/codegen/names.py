@@ -91,7 +91,7 @@ def _const_name(value, dtype: DataType) -> str:
     if isinstance(value, bool):
         text = "true" if value else "false"
     elif isinstance(value, int):
-        text = str(value) if value >= 0 else f"neg{-value}"
+        text = str(value)  # MLIR-style: %c-1_index ('-' is legal in SSA names)
     else:
         text = repr(float(value)).replace("-", "neg").replace(".", "p").replace("+", "")
     return f"c{text}_{dtype.pto_name}"

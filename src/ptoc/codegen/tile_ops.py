@@ -30,7 +30,7 @@ the call's location) writing into that buffer through ``outs(...)``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from ptoc.dtypes import DataType, MemorySpace
 from ptoc.ir.nodes import Call, ConstBool, ConstInt, ListExpr, Stmt, Var
@@ -38,9 +38,12 @@ from ptoc.ir.types import MemRef, TensorType
 from ptoc.ops import get_op, has_op
 from ptoc.pto.model import EnumAttr, IfOp, Instruction, PartitionViewType, ScalarType, Value
 
-from ptoc.codegen.emitter import KernelEmitter
 from ptoc.codegen.errors import CodegenError
+from ptoc.codegen.simplify import decide
 from ptoc.codegen.tile_types import valid_shape
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ptoc.codegen.emitter import KernelEmitter
 
 
 @dataclass(frozen=True)
@@ -281,8 +284,6 @@ def _matmul_acc(em, var, a, site):
         return
     if isinstance(cond, bool):
         cond = ConstBool(cond)
-    from ptoc.codegen.simplify import decide  # noqa: PLC0415
-
     known = decide(cond, {})
     if known is not None:
         em.emit(fresh if known else accumulate)
