@@ -56,3 +56,4 @@ from ptoc.passes.canonicalize_io_order import canonicalize_io_order
 from ptoc.passes.allocate_memory_addr import allocate_memory_addr
 from ptoc.passes.infer_tile_memory_space import infer_tile_memory_space
 from ptoc.passes.auto_tile_matmul_l0 import auto_tile_matmul_l0
+from ptoc.passes.convert_tensor_to_tile_ops import convert_tensor_to_tile_ops

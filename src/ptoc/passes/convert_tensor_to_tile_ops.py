@@ -1,0 +1,307 @@
+"""ConvertTensorToTileOps: whole-tensor ops inside a kernel become loads, tile ops and stores.
+
+A kernel may be written on DDR tensors (``c = pl.matmul(a, b)``, ``d = pl.add(c, x)``,
+``out[:] = d``). This pass gives every such value a tile: tensor operands are loaded where
+they are used — into Mat for matmul operands (the cube reads L1; AutoTileMatmulL0 then
+extracts L0 tiles), into Vec for vector ops — each tensor op becomes its ``tile.*`` op, and
+``tensor.assemble(out, value, offset)`` (what ``out[:] = value`` parses to) becomes a
+``tile.store``. ``tensor.slice`` of a tensor is a view: loads read the sliced window of the
+base tensor directly. Orchestration functions are not touched.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ptoc.dtypes import FunctionType, MemorySpace
+from ptoc.errors import PassError
+from ptoc.ir.nodes import (
+    AssignStmt, BinOp, Call, ConstInt, EvalStmt, Expr, ForStmt, Function, IfStmt, ListExpr,
+    ReturnStmt, SeqStmts, Stmt, UnaryOp, Var, YieldStmt,
+)
+from ptoc.ir.types import TensorType, TileType, static_shape
+from ptoc.ir.visitor import fold_constants
+from ptoc.ops import get_op, make_call
+from ptoc.passes.base import function_pass
+from ptoc.passes.manager import register_default_pass
+
+Mem = MemorySpace
+KERNEL_TYPES = (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV)
+ELEMENTWISE = ("add", "sub", "mul", "div", "maximum", "minimum", "adds", "muls", "exp", "neg",
+               "relu")
+
+
+@function_pass(name="ConvertTensorToTileOps", required=("SSAForm",), produced=("TileOpsOnly",),
+               func_types=KERNEL_TYPES)
+def convert_tensor_to_tile_ops(function: Function, ctx) -> Function:
+    """Lower the tensor-level ops of one kernel (see the module docstring)."""
+    conv = _Converter(function)
+    body = conv.seq(function.body, {})
+    if not conv.changed:
+        return function
+    return replace(function, body=_drop_dead_views(body))
+
+
+register_default_pass(convert_tensor_to_tile_ops)
+
+
+@dataclass(frozen=True)
+class _View:
+    """A window of a DDR tensor: ``base[offsets : offsets + shape]``."""
+
+    base: Var
+    offsets: tuple
+    shape: tuple[int, ...]
+
+
+def _add(a, b):
+    if isinstance(a, ConstInt) and a.value == 0:
+        return b
+    if isinstance(b, ConstInt) and b.value == 0:
+        return a
+    return fold_constants(BinOp("+", a, b))
+
+
+class _Converter:
+    """Walks one kernel. ``env`` maps a tensor-typed Var to its tile (a Var) or to a view."""
+
+    def __init__(self, function: Function):
+        self.function = function
+        self.changed = False
+
+    def fail(self, message: str, stmt: Stmt | None, hint: str) -> PassError:
+        return PassError(f"ConvertTensorToTileOps in '{self.function.name}': {message}",
+                         getattr(stmt, "loc", None), hint=hint)
+
+    # ---- structure ---------------------------------------------------------------------------
+    def seq(self, seq: SeqStmts, env: dict) -> SeqStmts:
+        env = dict(env)          # values defined in a nested body stay in that body
+        cache: dict = {}         # (tensor, offsets, space) -> loaded tile, per body
+        out: list[Stmt] = []
+        for stmt in seq.stmts:
+            out.extend(self.stmt(stmt, env, cache))
+        return replace(seq, stmts=tuple(out))
+
+    def stmt(self, stmt: Stmt, env: dict, cache: dict) -> list[Stmt]:
+        if isinstance(stmt, AssignStmt) and isinstance(stmt.value, Call) \
+                and stmt.value.op.startswith("tensor.") and not stmt.value.is_function:
+            converted = self.tensor_op(stmt, env, cache)
+            if converted is not None:
+                self.changed = True
+                return converted
+        self.check_no_tile_values(stmt, env)
+        if isinstance(stmt, ForStmt):
+            return [replace(stmt, body=self.seq(stmt.body, env))]
+        if isinstance(stmt, IfStmt):
+            else_body = self.seq(stmt.else_body, env) if stmt.else_body is not None else None
+            return [replace(stmt, then_body=self.seq(stmt.then_body, env), else_body=else_body)]
+        return [stmt]
+
+    def check_no_tile_values(self, stmt: Stmt, env: dict) -> None:
+        """A converted value lives in a tile now; only tensor ops (rewritten here) may read it."""
+        for var in _reads(stmt):
+            if isinstance(env.get(var), Var):
+                raise self.fail(
+                    f"the tensor value '{var.name}' is computed on chip and cannot be used by "
+                    f"this statement directly", stmt,
+                    hint=f"write it to an output tensor first (out[:] = {var.name}) or keep it "
+                         "in tensor ops")
+
+    # ---- operands ----------------------------------------------------------------------------
+    def view_of(self, x: Expr, env: dict) -> _View | None:
+        value = env.get(x) if isinstance(x, Var) else None
+        if isinstance(value, _View):
+            return value
+        if isinstance(x, Var) and value is None and isinstance(x.type, TensorType):
+            dims = static_shape(tuple(x.type.shape))
+            if dims is None:
+                return None
+            return _View(x, tuple(ConstInt(0) for _ in dims), dims)
+        return None
+
+    def operand(self, x: Expr, space: MemorySpace, out: list[Stmt], env: dict, cache: dict,
+                stmt: Stmt) -> Expr:
+        """The tile holding tensor ``x`` in ``space``: a load (cached per body) or a move."""
+        value = env.get(x) if isinstance(x, Var) else None
+        if isinstance(value, Var):
+            have = value.type.memory_space
+            if have is None or have is space:
+                return value
+            moved = Var(f"{value.name}_{space.value.lower()}", TileType(
+                value.type.shape, value.type.dtype, space))
+            out.append(AssignStmt(moved, make_call("tile.move", (value,), {"target_memory": space}),
+                                  loc=stmt.loc))
+            return moved
+        view = self.view_of(x, env)
+        if view is None:
+            if isinstance(x, Var) and isinstance(x.type, TensorType):
+                raise self.fail(f"tensor '{x.name}' has a dynamic shape "
+                                f"{list(x.type.shape)}", stmt,
+                                hint="load it with pl.load(...) and an explicit static tile shape")
+            return x  # scalars pass through
+        key = (view.base, tuple(_key(o) for o in view.offsets), view.shape, space)
+        if key in cache:
+            return cache[key]
+        name = f"{x.name if isinstance(x, Var) else view.base.name}_{space.value.lower()}"
+        call = make_call("tile.load", (view.base, list(view.offsets), list(view.shape)),
+                         {"target_memory": space}, loc=stmt.loc)
+        var = Var(name, call.type)
+        out.append(AssignStmt(var, call, loc=stmt.loc))
+        cache[key] = var
+        return var
+
+    # ---- the tensor ops ------------------------------------------------------------------------
+    def tensor_op(self, stmt: AssignStmt, env: dict, cache: dict) -> list[Stmt] | None:
+        call: Call = stmt.value
+        short = call.op.split(".", 1)[1]
+        out: list[Stmt] = []
+        result: Expr
+        if short == "slice":
+            src = call.args[0]
+            view = self.view_of(src, env)
+            shape = static_shape(tuple(stmt.var.type.shape))
+            if view is not None and shape is not None:
+                offs = tuple(_add(a, b) for a, b in zip(view.offsets, call.args[2].items))
+                env[stmt.var] = _View(view.base, offs, shape)
+                return [stmt]  # kept for non-tensor users; dropped later when dead
+            tile = self.operand(src, Mem.Vec, out, env, cache, stmt)
+            result = self.let(out, stmt, make_call("tile.slice", (tile, call.args[1], call.args[2])))
+        elif short in ("matmul", "matmul_acc"):
+            if call.kwarg("a_trans") or call.kwarg("b_trans"):
+                raise self.fail(f"{call.op} '{stmt.var.name}' with a_trans/b_trans is not supported",
+                                stmt, hint="transpose the operand in DDR, or write the kernel at "
+                                           "tile level with pl.tile.transpose_view")
+            a, b = (call.args[0], call.args[1]) if short == "matmul" else call.args[1:3]
+            lhs = self.operand(a, Mem.Mat, out, env, cache, stmt)
+            rhs = self.operand(b, Mem.Mat, out, env, cache, stmt)
+            if short == "matmul":
+                mm = make_call("tile.matmul", (lhs, rhs), loc=call.loc)
+            else:
+                acc = env.get(call.args[0])
+                if not (isinstance(acc, Var) and acc.type.memory_space is Mem.Acc):
+                    raise self.fail(
+                        f"tensor.matmul_acc '{stmt.var.name}' accumulates into "
+                        f"'{getattr(call.args[0], 'name', call.args[0])}', which is not the result "
+                        "of a matmul in this kernel", stmt,
+                        hint="start the accumulation with c = pl.matmul(a, b), then "
+                             "c = pl.matmul_acc(c, a2, b2)")
+                kwargs = {"init_cond": call.kwarg("init_cond")} if call.kwarg("init_cond") is not None else {}
+                mm = make_call("tile.matmul_acc", (acc, lhs, rhs), kwargs, loc=call.loc)
+            result = self.let(out, stmt, mm)
+            want = stmt.var.type.dtype
+            if short == "matmul" and want is not mm.type.dtype:
+                # The accumulator is FP32/INT32; a narrower out_dtype is a rint conversion,
+                # which FIXPIPE performs on the drain (left unplaced, as a user cast would be).
+                cast = make_call("tile.cast", (result, want), {"mode": "rint"}, loc=call.loc,
+                                 result_type=TileType(mm.type.shape, want, None))
+                result = self.let(out, stmt, cast, suffix="_cast")
+        elif short == "cast":
+            src = env.get(call.args[0])
+            if not isinstance(src, Var):
+                src = self.operand(call.args[0], Mem.Vec, out, env, cache, stmt)
+            space = None if src.type.memory_space is Mem.Acc else src.type.memory_space
+            cast = make_call("tile.cast", (src, call.args[1]), dict(call.kwargs), loc=call.loc,
+                             result_type=TileType(src.type.shape, stmt.var.type.dtype, space))
+            result = self.let(out, stmt, cast)
+        elif short in ELEMENTWISE:
+            args = [self.operand(a, Mem.Vec, out, env, cache, stmt) for a in call.args]
+            result = self.let(out, stmt, make_call(f"tile.{short}", tuple(args), loc=call.loc))
+        elif short == "assemble":
+            target, source, offset = call.args[0], call.args[1], call.args[2]
+            if isinstance(env.get(target), Var):
+                raise self.fail(f"tensor.assemble '{stmt.var.name}' writes into a value computed "
+                                "on chip", stmt, hint="assemble into an output tensor parameter")
+            src = env.get(source) if isinstance(env.get(source), Var) else \
+                self.operand(source, Mem.Vec, out, env, cache, stmt)
+            kwargs = {"atomic": call.kwarg("atomic")} if call.kwarg("atomic") is not None else {}
+            store = make_call("tile.store", (src, offset, target), kwargs, loc=call.loc)
+            out.append(AssignStmt(stmt.var, store, loc=stmt.loc))
+            return out
+        else:
+            return None  # tensor.create and friends stay
+        env[stmt.var] = result
+        return out
+
+    @staticmethod
+    def let(out: list[Stmt], stmt: AssignStmt, call: Call, suffix: str = "") -> Var:
+        var = Var(f"{stmt.var.name}{suffix}" if suffix else stmt.var.name, call.type, loc=stmt.var.loc)
+        out.append(AssignStmt(var, call, loc=stmt.loc))
+        return var
+
+
+def _key(e):
+    return ("c", e.value) if isinstance(e, ConstInt) else ("e", id(e))
+
+
+def _reads(stmt: Stmt) -> list[Var]:
+    """Vars read directly by one statement (not inside nested bodies)."""
+    found: list[Var] = []
+
+    def expr(e):
+        if isinstance(e, Var):
+            found.append(e)
+        elif isinstance(e, Call):
+            for a in e.args:
+                expr(a)
+            for _, v in e.kwargs:
+                expr(v)
+        elif isinstance(e, BinOp):
+            expr(e.lhs)
+            expr(e.rhs)
+        elif isinstance(e, UnaryOp):
+            expr(e.operand)
+        elif isinstance(e, ListExpr):
+            for i in e.items:
+                expr(i)
+
+    if isinstance(stmt, AssignStmt):
+        expr(stmt.value)
+    elif isinstance(stmt, EvalStmt):
+        expr(stmt.expr)
+    elif isinstance(stmt, (YieldStmt, ReturnStmt)):
+        for v in stmt.values:
+            expr(v)
+    elif isinstance(stmt, ForStmt):
+        for e in (stmt.start, stmt.stop, stmt.step, *(ia.init for ia in stmt.iter_args)):
+            expr(e)
+    elif isinstance(stmt, IfStmt):
+        expr(stmt.cond)
+    return found
+
+
+def _drop_dead_views(body: SeqStmts) -> SeqStmts:
+    """Remove ``tensor.slice`` statements whose view no statement reads any more."""
+    used: set[Var] = set()
+
+    def collect(s: Stmt) -> None:
+        used.update(_reads(s))
+        if isinstance(s, SeqStmts):
+            for x in s.stmts:
+                collect(x)
+        elif isinstance(s, ForStmt):
+            collect(s.body)
+        elif isinstance(s, IfStmt):
+            collect(s.then_body)
+            if s.else_body is not None:
+                collect(s.else_body)
+
+    collect(body)
+
+    def prune(seq: SeqStmts) -> SeqStmts:
+        out = []
+        for s in seq.stmts:
+            if isinstance(s, AssignStmt) and isinstance(s.value, Call) \
+                    and s.value.op == "tensor.slice" and s.var not in used:
+                continue
+            if isinstance(s, ForStmt):
+                s = replace(s, body=prune(s.body))
+            elif isinstance(s, IfStmt):
+                s = replace(s, then_body=prune(s.then_body),
+                            else_body=prune(s.else_body) if s.else_body is not None else None)
+            out.append(s)
+        return replace(seq, stmts=tuple(out))
+
+    return prune(body)
+
+
+assert get_op("tensor.slice")  # the tensor ops this pass lowers are registered
