@@ -100,3 +100,17 @@ def test_vec_to_mat_is_legal_on_a5_only():
     assert run(prog, target="a5") is prog
     with pytest.raises(PassError, match=r"no data path Vec -> Mat"):
         run(prog, target="a2a3")
+
+
+def test_load_feeding_the_cube_through_a_view_goes_to_mat():
+    prog = program(IO, RET, [
+        "x: pl.Tile[[64, 64], pl.FP32] = pl.tile.load(a, [0, 0], [64, 64])",
+        "xs: pl.Tile[[32, 64], pl.FP32] = pl.tile.slice(x, [32, 64], [0, 0])",
+        "y: pl.Tile[[64, 64], pl.FP32, pl.Mem.Mat] = pl.tile.load(b, [0, 0], [64, 64], [64, 64], "
+        "target_memory=pl.Mem.Mat)",
+        "c: pl.Tile[[32, 64], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(xs, y)",
+        "return out"])
+    text = run(prog).as_python()
+    assert "x: pl.Tile[[64, 64], pl.FP32, pl.Mem.Mat]" in text
+    assert "xs: pl.Tile[[32, 64], pl.FP32, pl.Mem.Mat]" in text
+    assert "pl.tile.move(xs, target_memory=pl.Mem.Left)" in text

@@ -32,7 +32,7 @@ from ptoc.ir.nodes import (
     Stmt, Var, YieldStmt,
 )
 from ptoc.ir.types import TileType
-from ptoc.ir.visitor import substitute
+from ptoc.ir.visitor import IRMutator, substitute
 from ptoc.ops import get_op, make_call
 from ptoc.ops.registry import has_op
 from ptoc.passes.base import function_pass
@@ -40,7 +40,6 @@ from ptoc.passes.manager import register_default_pass
 from ptoc.passes.memref_rewrite import last_yield, walk_stmts
 
 Mem = MemorySpace
-KERNEL_TYPES = None  # every function: orchestration has no tiles, so it is left as is
 
 #: operand positions of the cube ops and the L0 space each must be in
 CUBE_OPERANDS: dict[str, dict[int, MemorySpace]] = {
@@ -52,9 +51,12 @@ CUBE_SPACES = (Mem.Left, Mem.Right, Mem.Bias)
 COPY_OPS = ("tile.move", "tile.extract")
 
 
-@function_pass(name="InferTileMemorySpace", produced={"MemoryInferred"}, func_types=KERNEL_TYPES)
+@function_pass(name="InferTileMemorySpace", produced={"MemoryInferred"}, func_types=None)
 def infer_tile_memory_space(fn: Function, ctx) -> Function:
-    """Fill unspecified memory spaces and move Mat operands of the cube into L0."""
+    """Fill unspecified memory spaces and move Mat operands of the cube into L0.
+
+    Every function is visited; one without tiles (orchestration) comes back unchanged.
+    """
     return _SpaceInference(fn, ctx.get_backend()).run()
 
 
@@ -66,8 +68,10 @@ class _SpaceInference:
         self.changed = False
         self.uses: dict[Var, list[tuple[Call, int]]] = {}
         self.carried_into: dict[Var, list[IterArg]] = {}
+        self.result_of: dict[int, Var] = {}
         for s in walk_stmts(fn.body):
             if isinstance(s, AssignStmt) and isinstance(s.value, Call):
+                self.result_of[id(s.value)] = s.var
                 for i, a in enumerate(s.value.args):
                     if isinstance(a, Var):
                         self.uses.setdefault(a, []).append((s.value, i))
@@ -164,11 +168,16 @@ class _SpaceInference:
             new = replace(new, type=replace(call.type, memory_space=new.type.memory_space))
         return new
 
-    def feeds_cube(self, var: Var) -> bool:
+    def feeds_cube(self, var: Var, seen: frozenset = frozenset()) -> bool:
+        """A cube operand, a copy into L0, or a view of it that is one (transitively)."""
         for call, i in self.uses.get(var, ()):
             if i in CUBE_OPERANDS.get(call.op, {}):
                 return True
             if call.op in COPY_OPS and i == 0 and call.kwarg("target_memory") in CUBE_SPACES:
+                return True
+            through = self.result_of.get(id(call))
+            if (i == 0 and through is not None and through not in seen and has_op(call.op)
+                    and get_op(call.op).view and self.feeds_cube(through, seen | {var})):
                 return True
         return False
 
@@ -179,7 +188,8 @@ class _SpaceInference:
         ty = var.type
         if isinstance(ty, TileType) and ty.memory_space is None:
             ty = replace(ty, memory_space=space or Mem.Vec)
-        ty = substitute_type(ty, self.var_map)
+        if self.var_map:
+            ty = IRMutator(self.var_map).mutate_type(ty)  # dynamic dims naming retyped vars
         if ty is var.type and not any(fields[k] is not getattr(var, k) for k in fields):
             return var
         new = replace(var, type=ty, **fields)
@@ -188,10 +198,10 @@ class _SpaceInference:
         return new
 
     def sub(self, e: Expr | None) -> Expr | None:
+        """``e`` with uses of retyped variables replaced."""
         if e is None or not self.var_map:
             return e
-        out = substitute(e, self.var_map)
-        return out
+        return substitute(e, self.var_map)
 
     # ---- cube operands and legal moves ---------------------------------------------
     def bring_operands_to_l0(self, call: Call, before: list[Stmt], s: AssignStmt) -> Call:
@@ -243,15 +253,6 @@ class _SpaceInference:
 def _space_of(e) -> MemorySpace | None:
     ty = getattr(e, "type", None)
     return ty.memory_space if isinstance(ty, TileType) else None
-
-
-def substitute_type(ty, var_map):
-    """A type with Vars inside it (dynamic dims) substituted; the same object if none."""
-    if not var_map:
-        return ty
-    from ptoc.ir.visitor import IRMutator
-
-    return IRMutator(var_map).mutate_type(ty)
 
 
 register_default_pass(infer_tile_memory_space)
