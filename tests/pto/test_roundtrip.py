@@ -230,3 +230,19 @@ def test_scalar_ops_round_trip():
     module = load(text)
     assert print_module(module) == text
     assert parse(print_module(module)) == module
+
+
+def test_fill_and_unusual_vector_ops_round_trip():
+    vec = ("!pto.tile_buf<loc=vec, dtype=f32, rows=16, cols=8, v_row=16, v_col=1, "
+           "blayout=row_major, slayout=none_box, fractal=512, pad=0>")
+    text = ("module {\n  func.func @f(%s: f32) {\n"
+            "  %c0_i64 = arith.constant 0 : i64\n"
+            f"  %t = pto.alloc_tile addr = %c0_i64 : {vec}\n"
+            f"  pto.texpands ins(%s : f32) outs(%t : {vec})\n"
+            f"  pto.trowexpand ins(%t : {vec}) outs(%t : {vec})\n"
+            f"  pto.tmaxs ins(%t, %s : {vec}, f32) outs(%t : {vec})\n"
+            f"  pto.tcvt ins(%t : {vec}) outs(%t : {vec})\n"
+            "  return\n  }\n}\n")
+    module = load(text)
+    assert print_module(module) == text
+    assert parse(print_module(module)) == module
