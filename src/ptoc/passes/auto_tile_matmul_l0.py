@@ -195,11 +195,11 @@ class _Rewriter:
         out: list[Stmt] = []
         changed = False
         for i, stmt in enumerate(stmts):
+            if isinstance(stmt, AssignStmt) and stmt.var in dropped:
+                changed = True  # a cast folded into a Mat-scratch drain
+                continue
             if subst:
                 stmt = IRMutator(subst).mutate(stmt)
-            if isinstance(stmt, AssignStmt) and stmt.var in dropped:
-                changed = True
-                continue
             if isinstance(stmt, AssignStmt) and stmt.var in deferred:
                 new = self.emit_direct_store(stmt, deferred.pop(stmt.var), subst)
                 out.extend(new)
