@@ -91,13 +91,19 @@ def test_slice_without_addresses_and_non_contiguous_slice():
     assert "PTOAS" in msg
 
 
-def test_assemble_without_a_tinsert_path():
+def test_assemble_without_a_lowering():
+    msg = _fails(f"""
+        x: {tile([16, 32], base='m0')} = pl.tile.create([16, 32], dtype=pl.FP32, target_memory=pl.Mem.Vec)
+        y: {tile([32, 64], base='m1', offset=4096)} = pl.tile.create([32, 64], dtype=pl.FP32, target_memory=pl.Mem.Vec)
+        z: {tile([32, 64], base='m1', offset=4096)} = pl.tile.assemble(y, x, [16, 32])
+    """, line=FIRST + 2)
+    assert "tile.assemble" in msg and "contiguous" in msg  # half rows are not one byte range
     msg = _fails(f"""
         x: {tile([16, 64], base='m0')} = pl.tile.create([16, 64], dtype=pl.FP32, target_memory=pl.Mem.Vec)
-        y: {tile([32, 64], base='m1', offset=4096)} = pl.tile.create([32, 64], dtype=pl.FP32, target_memory=pl.Mem.Vec)
-        z: {tile([32, 64], base='m1', offset=4096)} = pl.tile.assemble(y, x, [16, 0])
+        y: {tile([32, 64], 'Vec', 'm1', 4096, 'BF16')} = pl.tile.create([32, 64], dtype=pl.BF16, target_memory=pl.Mem.Vec)
+        z: {tile([32, 64], 'Vec', 'm1', 4096, 'BF16')} = pl.tile.assemble(y, x, [16, 0])
     """, line=FIRST + 2)
-    assert "tile.assemble" in msg and "subview" in msg
+    assert "no PTO lowering" in msg and "f32" in msg and "bf16" in msg
 
 
 def test_unknown_target_is_reported():

@@ -94,3 +94,24 @@ def test_row_softmax_pieces():
     outs = _run(text, [a, np.zeros((16, 64), np.float32)])
     e = np.exp(a - a.max(axis=1, keepdims=True))
     np.testing.assert_allclose(outs[1], e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-6)
+
+
+def test_slice_and_assemble_windows_of_vec_tiles():
+    body = f"""
+        x: {tile([32, 64], base='m0', size=8192)} = pl.tile.load(a, [0, 0], [32, 64], target_memory=pl.Mem.Vec)
+        s: {tile([16, 64], base='m0', size=8192)} = pl.tile.slice(x, [16, 64], [8, 0])
+        e: {tile([16, 64], base='m1', offset=8192)} = pl.tile.exp(s)
+        y: {tile([32, 64], base='m2', offset=12288, size=8192)} = pl.tile.load(b, [0, 0], [32, 64], target_memory=pl.Mem.Vec)
+        y1: {tile([32, 64], base='m2', offset=12288, size=8192)} = pl.tile.assemble(y, e, [16, 0])
+        o: {tensor([32, 64])} = pl.tile.store(y1, [0, 0], out)
+    """
+    params = f"a: {tensor([32, 64])}, b: {tensor([32, 64])}, out: {tensor([32, 64], out=True)}"
+    src = kernel_src(params, body, allocs={"m0": ("Vec", 8192), "m1": ("Vec", 4096),
+                                           "m2": ("Vec", 8192)})
+    text = generate_kernels(parse_program(src, FILE))["kernel"]
+    rng = np.random.default_rng(3)
+    a, b = (rng.uniform(-1, 1, (32, 64)).astype(np.float32) for _ in range(2))
+    outs = _run(text, [a, b, np.zeros((32, 64), np.float32)])
+    expected = b.copy()
+    expected[16:32] = np.exp(a[8:24])
+    np.testing.assert_allclose(outs[2], expected, rtol=1e-6, atol=1e-6)

@@ -311,3 +311,15 @@ def test_atomic_store_is_rejected():
             x: {tile([16, 64])} = pl.tile.load(a, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
             o: {tensor([64, 64])} = pl.tile.store(x, [0, 0], out, atomic=pl.AtomicType.Add)
         """)
+
+
+def test_assemble_vec_rows_is_a_window_alias_plus_tmov():
+    _, k = _vec_kernel(f"""
+        x: {tile([16, 64], base='m0')} = pl.tile.load(a, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+        y: {tile([32, 64], base='m1', offset=8192, size=8192)} = pl.tile.create([32, 64], dtype=pl.FP32, target_memory=pl.Mem.Vec)
+        z: {tile([32, 64], base='m1', offset=8192, size=8192)} = pl.tile.assemble(y, x, [16, 0])
+    """)
+    (mov,) = find(k, "pto.tmov")
+    window = mov.outs[0]
+    assert mov.ins[0].name == "x" and (window.type.rows, window.type.cols) == (16, 64)
+    assert _addr(k, window) == 8192 + 16 * 64 * 4

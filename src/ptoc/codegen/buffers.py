@@ -14,14 +14,16 @@ The host class provides ``emit``, ``const``, ``index``, ``names``, ``options``, 
 
 from __future__ import annotations
 
-from ptoc.dtypes import DataType
+import dataclasses
+
+from ptoc.dtypes import DataType, MemorySpace
 from ptoc.ir.nodes import ConstInt, Var
 from ptoc.ir.types import MemRef, TensorType, TileType
 from ptoc.pto.model import EnumAttr, Instruction, ScalarType, TensorViewType, TileBufType, Value
 
 from ptoc.codegen.errors import CodegenError
 from ptoc.codegen.names import describe
-from ptoc.codegen.tile_types import tile_buf_type, valid_shape
+from ptoc.codegen.tile_types import padded_cols, tile_buf_type, valid_shape
 
 
 class BufferBinding:
@@ -83,7 +85,7 @@ class BufferBinding:
             self.tiles[var] = value
 
     def alloc_tile(self, var: Var, stmt_loc=None, *, name: str | None = None,
-                   addr_delta: int = 0, valid: tuple | None = None) -> Value:
+                   valid: tuple | None = None) -> Value:
         """Emit (or, without addresses, reuse) the ``pto.alloc_tile`` of tile ``var``.
 
         The valid extents are the type's ``TileView(valid_shape=...)``, else ``valid`` (a
@@ -106,7 +108,7 @@ class BufferBinding:
         value = Value(name, buf)
         attrs: list = []
         if self.options.with_addresses:
-            addr = self._address(var, ty.memref, stmt_loc) + addr_delta
+            addr = self._address(var, ty.memref, stmt_loc)
             attrs.append(("addr", self.const(addr, DataType.INT64)))
             self.buffer_key[value] = (buf.loc, addr)
         else:
@@ -134,6 +136,45 @@ class BufferBinding:
                 f"tile '{var.name}' has MemRef offset {describe(off)}, not a constant address",
                 loc, hint="run AllocateMemoryAddr before codegen")
         return off.value
+
+    def alias_window(self, parent: Value, shape: tuple[int, int], offset: tuple[int, int],
+                     name: str, what: str, loc) -> Value:
+        """A tile naming the ``shape`` window at ``offset`` of ``parent``'s buffer.
+
+        PTO has no sub-tile view in the subset ptoc emits, so the window is declared as a tile
+        of its own at the parent's address plus the window's byte offset. That is exact only
+        when the window is one contiguous byte range — whole rows (or part of one row) of a
+        row-major Vec tile — and only when addresses are baked (PYPTO planner).
+        """
+        ptype: TileBufType = parent.type
+        rows, cols = shape
+        r0, c0 = offset
+        if not self.options.with_addresses:
+            raise CodegenError(
+                f"{what} aliases part of %{parent.name}; without addresses (PTOAS planner) "
+                "the alias cannot be expressed", loc,
+                hint="use the PYPTO planner, or copy the window with tile.extract / a load")
+        contiguous = (ptype.loc is MemorySpace.Vec and ptype.blayout == "row_major"
+                      and (cols == ptype.cols or rows == 1)
+                      and r0 + rows <= ptype.rows and c0 + cols <= ptype.cols)
+        if not contiguous:
+            raise CodegenError(
+                f"{what}: the {rows}x{cols} window at [{r0}, {c0}] of %{parent.name} "
+                f"({ptype.rows}x{ptype.cols}, {ptype.loc.value}, {ptype.blayout}) is not one "
+                "contiguous byte range", loc,
+                hint="use whole rows of a row-major Vec tile, or copy with tile.extract")
+        _, base = self.buffer_key[parent]
+        addr = base + (r0 * ptype.cols + c0) * ptype.dtype.nbytes
+        buf = dataclasses.replace(ptype, rows=rows,
+                                  cols=padded_cols(ptype.loc, cols, ptype.dtype.nbytes))
+        value = Value(name, buf)
+        self.buffer_key[value] = (ptype.loc, addr)
+        self.valid_of[value] = (rows, cols)
+        self.emit(Instruction("pto.alloc_tile", results=(value,), attrs=(
+            ("addr", self.const(addr, DataType.INT64)),
+            ("valid_row", self.index(rows, loc)), ("valid_col", self.index(cols, loc))),
+            loc=loc))
+        return value
 
     def same_buffer(self, a: Value, b: Value) -> bool:
         return a is b or a == b or (a in self.buffer_key and

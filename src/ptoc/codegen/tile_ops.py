@@ -17,12 +17,14 @@ the call's location) writing into that buffer through ``outs(...)``.
                        give a K loop (see AutoTileMatmulL0's first-iteration ``if``), and a
                        decided condition keeps only one arm.
     tile.matmul_bias   alloc; tmatmul.bias ins(lhs, rhs, bias)
-    tile.assemble      Acc/Vec -> Mat: tinsert ins(src, row, col) outs(target), in place
+    tile.assemble      Acc/Vec -> Mat: tinsert ins(src, row, col) outs(target), in place;
+                       Vec -> Vec of one dtype: an alias of the target window + tmov (the
+                       subview + tmov of PyPTO, for windows that are whole rows)
     tile.cast          alloc; tcvt ins(src) {rmode = #pto.round_mode<mode>}
     tile.create        alloc only (the buffer's contents are whatever is there)
     tile.full          alloc; texpands ins(value)
     tile.slice         an alias: alloc at the parent's address plus the byte offset of the
-                       window (row-major Vec tiles whose window is contiguous; PYPTO planner)
+                       window (whole rows of row-major Vec tiles; PYPTO planner only)
     tile.alloc         nothing (MemRef bases have no PTO form; tiles carry their addresses)
     vector ops         alloc; t<op> ins(operands) — see the tables below
 """
@@ -199,47 +201,46 @@ def _full(em, var, a, site):
     em.emit(Instruction("pto.texpands", ins=(value,), outs=(dst,), loc=site.op))
 
 
+def _window(em, offset_expr, shape, what, site) -> tuple[int, int]:
+    offs = [_static(o) for o in _items(offset_expr)]
+    if None in offs:
+        raise CodegenError(f"{what} has a dynamic offset; a window alias needs constant offsets",
+                           site.op, hint="use constant offsets")
+    return (offs[-2], offs[-1]) if len(offs) >= 2 else (0, offs[0])
+
+
 def _slice(em, var, a, site):
     var = _need_result(var, "tile.slice", site)
     parent = em.tile(a["x"], site.op)
-    ptype = parent.type
-    if not em.options.with_addresses:
-        raise CodegenError(
-            f"tile.slice '{var.name}' aliases part of %{parent.name}; without addresses "
-            "(PTOAS planner) PTO has no way to say so", site.op,
-            hint="use the PYPTO planner, or tile.extract / a separate load")
-    offs = [_static(o) for o in _items(a["offset"])]
-    rows, cols = var.type.shape[-2:] if len(var.type.shape) >= 2 else (1, var.type.shape[0])
-    if None in offs:
-        raise CodegenError(f"tile.slice '{var.name}' has a dynamic offset; an alias needs a "
-                           "constant one", site.op, hint="use constant slice offsets")
-    r0, c0 = (offs + [0, 0])[:2] if len(offs) >= 2 else (0, offs[0])
-    contiguous = (ptype.loc is MemorySpace.Vec and ptype.blayout == "row_major"
-                  and (cols == ptype.cols or rows == 1))
-    if not contiguous:
-        raise CodegenError(
-            f"tile.slice '{var.name}' ({rows}x{cols} at [{r0}, {c0}]) of %{parent.name} "
-            f"({ptype.rows}x{ptype.cols}, {ptype.loc.value}) is not one contiguous byte range",
-            site.op, hint="slice whole rows of a row-major Vec tile, or copy with tile.extract")
-    base = em.buffer_key[parent][1]
-    delta = (r0 * ptype.cols + c0) * ptype.dtype.nbytes
-    mine = _static(var.type.memref.offset) if var.type.memref is not None else None
-    em.alloc_tile(var, site.stmt, addr_delta=(base + delta) - (mine if mine is not None else 0))
+    shape = tuple(var.type.shape[-2:]) if len(var.type.shape) >= 2 else (1, var.type.shape[0])
+    what = f"tile.slice '{var.name}'"
+    offset = _window(em, a["offset"], shape, what, site)
+    value = em.alias_window(parent, shape, offset, em.names.var(var), what, site.stmt)
+    em.bind_tile(var, value)
 
 
 def _assemble(em, var, a, site):
     target = em.tile(a["target"], site.op)
     source = em.tile(a["source"], site.op)
     offs = _items(a["offset"])
-    if target.type.loc is not MemorySpace.Mat or source.type.loc not in (MemorySpace.Acc,
-                                                                         MemorySpace.Vec):
+    tloc, sloc = target.type.loc, source.type.loc
+    if tloc is MemorySpace.Mat and sloc in (MemorySpace.Acc, MemorySpace.Vec):
+        row = em.index(offs[0] if len(offs) > 1 else 0, site.op)
+        col = em.index(offs[-1], site.op)
+        em.emit(Instruction("pto.tinsert", ins=(source, row, col), outs=(target,), loc=site.op))
+    elif tloc is sloc is MemorySpace.Vec and target.type.dtype == source.type.dtype:
+        shape = (source.type.rows, em.valid_of.get(source, (0, source.type.cols))[1])
+        shape = tuple(_static(d) if _static(d) is not None else d for d in shape)
+        what = f"tile.assemble into %{target.name}"
+        offset = _window(em, a["offset"], shape, what, site)
+        window = em.alias_window(target, shape, offset, em.temp_name(), what, site.op)
+        em.emit(Instruction("pto.tmov", ins=(source,), outs=(window,), loc=site.op))
+    else:
         raise CodegenError(
-            f"tile.assemble of a {source.type.loc.value} tile into a {target.type.loc.value} "
-            "tile needs pto.subview + tmov, which ptoc does not emit yet", site.op,
-            hint="assemble Acc results into a Mat scratch tile (tinsert), or store to DDR")
-    row = em.index(offs[0] if len(offs) > 1 else 0, site.op)
-    col = em.index(offs[-1], site.op)
-    em.emit(Instruction("pto.tinsert", ins=(source, row, col), outs=(target,), loc=site.op))
+            f"tile.assemble of a {sloc.value} {source.type.dtype.pto_name} tile into a "
+            f"{tloc.value} {target.type.dtype.pto_name} tile has no PTO lowering in ptoc",
+            site.op, hint="assemble Acc results into a Mat tile (tinsert) or Vec tiles of one "
+            "dtype into whole rows of a Vec tile, or store the pieces to DDR")
     if var is not None:
         if not _same_memref(var.type.memref, a["target"].type.memref):
             raise CodegenError(f"tile.assemble result '{var.name}' is not in the target's buffer",
