@@ -261,16 +261,17 @@ RANDOM_ROWS, RANDOM_COLS = 16, 16
 def random_program(seed: int, *, ops: int = 24, control: bool = True) -> str:
     """A random kernel over a few buffers and every pipe (MTE2, MTE1, M, FIX, V, MTE3).
 
-    Params: ``%arg0`` x (f32, 16 x 64), read only, and ``%arg1`` y (f32, 16 x 64), read and
-    written. Tiles are 16 x 16 f32; some tiles of one space share bytes (partly or fully),
-    GM windows of y overlap, so RAW/WAR/WAW hazards arise on every buffer kind. With
-    ``control``, parts of the program sit in ``scf.for`` loops (0 to 3 trips, so zero-trip
-    loops occur) and ``scf.if`` branches (on constants and on the loop counter).
+    Params: ``%arg0`` x (f32, 16 x 64), read only, ``%arg1`` y (f32, 16 x 64), read and
+    written, and ``%n`` (index), a run-time loop bound. Tiles are 16 x 16 f32; some tiles of
+    one space share bytes (partly or fully), GM windows of y overlap, so RAW/WAR/WAW hazards
+    arise on every buffer kind. With ``control``, parts of the program sit in ``scf.for``
+    loops (0 to 3 trips, or ``%n`` trips, so zero-trip loops occur) and ``scf.if`` branches
+    (on constants and on the loop counter).
     """
     rng = random.Random(seed)
     R, C = RANDOM_ROWS, RANDOM_COLS
     tb = R * C * 4
-    w = _Text([("%arg0", "!pto.ptr<f32>"), ("%arg1", "!pto.ptr<f32>")])
+    w = _Text([("%arg0", "!pto.ptr<f32>"), ("%arg1", "!pto.ptr<f32>"), ("%n", "index")])
     xv = w.view("xv", "%arg0", "f32", R, 4 * C)
     yv = w.view("yv", "%arg1", "f32", R, 4 * C)
     half = tb // 2 // 64 * 64
@@ -326,9 +327,10 @@ def random_program(seed: int, *, ops: int = 24, control: bool = True) -> str:
         while i < n:
             roll = rng.random()
             if control and depth < 2 and roll < 0.12 and n - i >= 3:
-                trips = rng.choice([0, 1, 2, 3])
+                trips = rng.choice(["0", "1", "2", "3", "%n"])
+                bound = trips if trips == "%n" else w.idx(int(trips))
                 v = w.fresh("i")
-                w.open(f"scf.for {v} = {w.idx(0)} to {w.idx(trips)} step {w.idx(1)}")
+                w.open(f"scf.for {v} = {w.idx(0)} to {bound} step {w.idx(1)}")
                 segment(rng.randint(2, 5), depth + 1, v)
                 w.close()
                 i += 3
