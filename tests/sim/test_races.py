@@ -150,3 +150,35 @@ def test_gm_windows_of_one_view_compare_exactly():
     right = Access("GM %arg2", 128, 4224, (("arg2", (64, 1)), 0, 16, 32, 64))
     assert not left.overlaps(right)
     assert left.overlaps(Access("GM %arg2", 0, 4096, (("arg2", (64, 1)), 8, 9, 31, 33)))
+
+
+@settings(max_examples=150, deadline=None)
+@given(programs())
+def test_schedule_invariants(prog):
+    """In-order pipes, waits after their sets, barriers drain, serial is the slowest."""
+    instrs = build(prog)
+    sch = schedule(instrs)
+    last_end = {}
+    barrier_at = 0.0
+    for ins in instrs:
+        start, end = sch.start[ins.seq], sch.end[ins.seq]
+        if ins.kind == BARRIER:          # spans from its issue to the drain of every queue
+            assert end >= max(last_end.values(), default=0.0)
+            barrier_at = end
+            continue
+        assert end - start == (ins.cost if ins.kind == WORK else 0)
+        assert start >= barrier_at
+        assert start >= last_end.get(ins.pipe, 0.0)
+        last_end[ins.pipe] = end
+    for wait, set_ in sch.matched_set.items():
+        assert sch.start[wait] >= sch.end[set_]
+    wall = max(sch.end)
+    busy = sum(i.cost for i in instrs if i.kind == WORK)
+    per_pipe = {}
+    for i in instrs:
+        if i.kind == WORK:
+            per_pipe[i.pipe] = per_pipe.get(i.pipe, 0) + i.cost
+    assert wall >= max(per_pipe.values(), default=0)
+    serial = schedule(instrs, serial=True)
+    assert max(serial.end) >= wall
+    assert max(serial.end) >= busy

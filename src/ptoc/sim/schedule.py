@@ -64,13 +64,19 @@ def schedule(instrs: list[Instr], *, serial: bool = False, issue_cycles: float =
 
 
 def _schedule_serial(instrs: list[Instr], sch: Schedule, issue_cycles: float) -> None:
-    prev_end = 0
-    for t, ins in enumerate(instrs):
-        start = max(prev_end, (t + 1) * issue_cycles)
-        end = start + ins.cost
-        sch.start[ins.seq], sch.end[ins.seq] = start, end
+    """Every instruction starts after the previous one ended; issue slots as in timed mode."""
+    clock = prev_end = 0.0
+    for ins in instrs:
+        if ins.kind == BARRIER and ins.pipe is Pipe.PIPE_ALL:
+            drained = max(clock + issue_cycles, prev_end)
+            sch.start[ins.seq], sch.end[ins.seq] = clock, drained
+            clock = drained
+        else:
+            clock += issue_cycles
+            start = max(prev_end, clock)
+            prev_end = start + ins.cost
+            sch.start[ins.seq], sch.end[ins.seq] = start, prev_end
         sch.order.append(ins.seq)
-        prev_end = end
 
 
 class _Timed:
