@@ -115,3 +115,29 @@ def test_slice_and_assemble_windows_of_vec_tiles():
     expected = b.copy()
     expected[16:32] = np.exp(a[8:24])
     np.testing.assert_allclose(outs[2], expected, rtol=1e-6, atol=1e-6)
+
+
+def test_k_loop_with_init_cond_accumulates():
+    allocs = {"mm": ("Mat", 65536), "ml": ("Left", 8192), "mr": ("Right", 8192),
+              "mc": ("Acc", 16384)}
+    body = f"""
+        am: {tile([64, 256], 'Mat', 'mm', 0, 'BF16')} = pl.tile.load(a, [0, 0], [64, 256], target_memory=pl.Mem.Mat)
+        bm: {tile([256, 64], 'Mat', 'mm', 32768, 'BF16')} = pl.tile.load(b, [0, 0], [256, 64], target_memory=pl.Mem.Mat)
+        c0: {tile([64, 64], 'Acc', 'mc')} = pl.tile.create([64, 64], dtype=pl.FP32, target_memory=pl.Mem.Acc)
+        for ko, (c,) in pl.range(0, 256, 64, init_values=(c0,)):
+            al: {tile([64, 64], 'Left', 'ml', 0, 'BF16')} = pl.tile.extract(am, 0, ko, [64, 64], target_memory=pl.Mem.Left)
+            br: {tile([64, 64], 'Right', 'mr', 0, 'BF16')} = pl.tile.extract(bm, ko, 0, [64, 64], target_memory=pl.Mem.Right)
+            c1: {tile([64, 64], 'Acc', 'mc')} = pl.tile.matmul_acc(c, al, br, init_cond=(ko == 0))
+            r = pl.yield_(c1)
+        o: {tensor([64, 64])} = pl.tile.store(r, [0, 0], out)
+    """
+    params = (f"a: {tensor([64, 256], 'BF16')}, b: {tensor([256, 64], 'BF16')}, "
+              f"out: {tensor([64, 64], out=True)}")
+    text = generate_kernels(parse_program(kernel_src(params, body, allocs=allocs), FILE))["kernel"]
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((64, 256)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((256, 64)).astype(ml_dtypes.bfloat16)
+    assert "scf.if" in text and "pto.tmatmul.acc" in text
+    outs = _run(text, [a, b, np.zeros((64, 64), np.float32)])
+    np.testing.assert_allclose(outs[2], a.astype(np.float64) @ b.astype(np.float64),
+                               rtol=1e-4, atol=1e-3)
