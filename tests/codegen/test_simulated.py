@@ -141,3 +141,41 @@ def test_k_loop_with_init_cond_accumulates():
     outs = _run(text, [a, b, np.zeros((64, 64), np.float32)])
     np.testing.assert_allclose(outs[2], a.astype(np.float64) @ b.astype(np.float64),
                                rtol=1e-4, atol=1e-3)
+
+
+def test_moves_bias_and_cast():
+    allocs = {"mm": ("Mat", 65536), "ml": ("Left", 8192), "mr": ("Right", 8192),
+              "mc": ("Acc", 16384), "mb": ("Bias", 256)}
+    body = f"""
+        am: {tile([64, 64], 'Mat', 'mm', 0, 'BF16')} = pl.tile.load(a, [0, 0], [64, 64], target_memory=pl.Mem.Mat)
+        bm: {tile([64, 64], 'Mat', 'mm', 8192, 'BF16')} = pl.tile.load(b, [0, 0], [64, 64], target_memory=pl.Mem.Mat)
+        zm: {tile([1, 64], 'Mat', 'mm', 16384)} = pl.tile.load(bias, [0, 0], [1, 64], target_memory=pl.Mem.Mat)
+        al: {tile([64, 64], 'Left', 'ml', 0, 'BF16')} = pl.tile.move(am, target_memory=pl.Mem.Left)
+        br: {tile([64, 64], 'Right', 'mr', 0, 'BF16')} = pl.tile.move(bm, target_memory=pl.Mem.Right)
+        z: {tile([1, 64], 'Bias', 'mb')} = pl.tile.move(zm, target_memory=pl.Mem.Bias)
+        c: {tile([64, 64], 'Acc', 'mc')} = pl.tile.matmul_bias(al, br, z)
+        o: {tensor([64, 64], 'BF16')} = pl.tile.store(c, [0, 0], out)
+    """
+    params = (f"a: {tensor([64, 64], 'BF16')}, b: {tensor([64, 64], 'BF16')}, "
+              f"bias: {tensor([1, 64])}, out: {tensor([64, 64], 'BF16', out=True)}")
+    text = generate_kernels(parse_program(kernel_src(params, body, allocs=allocs), FILE))["kernel"]
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((64, 64)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((64, 64)).astype(ml_dtypes.bfloat16)
+    bias = rng.standard_normal((1, 64)).astype(np.float32)
+    outs = _run(text, [a, b, bias, np.zeros((64, 64), ml_dtypes.bfloat16)])
+    expected = a.astype(np.float64) @ b.astype(np.float64) + bias
+    np.testing.assert_allclose(outs[3].astype(np.float64), expected, rtol=1e-2, atol=1e-1)
+
+
+def test_vector_cast_to_bf16():
+    body = f"""
+        x: {tile([16, 64], base='m0')} = pl.tile.load(a, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+        h: {tile([16, 64], 'Vec', 'm1', 4096, 'BF16')} = pl.tile.cast(x, pl.BF16, mode="rint")
+        o: {tensor([16, 64], 'BF16')} = pl.tile.store(h, [0, 0], out)
+    """
+    params = f"a: {tensor([16, 64])}, out: {tensor([16, 64], 'BF16', out=True)}"
+    text = generate_kernels(parse_program(kernel_src(params, body, allocs=VEC), FILE))["kernel"]
+    a = np.random.default_rng(6).standard_normal((16, 64)).astype(np.float32)
+    outs = _run(text, [a, np.zeros((16, 64), ml_dtypes.bfloat16)])
+    np.testing.assert_array_equal(outs[1], a.astype(ml_dtypes.bfloat16))
