@@ -86,7 +86,7 @@ def _spans(tiles, stored):
     return spans
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(kernels())
 def test_co_live_tiles_never_share_bytes(case):
     tiles, stored = case
