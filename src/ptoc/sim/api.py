@@ -95,6 +95,10 @@ def _simulate(pto, tensors, *, target, profile, mode, kernel) -> SimResult:
     result = build_result(instrs, sch, races=races, outputs=outputs, **meta)
     if level == 2 and mode != "serial":
         result.notes.append(LEVEL2_NOTE)
+    arch = getattr(module, "target_arch", None)
+    if arch and arch != tgt.name:
+        result.notes.append(f"the module says pto.target_arch = {arch!r} but it ran on target "
+                            f"{tgt.name!r}; pass target={arch!r} to use that core's buffers")
     return result
 
 
