@@ -8,6 +8,7 @@ balanced (the simulator rejects a flag left set or set twice), numbers equal to 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -342,3 +343,104 @@ def test_scf_structure_is_kept():
              if isinstance(op, (ForOp, IfOp))]
     assert kinds == [type(op).__name__ for op in walk(before.kernel().body)
                      if isinstance(op, (ForOp, IfOp))]
+
+
+# ---------------------------------------------------------------------------------------------
+# nesting, trip counts, several kernels, windows
+# ---------------------------------------------------------------------------------------------
+
+
+def test_inner_loop_carried_pairs_chain_across_the_outer_loop():
+    """The K loop's reverse flags (L1/L0 slot free) are set once before the outermost loop
+    and waited once after it, as in the hand-written pto-isa GEMM: per inner visit they
+    would let the source pipe set a bit twice across outer iterations."""
+    from ptoc.sim.examples import dbuf_matmul
+    module = strip_sync(parse(dbuf_matmul(128, 256, 256, 64, m=64, n=128)))
+    result = insert_sync(module)
+    body = result.module.kernel().body
+    outer = next(i for i, op in enumerate(body) if isinstance(op, ForOp))
+    pre = [op for op in body[:outer] if isinstance(op, SyncOp)]
+    post = [op for op in body[outer + 1:] if isinstance(op, SyncOp)]
+    assert {(op.src.short, op.dst.short) for op in pre} >= {("MTE1", "MTE2"), ("M", "MTE1"),
+                                                            ("FIX", "M")}
+    assert sorted((o.src, o.dst, o.event) for o in pre) == \
+        sorted((o.src, o.dst, o.event) for o in post)
+    assert all(op.kind == "set_flag" for op in pre) and all(op.kind == "wait_flag" for op in post)
+    mi = body[outer]
+    assert not any(isinstance(op, SyncOp) for op in mi.body if not isinstance(op, ForOp))
+    assert result.fallbacks == []
+
+
+def test_constant_trip_count_keeps_what_the_body_taught():
+    # after a loop that surely runs, the store needs only the V flag set inside the loop's
+    # last iteration chain; a loop that may run zero times cannot promise that
+    def kernel(bound: str) -> str:
+        return vec_kernel("\n".join([
+            load("t0", "%wx0"),
+            f"scf.for %i = %c0 to {bound} step %c1 {{", vop("tabs", "t1", "t0"), "}",
+            store("t1", "%wy0")]), params=", %n: index")
+    sure = insert_sync(parse(kernel("%c2")))
+    maybe = insert_sync(parse(kernel("%n")))
+    assert sure.stats["k"]["pairs"] <= maybe.stats["k"]["pairs"]
+    run_checked(sure.module, {**xy(), "n": 2})
+    for n in (0, 1, 3):
+        run_checked(maybe.module, {**xy(), "n": n})
+
+
+def test_zero_trip_constant_loop_needs_nothing():
+    body = "\n".join([load("t0", "%wx0"), "scf.for %i = %c0 to %c0 step %c1 {",
+                      vop("tabs", "t1", "t0"), "}"])
+    result = insert_sync(parse(vec_kernel(body)))
+    assert result.stats["k"]["pairs"] == 0
+
+
+def test_every_kernel_of_a_module_is_synchronised():
+    one = vec_kernel("\n".join([load("t0", "%wx0"), vop("tabs", "t1", "t0")]))
+    two = parse(one.replace("@k(", "@k2("))
+    module = parse(print_module(replace(parse(one), kernels=parse(one).kernels + two.kernels)))
+    assert [k.name for k in module.kernels] == ["k", "k2"]
+    result = insert_sync(module)
+    assert set(result.stats) == {"k", "k2"}
+    for name in ("k", "k2"):
+        assert result.stats[name]["pairs"] == 1
+
+
+def test_extract_reads_only_its_window():
+    from ptoc.backend import get_target
+    from ptoc.pto.sync_access import AccessResolver
+    from ptoc.pto.sync_examples import kloop_matmul
+    kernel = parse(kloop_matmul()).kernel()
+    resolver = AccessResolver(kernel, get_target("a2a3"))
+    extracts = [op for op in walk(kernel.body) if getattr(op, "opcode", "") == "pto.textract"]
+    fp = resolver.footprint(extracts[0])
+    assert fp.pipe is Pipe.PIPE_MTE1
+    (read,) = [a for a in fp.accesses if not a.write]
+    (write,) = [a for a in fp.accesses if a.write]
+    assert (read.buffer, write.buffer) == ("Mat", "Left")
+    assert read.hi - read.lo == 64 * 64 * 2           # the whole 64 x 64 bf16 A panel
+    assert not read.conflicts(read)                  # two reads never conflict
+
+
+def test_textract_window_with_constant_offsets_is_narrowed():
+    from ptoc.backend import get_target
+    from ptoc.pto.sync_access import AccessResolver
+    path = "/work/shared/data/pypto-oracle/dumps/matmul_160x64x160_fp32_dbc_on/kernel.pto"
+    try:
+        kernel = parse(open(path).read()).kernel()
+    except FileNotFoundError:
+        pytest.skip("oracle dumps not available")
+    resolver = AccessResolver(kernel, get_target("a2a3"))
+    extracts = [op for op in walk(kernel.body) if getattr(op, "opcode", "") == "pto.textract"]
+    # A rows 0..79 and rows 80..159 of one 160 x 64 f32 Mat tile
+    halves = [next(a for a in resolver.footprint(op).accesses if not a.write)
+              for op in extracts[1:3]]
+    assert halves[0].hi == halves[1].lo == 80 * 64 * 4
+    assert halves[0].lo == 0 and halves[1].hi == 160 * 64 * 4
+
+
+def test_fallback_note_carries_source_locations():
+    text = many_live_pairs(9).replace(
+        "pto.tabs ins(%t8 : " + VEC + ") outs(%t8 : " + VEC + ")",
+        "pto.tabs ins(%t8 : " + VEC + ") outs(%t8 : " + VEC + ') loc("k.py":12:3)')
+    (note,) = insert_sync(parse(text)).fallbacks
+    assert note.consumer_loc is not None and note.consumer_loc.line == 12

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 
 from ptoc.backend.pipes import Pipe
 from ptoc.backend.targets import Target, get_target
-from ptoc.errors import PtocError
+from ptoc.errors import PtocError, SourceLoc
 from ptoc.pto.model import ForOp, IfOp, Kernel, Module, SyncOp
 from ptoc.pto.sync_access import AccessResolver, has_sync
 from ptoc.pto.sync_emit import emit_kernel
@@ -49,8 +49,9 @@ class SyncNote:
 
     ``kind`` is ``"pipe_all_fallback"`` (a flag pair became ``barrier(PIPE_ALL)``, which is
     correct but serialises every pipe) or ``"skipped"`` (the kernel already had sync).
-    ``producer``/``consumer`` are ``(opcode, line)`` of the two instructions ordered by the
-    fallback; ``src``/``dst`` the pipe pair; ``reason`` says why no flag could be used.
+    ``producer``/``consumer`` are ``(opcode, PTO line)`` of the two instructions ordered by
+    the fallback, ``producer_loc``/``consumer_loc`` their DSL ``loc(...)`` when the PTO
+    carries one; ``src``/``dst`` the pipe pair; ``reason`` says why no flag could be used.
     """
 
     kernel: str
@@ -60,6 +61,8 @@ class SyncNote:
     dst: Pipe | None = None
     producer: tuple[str, int] | None = None
     consumer: tuple[str, int] | None = None
+    producer_loc: SourceLoc | None = None
+    consumer_loc: SourceLoc | None = None
 
     def __str__(self) -> str:
         if self.kind == "skipped":
@@ -73,8 +76,12 @@ def _where(op: tuple[str, int] | None) -> str:
     return "?" if op is None else f"{op[0]} (line {op[1]})"
 
 
-def _describe(op) -> tuple[str, int]:
-    return (getattr(op, "opcode", type(op).__name__), getattr(op, "line", 0))
+def _fallback_note(kernel: str, reason: str, src: Pipe, dst: Pipe, producer, consumer):
+    def describe(op) -> tuple[str, int]:
+        return (getattr(op, "opcode", type(op).__name__), getattr(op, "line", 0))
+    return SyncNote(kernel, "pipe_all_fallback", reason, src, dst, describe(producer),
+                    describe(consumer), getattr(producer, "loc", None),
+                    getattr(consumer, "loc", None))
 
 
 @dataclass
@@ -133,8 +140,8 @@ def sync_kernel(kernel: Kernel, target: Target) -> tuple[Kernel, SyncPlan, list[
             if key in seen:
                 continue
             seen.add(key)
-            notes.append(SyncNote(kernel.name, "pipe_all_fallback", fb.reason, fb.src, fb.dst,
-                                  _describe(fb.producer), _describe(fb.consumer)))
+            notes.append(_fallback_note(kernel.name, fb.reason, fb.src, fb.dst, fb.producer,
+                                        fb.consumer))
         failed = [(pid, "the pair is not balanced in the block structure")
                   for pid in sorted(walker.broken) if pid in plan.pairs]
         if not failed:
@@ -144,8 +151,8 @@ def sync_kernel(kernel: Kernel, target: Target) -> tuple[Kernel, SyncPlan, list[
         for pid, reason in failed[:1]:
             pair = plan.remove_pair(pid)
             plan.add_barrier(pair.block, pair.wait_gap, Pipe.PIPE_ALL)
-            notes.append(SyncNote(kernel.name, "pipe_all_fallback", reason, pair.src, pair.dst,
-                                  _describe(pair.producer), _describe(pair.consumer)))
+            notes.append(_fallback_note(kernel.name, reason, pair.src, pair.dst, pair.producer,
+                                        pair.consumer))
     raise SyncInsertionError(f"InsertSync did not converge on kernel @{kernel.name}",
                              hint="report this kernel; it has an unusual loop structure")
 

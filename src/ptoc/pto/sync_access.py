@@ -28,8 +28,7 @@ from dataclasses import dataclass
 from ptoc.backend.pipes import QUEUE_PIPES, Pipe
 from ptoc.backend.targets import Target
 from ptoc.pto.model import (
-    ForOp, IfOp, Instruction, Kernel, PartitionViewType, TensorViewType, TileBufType, Value,
-    walk,
+    Instruction, Kernel, PartitionViewType, SyncOp, TensorViewType, TileBufType, Value, walk,
 )
 from ptoc.pto.ops import OP_TABLE, pipe_of, reads, writes
 
@@ -225,16 +224,4 @@ class AccessResolver:
 
 def has_sync(kernel: Kernel) -> bool:
     """True when the kernel already holds set_flag / wait_flag / barrier (Level 3)."""
-    from ptoc.pto.model import SyncOp  # noqa: PLC0415
     return any(isinstance(op, SyncOp) for op in walk(kernel.body))
-
-
-def region_instructions(op) -> list[Instruction]:
-    """Every instruction nested in a loop or branch (its footprint for entry hoisting)."""
-    if isinstance(op, ForOp):
-        body = op.body
-    elif isinstance(op, IfOp):
-        body = (*op.then_body, *op.else_body)
-    else:
-        return [op] if isinstance(op, Instruction) else []
-    return [o for o in walk(body) if isinstance(o, Instruction)]
