@@ -37,6 +37,7 @@ const = kernel_only("const")
 static_assert = kernel_only("static_assert")
 static_print = kernel_only("static_print")
 func_attr = kernel_only("func_attr")
+at = kernel_only("at")
 
 tile = OpNamespace("tile", sorted(op.short_name for op in _all_ops() if op.namespace == "tile"))
 tensor = OpNamespace("tensor", sorted(op.short_name for op in _all_ops() if op.namespace == "tensor"))
@@ -44,3 +45,12 @@ tensor = OpNamespace("tensor", sorted(op.short_name for op in _all_ops() if op.n
 for _name in sorted({n for _op in _all_ops() for n in _op.dsl_names}):
     globals()[_name] = kernel_only(_name)
 del _name
+
+
+def __getattr__(name):
+    """``pl.jit`` loads lazily: ``ptoc.jit`` sits after the runtime in the layers."""
+    if name == "jit":
+        from ptoc.jit import jit
+
+        return jit
+    raise AttributeError(f"module 'ptoc.language' has no attribute {name!r}")

@@ -36,9 +36,17 @@ class SelfRef:
 
 @dataclass
 class ParseContext:
+    """``env``: foldable closure constants. ``specialization``: ``@pl.jit`` scalar arguments
+    (constants that replace their parameters). ``kernels``: names of ``@pl.jit.incore``
+    functions callable from the body, and ``resolve_kernel(obj, arg_types, node) -> name``
+    which specialises and registers one (set by ``ptoc.jit``)."""
+
     filename: str
     env: dict[str, Any] = field(default_factory=dict)
     dsl_aliases: frozenset[str] = frozenset({"pl"})
+    specialization: dict[str, Any] = field(default_factory=dict)
+    kernels: dict[str, Any] = field(default_factory=dict)
+    resolve_kernel: Any = None
 
     def loc(self, node: ast.AST | None) -> SourceLoc:
         if node is None or not hasattr(node, "lineno"):

@@ -47,6 +47,14 @@ class FunctionRef:
         self.name = name
 
 
+class KernelRef:
+    """A ``@pl.jit.incore`` function named in a ``@pl.jit`` body; calling it outlines a kernel."""
+
+    def __init__(self, name: str, obj):
+        self.name = name
+        self.obj = obj
+
+
 def dsl_constant(path: DslPath) -> Any:
     """The constant a DSL path names (``pl.FP32``, ``pl.Mem.Mat``), or None if it names a function."""
     parts = path.parts
@@ -62,7 +70,7 @@ def dsl_constant(path: DslPath) -> Any:
 
 
 def is_static(value: Any) -> bool:
-    return not isinstance(value, (Expr, DslPath, SelfRef, FunctionRef))
+    return not isinstance(value, (Expr, DslPath, SelfRef, FunctionRef, KernelRef))
 
 
 class ExprParser:
@@ -107,6 +115,10 @@ class ExprParser:
             return SelfRef()
         if name in self.ctx.dsl_aliases:
             return DslPath()
+        if name in self.ctx.specialization:
+            return self.ctx.specialization[name]
+        if name in self.ctx.kernels:
+            return KernelRef(name, self.ctx.kernels[name])
         if name in self.ctx.env:
             return self.ctx.env[name]
         if name in ("range", "len", "print"):
@@ -243,6 +255,8 @@ class ExprParser:
         func = self.expr(node.func)
         if isinstance(func, FunctionRef):
             return self.function_call(node, func.name)
+        if isinstance(func, KernelRef):
+            return self.kernel_call(node, func)
         if not isinstance(func, DslPath):
             raise self.ctx.error(node, f"'{ast.unparse(node.func)}' cannot be called in a kernel",
                                  hint="call pl.* ops or self.<function>(...)")
@@ -323,6 +337,16 @@ class ExprParser:
                                  hint="use pl.adds(x, -c) or pl.muls(x, 1.0 / c)")
         return f"{level}.{name}"
 
+    def kernel_call(self, node: ast.Call, ref: KernelRef) -> Call:
+        """``cube(a, b, tmp)``: specialise the incore function on the argument types."""
+        args, kwargs = self.call_arguments(node)
+        if kwargs:
+            raise self.ctx.error(node, f"{ref.name}(...) takes positional arguments only")
+        values = [a if isinstance(a, Expr) else self.runtime(node, f"argument of {ref.name}")
+                  for a in args]
+        name = self.ctx.resolve_kernel(ref.obj, [v.type for v in values], node, self.functions)
+        return self.function_call_with(node, name, values)
+
     def const_call(self, node: ast.Call) -> Expr:
         args, kwargs = self.call_arguments(node)
         if len(args) != 2 or kwargs or not _is_number(args[0]) or not isinstance(args[1], DataType):
@@ -337,10 +361,13 @@ class ExprParser:
         return ConstInt(int(value), dtype)
 
     def function_call(self, node: ast.Call, name: str) -> Call:
-        params, returns = self.functions[name]
         args, kwargs = self.call_arguments(node)
         if kwargs:
             raise self.ctx.error(node, f"self.{name}(...) takes positional arguments only")
+        return self.function_call_with(node, name, args)
+
+    def function_call_with(self, node: ast.Call, name: str, args: list) -> Call:
+        params, returns = self.functions[name]
         if len(args) != len(params):
             raise self.ctx.error(
                 node, f"self.{name} takes {len(params)} arguments "

@@ -56,9 +56,13 @@ def parse_class(node: ast.ClassDef, ctx: ParseContext) -> Program:
         parser = FunctionParser(ctx, signatures)
         params, returns, _ = wrap_errors(ctx, method, parser.signature, method)
         signatures[method.name] = ([(p.var.name, p.var.type) for p in params], returns)
-    functions = tuple(wrap_errors(ctx, m, FunctionParser(ctx, signatures).function, m)
-                      for m in methods)
-    return Program(node.name, functions, ctx.loc(node))
+    functions: list = []
+    for method in methods:
+        outlined: list = []
+        parsed = wrap_errors(ctx, method, FunctionParser(ctx, signatures, outlined).function, method)
+        functions.extend(outlined)
+        functions.append(parsed)
+    return Program(node.name, tuple(functions), ctx.loc(node))
 
 
 def program(cls=None, **_options):

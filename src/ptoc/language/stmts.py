@@ -23,6 +23,7 @@ from ptoc.ir.types import PtrType, ScalarType, TensorType, TileType, TupleType, 
 from ptoc.language.annotations import AnnotationParser
 from ptoc.language.context import DslPath, ParseContext
 from ptoc.language.exprs import LOOP_FUNCS, ExprParser, is_static
+from ptoc.language.outline import ScopeOutliner
 from ptoc.language.scope import Scope
 from ptoc.ops import make_call, to_expr
 from ptoc.ops.checks import describe_type, shapes_equal
@@ -82,12 +83,18 @@ def assigned_names(stmts: list[ast.stmt]) -> list[str]:
     return names
 
 
-class FunctionParser(ExprParser, AnnotationParser):
-    """Parses one ``@pl.function`` method (or evaluates module-level constants)."""
+class FunctionParser(ExprParser, AnnotationParser, ScopeOutliner):
+    """Parses one ``@pl.function`` method (or evaluates module-level constants).
 
-    def __init__(self, ctx: ParseContext, functions: dict[str, Signature]):
+    ``outlined`` collects the InCore kernels made from ``pl.at`` scopes of this function.
+    """
+
+    def __init__(self, ctx: ParseContext, functions: dict[str, Signature],
+                 outlined: list | None = None):
         self.ctx = ctx
         self.functions = functions
+        self.outlined = outlined if outlined is not None else []
+        self.function_name = "main"
         self.scope = Scope()
         self.pending: list[Stmt] = []
 
@@ -111,18 +118,31 @@ class FunctionParser(ExprParser, AnnotationParser):
                              "@pl.function(type=...) decorator",
                              hint="add @pl.function(type=pl.FunctionType.InCore) above it")
 
-    def signature(self, node: ast.FunctionDef) -> tuple[list[Param], tuple[Type, ...], bool]:
+    def signature(self, node: ast.FunctionDef, specialized: dict[str, Type] | None = None
+                  ) -> tuple[list[Param], tuple[Type, ...], bool]:
+        """Parameters, return types and whether the first parameter is ``self``.
+
+        ``specialized`` gives the types of parameters whose annotation may be bare
+        (``pl.Tensor`` in ``@pl.jit`` functions): the type comes from the call's argument
+        and a fully written annotation must agree with it.
+        """
+        specialized = specialized or {}
         args = node.args
         if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
             raise self.ctx.error(node, f"function '{node.name}' may only have plain parameters")
         params: list[Param] = []
         has_self = bool(args.args) and args.args[0].arg == "self"
         for arg in args.args[1:] if has_self else args.args:
-            if arg.annotation is None:
+            if arg.arg in self.ctx.specialization:
+                continue  # a specialisation constant (a @pl.jit scalar argument)
+            if arg.arg in specialized:
+                ty, direction = self.specialized_param(arg, specialized[arg.arg])
+            elif arg.annotation is None:
                 raise self.ctx.error(arg, f"Parameter '{arg.arg}' missing type annotation",
                                      hint=f"annotate it inline, e.g. {arg.arg}: "
                                           "pl.Tensor[[64, 64], pl.FP32]")
-            ty, direction = self.annotation(arg.annotation, allow_direction=True)
+            else:
+                ty, direction = self.annotation(arg.annotation, allow_direction=True)
             if direction is not Direction.In and not isinstance(ty, TensorType):
                 raise self.ctx.error(arg, f"parameter '{arg.arg}': only tensors can be pl.Out or "
                                      "pl.InOut")
@@ -132,7 +152,23 @@ class FunctionParser(ExprParser, AnnotationParser):
         returns = self.return_annotation(node.returns) if node.returns is not None else ()
         return params, returns, has_self
 
+    def specialized_param(self, arg: ast.arg, actual: Type) -> tuple[Type, Direction]:
+        """The argument's own type; its annotation gives the direction and, if complete, a check."""
+        node, direction = arg.annotation, Direction.In
+        head = _subscript_head(node)
+        if head in ("Out", "InOut"):
+            direction = Direction.Out if head == "Out" else Direction.InOut
+            node = node.slice
+        if isinstance(node, ast.Subscript):
+            declared, _ = self.annotation(node)
+            if not compatible(declared, actual):
+                raise self.ctx.error(arg, f"argument '{arg.arg}' is {describe_type(actual)} but its "
+                                     f"annotation says {describe_type(declared)}",
+                                     hint="pass a tensor of the annotated shape and dtype")
+        return actual, direction
+
     def function(self, node: ast.FunctionDef) -> Function:
+        self.function_name = node.name
         options = self.decorator_options(node)
         func_type = options.pop("type", FunctionType.Opaque)
         if not isinstance(func_type, FunctionType):
@@ -147,12 +183,20 @@ class FunctionParser(ExprParser, AnnotationParser):
         options.pop("auto_scope", None)
         if options:
             raise self.ctx.error(node, f"@pl.function got unknown options: {', '.join(options)}")
-        params, returns, has_self = self.signature(node)
+        return self.function_from_def(node, func_type, attrs)
+
+    def function_from_def(self, node: ast.FunctionDef, func_type: FunctionType, attrs: dict,
+                          specialized: dict[str, Type] | None = None) -> Function:
+        """Parse a function definition's signature and body into a ``Function``."""
+        self.function_name = node.name
+        params, returns, has_self = self.signature(node, specialized)
         body_nodes = list(node.body)
         if body_nodes and isinstance(body_nodes[0], ast.Expr) and isinstance(
                 body_nodes[0].value, ast.Constant) and isinstance(body_nodes[0].value.value, str):
             body_nodes = body_nodes[1:]
-        stmts, yld = self.block(body_nodes, allow_yield=False)
+        stmts, _ = self.block(body_nodes, allow_yield=False)
+        if not returns:
+            returns = _returned_types(stmts)
         return Function(node.name, tuple(params), returns, SeqStmts(tuple(stmts)), func_type,
                         attrs, has_self, self.ctx.loc(node))
 
@@ -549,6 +593,20 @@ class FunctionParser(ExprParser, AnnotationParser):
             then_vals.append(tv)
             else_vals.append(ev)
         return names, then_vals, else_vals
+
+
+def _subscript_head(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute):
+        return node.value.attr
+    return None
+
+
+def _returned_types(stmts: list[Stmt]) -> tuple[Type, ...]:
+    """Return types of a function written without an annotation, from its return statement."""
+    for stmt in reversed(stmts):
+        if isinstance(stmt, ReturnStmt):
+            return tuple(v.type for v in stmt.values)
+    return ()
 
 
 def wrap_errors(ctx: ParseContext, node: ast.AST, fn, *args):

@@ -1,0 +1,74 @@
+"""Reading a ``@pl.jit`` function's source: its AST (with file line numbers), its constants,
+and the ``@pl.jit.incore`` functions it can call by name.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import inspect
+import textwrap
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ptoc.errors import PtocError
+from ptoc.language.context import constant_env
+
+
+@dataclass(frozen=True)
+class FunctionSource:
+    """A parsed function definition plus what its body can see."""
+
+    node: ast.FunctionDef
+    filename: str
+    namespace: dict
+    text: str
+
+    @property
+    def digest(self) -> str:
+        return hashlib.sha256(self.text.encode()).hexdigest()
+
+
+def read_source(fn: Callable) -> FunctionSource:
+    """The function's definition as an AST whose line numbers match its file."""
+    try:
+        lines, first = inspect.getsourcelines(fn)
+    except (OSError, TypeError):
+        raise PtocError(f"cannot read the source of @pl.jit function '{fn.__name__}'",
+                        hint="define jit kernels in a .py file (not in a REPL or exec'd string)"
+                        ) from None
+    text = textwrap.dedent("".join(lines))
+    tree = ast.parse(text)
+    ast.increment_lineno(tree, first - 1)
+    node = tree.body[0]
+    if not isinstance(node, ast.FunctionDef):
+        raise PtocError(f"@pl.jit expects a function, got {type(node).__name__}")
+    namespace = dict(fn.__globals__)
+    if fn.__closure__:
+        namespace.update({name: cell.cell_contents for name, cell in
+                          zip(fn.__code__.co_freevars, fn.__closure__) if _filled(cell)})
+    return FunctionSource(node, fn.__code__.co_filename, namespace, text)
+
+
+def _filled(cell) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
+
+
+def environment(source: FunctionSource) -> tuple[dict[str, Any], frozenset[str], dict[str, Any]]:
+    """Foldable constants, DSL aliases and incore kernels visible from the function."""
+    from ptoc.jit.decorator import JITFunction
+
+    env, aliases = constant_env(source.namespace)
+    kernels = {name: value for name, value in source.namespace.items()
+               if isinstance(value, JITFunction) and value.kind == "incore"}
+    return env, aliases or frozenset({"pl"}), kernels
+
+
+def called_names(node: ast.FunctionDef) -> set[str]:
+    """Names the body calls directly (``cube(...)``), for source hashing of callees."""
+    return {n.func.id for n in ast.walk(node)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}

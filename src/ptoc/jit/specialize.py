@@ -1,0 +1,120 @@
+"""Specialisation: a ``@pl.jit`` function plus concrete arguments -> an ``ir.Program``.
+
+Tensor parameters take the shape and dtype of their argument (a bare ``pl.Tensor``
+annotation is allowed); scalar arguments are specialisation constants folded into the
+body. ``pl.at`` scopes are outlined into InCore kernels by the parser, and calls to
+``@pl.jit.incore`` functions become kernels specialised on their argument types.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+import numpy as np
+
+from ptoc.dtypes import DataType, Direction, FunctionType
+from ptoc.errors import PtocError
+from ptoc.ir.nodes import Program
+from ptoc.ir.types import TensorType, Type
+from ptoc.language.context import ParseContext
+from ptoc.language.stmts import FunctionParser
+from ptoc.runtime.tensors import to_numpy
+
+
+def argument_types(jit, args: tuple) -> tuple[dict[str, Type], dict[str, Any]]:
+    """Tensor argument types and scalar specialisation values, by parameter name."""
+    params = [a.arg for a in jit.source.node.args.args]
+    if len(args) != len(params):
+        raise PtocError(f"{jit.name} takes {len(params)} arguments ({', '.join(params)}) but "
+                        f"{len(args)} were given")
+    types: dict[str, Type] = {}
+    scalars: dict[str, Any] = {}
+    for name, value in zip(params, args):
+        if isinstance(value, (bool, int, float, np.integer, np.floating)):
+            scalars[name] = value.item() if hasattr(value, "item") else value
+            continue
+        array = to_numpy(value, name)
+        try:
+            dtype = DataType.from_numpy(array.dtype)
+        except KeyError:
+            raise PtocError(f"argument '{name}' of {jit.name} has dtype {array.dtype}, which ptoc "
+                            "does not support", hint="use float32/float16/bfloat16/int8/int32"
+                            ) from None
+        types[name] = TensorType(tuple(int(d) for d in array.shape), dtype)
+    return types, scalars
+
+
+def specialize(jit, args: tuple) -> Program:
+    """The program for one call signature (see the module docstring)."""
+    types, scalars = argument_types(jit, args)
+    builder = _ProgramBuilder()
+    entry_type = FunctionType.InCore if jit.kind == "incore" else FunctionType.Orchestration
+    entry = builder.parse(jit, types, scalars, entry_type)
+    if entry_type is FunctionType.Orchestration and not builder.kernels:
+        if not jit.auto_scope:
+            raise PtocError(f"@pl.jit(auto_scope=False) function {jit.name} has no pl.at scope "
+                            "and calls no @pl.jit.incore kernel",
+                            hint="wrap the tile code in 'with pl.at(level=pl.Level.CORE_GROUP):'")
+        builder = _ProgramBuilder()
+        entry = builder.parse(jit, types, scalars, FunctionType.InCore)
+    return Program(jit.name, tuple(builder.kernels) + (entry,), entry.loc)
+
+
+class _ProgramBuilder:
+    """Collects the kernels a specialisation makes (outlined scopes, incore callees)."""
+
+    def __init__(self):
+        self.kernels: list = []
+        self.signatures: dict = {}
+        self.specialized: dict[tuple, str] = {}
+
+    def parse(self, jit, types: dict, scalars: dict, func_type: FunctionType):
+        from ptoc.jit.source import environment
+
+        env, aliases, kernels = environment(jit.source)
+        ctx = ParseContext(jit.source.filename, env, aliases, specialization=dict(scalars),
+                           kernels=kernels, resolve_kernel=self.resolve)
+        parser = FunctionParser(ctx, self.signatures, self.kernels)
+        function = parser.function_from_def(jit.source.node, func_type, {}, types)
+        if func_type is FunctionType.Orchestration:
+            _check_directions(jit, function)
+        return function
+
+    def resolve(self, kernel, arg_types: list, node: ast.AST, signatures: dict) -> str:
+        """Specialise an incore callee on its argument types; returns the kernel's name."""
+        key = (id(kernel), tuple(_type_key(t) for t in arg_types))
+        if key in self.specialized:
+            return self.specialized[key]
+        params = [a.arg for a in kernel.source.node.args.args]
+        if len(params) != len(arg_types):
+            raise PtocError(f"{kernel.name} takes {len(params)} arguments but {len(arg_types)} "
+                            "were given")
+        types = {p: t for p, t in zip(params, arg_types) if isinstance(t, TensorType)}
+        function = self.parse(kernel, types, {}, FunctionType.InCore)
+        name = function.name
+        suffix = 1
+        while name in self.signatures:
+            name, suffix = f"{function.name}_{suffix}", suffix + 1
+        if name != function.name:
+            from dataclasses import replace
+
+            function = replace(function, name=name)
+        self.kernels.append(function)
+        self.signatures[name] = ([(p.var.name, p.var.type) for p in function.params],
+                                 function.return_types)
+        self.specialized[key] = name
+        return name
+
+
+def _type_key(ty: Type) -> tuple:
+    if isinstance(ty, TensorType):
+        return ("tensor", tuple(ty.shape), ty.dtype.value)
+    return (type(ty).__name__, getattr(ty, "dtype", None))
+
+
+def _check_directions(jit, function) -> None:
+    if not any(p.direction is not Direction.In for p in function.params):
+        raise PtocError(f"@pl.jit function {jit.name} has no pl.Out parameter, so nothing it "
+                        "computes can be returned", hint="annotate the output as "
+                        "y: pl.Out[pl.Tensor] and write it with pl.store or y[:] = ...")
