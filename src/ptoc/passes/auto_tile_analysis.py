@@ -158,6 +158,13 @@ def match_matmul(stmt, target: Target, hints: HintLog) -> MatmulSite | None:
                   f"a Bias window, but '{lhs.name}' is in {lhs.type.memory_space.value}; left "
                   "untiled", site.loc)
         return None
+    if bias is not None and bias.type.memory_space is Mem.Bias:
+        need = site.N * site.out_dtype.nbytes
+        if need > target.capacity(Mem.Bias):
+            hints.add("PH-AT-011", f"{site.describe()}: the Bias-resident bias '{bias.name}' "
+                      f"needs {need} bytes but the Bias table holds {target.capacity(Mem.Bias)}; "
+                      "keep the bias in Mat so the pass can window it; left untiled", site.loc)
+            return None
     dtypes = [lhs.type.dtype, rhs.type.dtype, site.out_dtype]
     if any(_is_sub_byte(d) for d in dtypes):
         hints.add("PH-AT-003", f"{site.describe()} has a sub-byte dtype; left untiled", site.loc)
