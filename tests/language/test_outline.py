@@ -1,0 +1,64 @@
+"""``with pl.at(...)`` scopes become InCore kernels called from the enclosing function."""
+
+import pytest
+
+import ptoc.language as pl
+from ptoc.dtypes import Direction, FunctionType
+from ptoc.errors import ParseError
+from ptoc.ir.nodes import AssignStmt
+from ptoc.ir.verifier import verify
+from ptoc.language.roundtrip import roundtrip
+
+SRC = '''
+import ptoc.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[128, 256], pl.BF16], w: pl.Tensor[[256, 128], pl.BF16],
+             b: pl.Tensor[[128, 128], pl.FP32], y: pl.Out[pl.Tensor[[128, 128], pl.FP32]]) -> pl.Tensor[[128, 128], pl.FP32]:
+        tmp = pl.create_tensor([128, 128], dtype=pl.FP32)
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="mm"):
+            tmp[:] = pl.matmul(x, w, out_dtype=pl.FP32)
+        with pl.at(level=pl.Level.CORE_GROUP):
+            t = pl.load(tmp, [0, 0], [128, 128])
+            y = pl.store(pl.add(t, pl.load(b, [0, 0], [128, 128])), [0, 0], y)
+        return y
+'''
+
+
+def test_scopes_become_kernels_and_calls():
+    program = pl.parse_program(SRC)
+    verify(program)
+    roundtrip(program)
+    assert [(f.name, f.func_type) for f in program.functions] == [
+        ("mm", FunctionType.InCore), ("main_incore_0", FunctionType.InCore),
+        ("main", FunctionType.Orchestration)]
+    mm = program.functions[0]
+    assert [(p.var.name, p.direction) for p in mm.params] == [
+        ("x", Direction.In), ("w", Direction.In), ("tmp", Direction.Out)]
+    calls = [s.value for s in program.functions[2].body.stmts if isinstance(s, AssignStmt)]
+    assert [c.op for c in calls] == ["tensor.create", "mm", "main_incore_0"]
+    assert calls[2].args[0] is program.functions[2].body.stmts[1].var, "the second scope reads mm's result"
+
+
+@pytest.mark.parametrize("body,phrase", [
+    ("with pl.at(level=pl.Level.CHIP):\n            y = pl.store(pl.load(x, [0, 0], [16, 16]), [0, 0], y)",
+     "is not supported; ptoc simulates one core group"),
+    ("with pl.at(level=pl.Level.CORE_GROUP, optimizations=[1]):\n            y = pl.store(pl.load(x, [0, 0], [16, 16]), [0, 0], y)",
+     "optimizations"),
+    ("t = pl.load(x, [0, 0], [16, 16])\n        with pl.at(level=pl.Level.CORE_GROUP):\n            t = pl.exp(t)",
+     "only DDR tensors cross a kernel boundary"),
+    ("with pl.at(level=pl.Level.CORE_GROUP):\n            y = pl.store(pl.load(x, [0, 0], [16, 16]), [0, 0], y)\n            z = pl.store(pl.load(x, [0, 0], [16, 16]), [0, 0], z)",
+     "ptoc kernels return one tensor"),
+    ("with open('f'):\n            pass", "is not a kernel scope"),
+    ("with pl.at(level=pl.Level.CORE_GROUP) as tid:\n            pass", "no 'as'"),
+])
+def test_scope_errors(body, phrase):
+    src = ("import ptoc.language as pl\n@pl.program\nclass P:\n"
+           "    @pl.function(type=pl.FunctionType.Orchestration)\n"
+           "    def main(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 16], pl.FP32]],"
+           " z: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):\n        " + body + "\n")
+    with pytest.raises(ParseError, match=phrase) as info:
+        pl.parse_program(src, filename="scope.py")
+    assert info.value.loc.line >= 6
