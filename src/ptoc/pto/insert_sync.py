@@ -102,12 +102,16 @@ class SyncResult:
         return [n for n in self.notes if n.kind == "pipe_all_fallback"]
 
 
-def insert_sync(module: Module, target: "str | Target | None" = None) -> SyncResult:
-    """Insert intra-core synchronisation into every kernel of ``module`` (see module doc).
+def insert_sync(module: "Module | str", target: "str | Target | None" = None) -> SyncResult:
+    """Insert intra-core synchronisation into every kernel of ``module`` (a parsed Module or
+    PTO text; see the module doc).
 
     ``target`` defaults to the module's ``pto.target_arch`` (else ``a2a3``); it decides the
     pipe of each move and the physical size of each tile.
     """
+    if isinstance(module, str):
+        from ptoc.pto.parser import parse  # noqa: PLC0415
+        module = parse(module)
     tgt = get_target(target or module.target_arch or "a2a3")
     notes: list[SyncNote] = []
     stats: dict[str, dict[str, int]] = {}

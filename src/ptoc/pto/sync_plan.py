@@ -101,7 +101,7 @@ class SyncPlan:
     pre_sets_at: dict[tuple[int, int], list[int]] = field(default_factory=dict)
     waits_at: dict[tuple[int, int], list[int]] = field(default_factory=dict)
     barriers_at: dict[tuple[int, int], list[Pipe]] = field(default_factory=dict)
-    keys: set = field(default_factory=set)
+    keys: dict = field(default_factory=dict)     # (block, set gap, wait gap, src, dst) -> id
     next_id: int = 0
 
     def add_pair(self, src: Pipe, dst: Pipe, block: int, set_gap: int, wait_gap: int, *,
@@ -110,12 +110,12 @@ class SyncPlan:
         key = (block, set_gap, wait_gap, src, dst)
         if key in self.keys:
             return None
-        self.keys.add(key)
         carried = set_gap > wait_gap
         self.next_id += 1
         pair = Pair(self.next_id, src, dst, block, set_gap, wait_gap, carried, producer,
                     consumer, hazard)
         self.pairs[pair.ident] = pair
+        self.keys[key] = pair.ident
         self.sets_at.setdefault((block, set_gap), []).append(pair.ident)
         self.waits_at.setdefault((block, wait_gap), []).append(pair.ident)
         if carried:
@@ -138,6 +138,10 @@ class SyncPlan:
             parent = self.tree[parent[0]].parent
         return parent
 
+    def active(self, block: int, set_gap: int, wait_gap: int, src: Pipe, dst: Pipe) -> bool:
+        """True when this pair exists and has not fallen back to a barrier."""
+        return self.keys.get((block, set_gap, wait_gap, src, dst)) in self.pairs
+
     def remove_pair(self, ident: int) -> Pair:
         pair = self.pairs.pop(ident)
         for table in (self.sets_at, self.waits_at, self.pre_sets_at, self.post_waits_at):
@@ -157,10 +161,15 @@ class SyncPlan:
         return True
 
     def count(self) -> dict[str, int]:
-        """Static op counts: pairs, set_flag, wait_flag, pipe barriers, PIPE_ALL barriers."""
+        """Static op counts: pairs (loop-carried ones among them), set_flag, wait_flag, pipe
+        barriers, PIPE_ALL barriers, and the most event ids any one pipe pair uses."""
         carried = sum(p.carried for p in self.pairs.values())
         bars = [p for pipes in self.barriers_at.values() for p in pipes]
+        ids: dict[tuple, set] = {}
+        for p in self.pairs.values():
+            ids.setdefault((p.src, p.dst), set()).add(p.event)
         return {"pairs": len(self.pairs), "carried": carried,
+                "max_ids_per_pipe_pair": max((len(v) for v in ids.values()), default=0),
                 "set_flag": len(self.pairs) + carried, "wait_flag": len(self.pairs) + carried,
                 "pipe_barrier": sum(p is not Pipe.PIPE_ALL for p in bars),
                 "barrier_all": sum(p is Pipe.PIPE_ALL for p in bars)}

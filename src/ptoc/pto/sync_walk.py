@@ -275,7 +275,7 @@ class Walker:
         if reason is None:
             pair = self.plan.add_pair(src, pipe, b, r.set_gap, g, producer=r.op,
                                       consumer=consumer, hazard=hazard_kind(r.access, hit))
-            if pair is not None or hoisted:
+            if pair is not None or (hoisted and self.plan.active(b, r.set_gap, g, src, pipe)):
                 # new pair, or a hoisted one decided earlier in this walk (e.g. in the other
                 # arm): its wait sits before the region, so what it gives holds here
                 self.discovered = True
