@@ -120,3 +120,16 @@ def test_errors_point_at_the_dsl_even_without_emitted_locs():
         lower(kernel_src(P, body, allocs=VEC), emit_loc=False, loc_file="program.py")
     assert info.value.loc.file == FILE and info.value.loc.line == FIRST
     assert info.value.loc.col == 8  # DSL columns stay 0-based; only PTO locs are 1-based
+
+
+def test_matmul_acc_outside_its_accumulator_buffer():
+    allocs = {"mm": ("Mat", 65536), "ml": ("Left", 8192), "mr": ("Right", 8192),
+              "mc": ("Acc", 32768)}
+    msg = _fails(f"""
+        am: {tile([64, 64], 'Mat', 'mm', 0, 'BF16')} = pl.tile.load(a, [0, 0], [64, 64], target_memory=pl.Mem.Mat)
+        al: {tile([64, 64], 'Left', 'ml', 0, 'BF16')} = pl.tile.extract(am, 0, 0, [64, 64], target_memory=pl.Mem.Left)
+        br: {tile([64, 64], 'Right', 'mr', 0, 'BF16')} = pl.tile.extract(am, 0, 0, [64, 64], target_memory=pl.Mem.Right)
+        c: {tile([64, 64], 'Acc', 'mc')} = pl.tile.matmul(al, br)
+        c2: {tile([64, 64], 'Acc', 'mc', 16384)} = pl.tile.matmul_acc(c, al, br)
+    """, params=f"a: {tensor([64, 64], 'BF16')}", allocs=allocs, line=15)
+    assert "'c2'" in msg and "%c" in msg and "InitMemRef" in msg

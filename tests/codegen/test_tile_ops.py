@@ -323,3 +323,14 @@ def test_assemble_vec_rows_is_a_window_alias_plus_tmov():
     window = mov.outs[0]
     assert mov.ins[0].name == "x" and (window.type.rows, window.type.cols) == (16, 64)
     assert _addr(k, window) == 8192 + 16 * 64 * 4
+
+
+def test_assemble_into_a_separate_vec_buffer_copies_the_target_first():
+    _, k = _vec_kernel(f"""
+        x: {tile([16, 64], base='m0')} = pl.tile.load(a, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+        y: {tile([32, 64], base='m1', offset=8192, size=8192)} = pl.tile.load(b, [0, 0], [32, 64], target_memory=pl.Mem.Vec)
+        z: {tile([32, 64], base='m2', offset=16384, size=8192)} = pl.tile.assemble(y, x, [0, 0])
+    """)
+    copy, put = find(k, "pto.tmov")
+    assert copy.ins[0].name == "y" and copy.outs[0].name == "z"
+    assert put.ins[0].name == "x" and _addr(k, put.outs[0]) == 16384

@@ -224,16 +224,25 @@ def _assemble(em, var, a, site):
     source = em.tile(a["source"], site.op)
     offs = _items(a["offset"])
     tloc, sloc = target.type.loc, source.type.loc
+    dst = _in_place(em, var, a["target"], target)
+    if dst is None:  # the result has a buffer of its own: start from a copy of the target
+        if tloc is not MemorySpace.Vec:
+            raise CodegenError(
+                f"tile.assemble result '{var.name}' is not in the buffer of its target "
+                f"%{target.name}, and {tloc.value} tiles cannot be copied on chip", site.op,
+                hint="InitMemRef makes assemble write its target in place")
+        dst = em.alloc_tile(var, site.stmt)
+        em.emit(Instruction("pto.tmov", ins=(target,), outs=(dst,), loc=site.op))
     if tloc is MemorySpace.Mat and sloc in (MemorySpace.Acc, MemorySpace.Vec):
         row = em.index(offs[0] if len(offs) > 1 else 0, site.op)
         col = em.index(offs[-1], site.op)
-        em.emit(Instruction("pto.tinsert", ins=(source, row, col), outs=(target,), loc=site.op))
-    elif tloc is sloc is MemorySpace.Vec and target.type.dtype == source.type.dtype:
+        em.emit(Instruction("pto.tinsert", ins=(source, row, col), outs=(dst,), loc=site.op))
+    elif tloc is sloc is MemorySpace.Vec and dst.type.dtype == source.type.dtype:
         shape = (source.type.rows, em.valid_of.get(source, (0, source.type.cols))[1])
         shape = tuple(_static(d) if _static(d) is not None else d for d in shape)
-        what = f"tile.assemble into %{target.name}"
+        what = f"tile.assemble into %{dst.name}"
         offset = _window(em, a["offset"], shape, what, site)
-        window = em.alias_window(target, shape, offset, em.temp_name(), what, site.op)
+        window = em.alias_window(dst, shape, offset, em.temp_name(), what, site.op)
         em.emit(Instruction("pto.tmov", ins=(source,), outs=(window,), loc=site.op))
     else:
         raise CodegenError(
@@ -241,11 +250,22 @@ def _assemble(em, var, a, site):
             f"{tloc.value} {target.type.dtype.pto_name} tile has no PTO lowering in ptoc",
             site.op, hint="assemble Acc results into a Mat tile (tinsert) or Vec tiles of one "
             "dtype into whole rows of a Vec tile, or store the pieces to DDR")
-    if var is not None:
-        if not _same_memref(var.type.memref, a["target"].type.memref):
-            raise CodegenError(f"tile.assemble result '{var.name}' is not in the target's buffer",
-                               site.op, hint="InitMemRef makes assemble write its target in place")
-        em.bind_tile(var, target)
+
+
+def _in_place(em, var, operand_expr, operand: Value) -> Value | None:
+    """``operand``'s buffer when ``var`` (the result of an in-place op) lives in it — same
+    MemRef, or under baked addresses the same address — binding ``var`` to it; else None."""
+    if var is None:
+        return operand
+    mine = var.type.memref
+    shared = _same_memref(mine, operand_expr.type.memref)
+    if not shared and em.options.with_addresses and mine is not None:
+        key = em.buffer_key.get(operand)
+        shared = key == (var.type.memory_space, _static(mine.offset))
+    if not shared:
+        return None
+    em.bind_tile(var, operand)
+    return operand
 
 
 # ---- cube ------------------------------------------------------------------------------------
@@ -269,17 +289,18 @@ def _matmul(em, var, a, site):
 
 
 def _matmul_acc(em, var, a, site):
-    acc_expr = a["acc"]
-    acc = em.tile(acc_expr, site.op)
-    if var is not None and not _same_memref(var.type.memref, acc_expr.type.memref):
-        dst = em.alloc_tile(var, site.stmt)  # out of place: a fresh accumulator
-    else:
-        dst = acc
-        em.bind_tile(var, acc)
+    acc = em.tile(a["acc"], site.op)
+    dst = _in_place(em, var, a["acc"], acc)
+    if dst is None:
+        raise CodegenError(
+            f"tile.matmul_acc result '{var.name}' is not in the buffer of its accumulator "
+            f"%{acc.name}; the cube accumulates in place and there is no Acc -> Acc copy",
+            site.op, hint="InitMemRef gives matmul_acc its accumulator's MemRef; keep them "
+            "shared through MemoryReuse")
     lhs, rhs = _operands(em, a, site)
     cond = a.get("init_cond")
     fresh = Instruction("pto.tmatmul", ins=(lhs, rhs), outs=(dst,), loc=site.op)
-    accumulate = Instruction("pto.tmatmul.acc", ins=(acc, lhs, rhs), outs=(dst,), loc=site.op)
+    accumulate = Instruction("pto.tmatmul.acc", ins=(dst, lhs, rhs), outs=(dst,), loc=site.op)
     if cond is None:
         em.emit(accumulate)
         return
