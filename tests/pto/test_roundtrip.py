@@ -246,3 +246,17 @@ def test_fill_and_unusual_vector_ops_round_trip():
     module = load(text)
     assert print_module(module) == text
     assert parse(print_module(module)) == module
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\n\r"),
+               max_size=12),
+       st.floats(allow_nan=False, allow_infinity=False),
+       st.integers(-2**62, 2**62), st.integers(1, 10**6), st.integers(0, 500))
+def test_literals_round_trip(name, fvalue, ivalue, line, col):
+    f32, i64 = ScalarType(DataType.FP32), ScalarType(DataType.INT64)
+    loc = SourceLoc(name, line, col)
+    body = (Instruction("arith.constant", (Value("f", f32),), attrs=(("value", fvalue),), loc=loc),
+            Instruction("arith.constant", (Value("i", i64),), attrs=(("value", ivalue),)))
+    module = Module((Kernel("k", (), body),), (("note", name), ("n", ivalue)))
+    assert parse(print_module(module)) == module

@@ -32,6 +32,24 @@ _NUMBER = re.compile(r"-?(0x[0-9a-fA-F]+|\d+(\.\d*)?([eE][+-]?\d+)?|\.\d+([eE][+
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
 
 
+def escape(text: str) -> str:
+    """Escape a string for a PTO string literal (backslash and double quote)."""
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def unescape(body: str) -> str:
+    """Undo ``escape`` on the body of a string literal."""
+    out, i = [], 0
+    while i < len(body):
+        if body[i] == "\\" and i + 1 < len(body):
+            out.append(body[i + 1])
+            i += 2
+        else:
+            out.append(body[i])
+            i += 1
+    return "".join(out)
+
+
 def tokenize(text: str, filename: str = "<pto>") -> list[Token]:
     """Split ``text`` into tokens; ``//`` comments run to the end of the line."""
     tokens: list[Token] = []
@@ -100,7 +118,7 @@ def tokenize(text: str, filename: str = "<pto>") -> list[Token]:
                 j += 2 if text[j] == "\\" else 1
             if j >= n or text[j] != '"':
                 raise err("unterminated string literal", i, 'close it with "')
-            tokens.append(Token("string", text[i + 1:j], line, col))
+            tokens.append(Token("string", unescape(text[i + 1:j]), line, col))
             i = j + 1
             continue
         if ch.isdigit() or (ch in "-." and i + 1 < n and text[i + 1].isdigit()):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ptoc.errors import SourceLoc
 
+from ptoc.pto.lexer import escape
 from ptoc.pto.model import (
     Attr, EnumAttr, ForOp, IfOp, Instruction, Kernel, Module, Op, SyncOp, Value, YieldOp,
 )
@@ -43,7 +44,7 @@ def attr_value(value: Attr) -> str:
     if isinstance(value, (int, float)):
         return repr(value)
     if isinstance(value, str):
-        return '"' + value + '"'
+        return '"' + escape(value) + '"'
     if isinstance(value, EnumAttr):
         return str(value)
     if isinstance(value, Value):
@@ -60,7 +61,7 @@ def attr_dict(attrs) -> str:
 def loc_suffix(loc: SourceLoc | None) -> str:
     if loc is None:
         return ""
-    return f' loc("{loc.file}":{loc.line}:{loc.col})'
+    return f' loc("{escape(loc.file)}":{loc.line}:{loc.col})'
 
 
 def _kernel(kernel: Kernel, lines: list[str], indent: str) -> None:
