@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import ptoc.pto as pto
 from codegen_helpers import FILE, kernel_src, tensor, tile
-from ptoc.codegen import SUPPORTED_OPS, generate_kernels, generate_module, kernel_functions
+from ptoc.codegen import (
+    SUPPORTED_OPS, generate_kernels, generate_module, generate_modules, kernel_functions,
+)
 from ptoc.language import parse_program
 from ptoc.ops import all_ops
 from ptoc.pto.model import Module
@@ -57,3 +59,10 @@ def test_incore_kernel_kind_is_inferred_from_its_buffers():
 def test_every_registered_tile_op_has_a_lowering():
     tile_ops = {op.name for op in all_ops() if op.name.startswith("tile.")}
     assert tile_ops <= set(SUPPORTED_OPS)
+
+
+def test_generate_modules_matches_the_printed_kernels():
+    program = parse_program(_two_kernel_program(), FILE)
+    modules = generate_modules(program, with_addresses=False)
+    texts = generate_kernels(program, with_addresses=False)
+    assert {n: pto.print_module(m) for n, m in modules.items()} == texts

@@ -11,6 +11,7 @@ Public API:
     generate_kernels(program, *, target="a2a3", with_addresses=True, emit_loc=True,
                      loc_file=None) -> dict[str, str]      kernel name -> PTO text
     generate_module(function, *, ...) -> ptoc.pto.model.Module
+    generate_modules(program, *, ...) -> dict[str, Module]
     CodegenOptions, CodegenError, SUPPORTED_OPS
 
 How one kernel is built (modules in reading order):
@@ -63,6 +64,15 @@ def generate_module(function: Function, *, target="a2a3", with_addresses: bool =
     return Module(kernels=(kernel,), attrs=(("pto.target_arch", options.target),))
 
 
+def generate_modules(program: Program, *, target="a2a3", with_addresses: bool = True,
+                     emit_loc: bool = True, loc_file: str | None = None) -> dict[str, Module]:
+    """Kernel name -> PTO module, for every InCore/AIC/AIV function of ``program`` (for
+    callers that go on to plan or sync the model without re-parsing text)."""
+    return {fn.name: generate_module(fn, target=target, with_addresses=with_addresses,
+                                     emit_loc=emit_loc, loc_file=loc_file)
+            for fn in kernel_functions(program)}
+
+
 def generate_kernels(program: Program, *, target="a2a3", with_addresses: bool = True,
                      emit_loc: bool = True, loc_file: str | None = None) -> dict[str, str]:
     """Kernel name -> Level-2 PTO text, for every InCore/AIC/AIV function of ``program``.
@@ -70,13 +80,10 @@ def generate_kernels(program: Program, *, target="a2a3", with_addresses: bool = 
     ``with_addresses=False`` is the PTOAS planner's form (no ``addr``); ``loc_file`` replaces
     the file name in ``loc(...)`` (PyPTO's kernels say ``"program.py"``).
     """
-    out: dict[str, str] = {}
-    for fn in kernel_functions(program):
-        module = generate_module(fn, target=target, with_addresses=with_addresses,
-                                 emit_loc=emit_loc, loc_file=loc_file)
-        out[fn.name] = print_module(module)
-    return out
+    modules = generate_modules(program, target=target, with_addresses=with_addresses,
+                               emit_loc=emit_loc, loc_file=loc_file)
+    return {name: print_module(module) for name, module in modules.items()}
 
 
 __all__ = ["CodegenError", "CodegenOptions", "SUPPORTED_OPS", "generate_kernels",
-           "generate_module", "kernel_functions"]
+           "generate_module", "generate_modules", "kernel_functions"]
