@@ -17,7 +17,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from ptoc.pto import parse
+from ptoc.pto import parse, print_module, verify
 from ptoc.pto.insert_sync import insert_sync, strip_sync
 from ptoc.pto import sync_examples as ex
 from ptoc.sim import examples as sim_examples
@@ -28,9 +28,12 @@ BF16 = ml_dtypes.bfloat16
 
 
 def check(level2, tensors):
-    """insert_sync + simulate: zero races, no deadlock, outputs equal to the serial run."""
+    """insert_sync + simulate: the output round-trips and verifies, has zero races, does not
+    deadlock, and its outputs equal the serial run's."""
     module = parse(level2) if isinstance(level2, str) else level2
     result = insert_sync(module)
+    assert parse(print_module(result.module)) == result.module
+    verify(result.module)
     timed = simulate(result.module, tensors)
     serial = simulate(module, tensors, mode="serial")
     assert timed.races == [], "\n".join(map(str, timed.races))
