@@ -377,3 +377,20 @@ def test_unknown_nodes_are_rejected():
     with pytest.raises(TypeError):
         format_node(OddType())
     assert format_node(Odd()).startswith("<")
+
+
+def test_many_vars_with_one_hint_print_in_linear_time():
+    import time
+
+    t = TileType((16, 16), FP32, MemorySpace.Vec)
+    x = Var("v", t)
+    stmts, prev = [], x
+    for _ in range(3000):
+        nxt = Var("v", t)
+        stmts.append(AssignStmt(nxt, Call("tile.add", (prev, prev), (), t)))
+        prev = nxt
+    fn = _fn(stmts + [ReturnStmt((prev,))], params=[Param(x)], rets=[t])
+    start = time.perf_counter()
+    text = print_function(fn)
+    assert time.perf_counter() - start < 2.0
+    assert text.rstrip().endswith("return v_3000")

@@ -91,6 +91,7 @@ class Namer:
         self._names: dict[Var, str] = {}  # Vars hash by identity
         self._used: set[str] = set()
         self._reserved = set(reserved_hints or ())
+        self._next_suffix: dict[str, int] = {}  # per hint, so many same-hint Vars stay linear
 
     def name(self, var: Var) -> str:
         found = self._names.get(var)
@@ -99,10 +100,11 @@ class Namer:
         base = _sanitize(var.name)
         candidate = base
         if candidate in self._used:
-            n = 1
+            n = self._next_suffix.get(base, 1)
             while f"{base}_{n}" in self._used or f"{base}_{n}" in self._reserved:
                 n += 1
             candidate = f"{base}_{n}"
+            self._next_suffix[base] = n + 1
         self._used.add(candidate)
         self._names[var] = candidate
         return candidate
