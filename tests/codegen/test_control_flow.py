@@ -186,3 +186,24 @@ def test_negative_and_typed_constants_are_pooled_once():
     assert all(s.ins[1].name == "c1_index" for s in subs)
     # i64 address constants come first, then index constants
     assert [str(c.results[0].type) for c in consts][:1] == ["i64"]
+
+
+def test_dynamic_tensor_shapes_use_the_scalar_params():
+    params = ("n: pl.Scalar[pl.INDEX], a: pl.Tensor[[4, n, 64], pl.FP32], "
+              "out: pl.Out[pl.Tensor[[n, 64], pl.FP32]]")
+    _, k = lower(kernel_src(params, f"""
+        for i, (o,) in pl.range(0, n, 16, init_values=(out,)):
+            x: {tile([1, 16, 64])} = pl.tile.load(a, [1, i, 0], [1, 16, 64], target_memory=pl.Mem.Vec)
+            o1: pl.Tensor[[n, 64], pl.FP32] = pl.tile.store(x, [i, 0], o)
+            r = pl.yield_(o1)
+    """, allocs=ALLOCS))
+    n = k.params[0]
+    a_view, out_view = find(k, "pto.make_tensor_view")
+    assert [v.name for v in a_view.attr("shape")] == ["c4_index", n.name, "c64_index"]
+    (mul,) = find(k, "arith.muli")  # the row stride of a is n * 64, computed at run time
+    assert n in mul.ins and {v.name for v in mul.ins} - {n.name} == {"c64_index"}
+    assert a_view.attr("strides")[0] == mul.results[0]
+    assert [v.name for v in out_view.attr("shape")] == [n.name, "c64_index"]
+    load_pv = find(k, "pto.partition_view")[0]
+    assert load_pv.results[0].type.shape == (1, 16, 64)
+    assert find(k, "scf.for")[0].upper == n
