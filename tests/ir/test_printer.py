@@ -379,9 +379,7 @@ def test_unknown_nodes_are_rejected():
     assert format_node(Odd()).startswith("<")
 
 
-def test_many_vars_with_one_hint_print_in_linear_time():
-    import time
-
+def test_many_vars_with_one_hint_get_consecutive_suffixes():
     t = TileType((16, 16), FP32, MemorySpace.Vec)
     x = Var("v", t)
     stmts, prev = [], x
@@ -390,7 +388,6 @@ def test_many_vars_with_one_hint_print_in_linear_time():
         stmts.append(AssignStmt(nxt, Call("tile.add", (prev, prev), (), t)))
         prev = nxt
     fn = _fn(stmts + [ReturnStmt((prev,))], params=[Param(x)], rets=[t])
-    start = time.perf_counter()
     text = print_function(fn)
-    assert time.perf_counter() - start < 2.0
+    assert "    v_1: pl.Tile" in text and "    v_2999: pl.Tile" in text
     assert text.rstrip().endswith("return v_3000")
