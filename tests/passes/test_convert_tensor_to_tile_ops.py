@@ -1,0 +1,204 @@
+"""ConvertTensorToTileOps: tensor-level kernels become Mat/Vec loads, tile ops and stores."""
+
+import pytest
+
+import ptoc.language as pl
+from ptoc.errors import PassError
+from ptoc.ir.equality import assert_structural_equal
+from ptoc.passes import PassContext, auto_tile_matmul_l0, convert_tensor_to_tile_ops
+
+HEADER = "import ptoc.language as pl\n\n@pl.program\nclass P:\n    @pl.function(type=pl.FunctionType.InCore)\n"
+
+
+def kernel(params: str, ret: str, body: str) -> str:
+    return HEADER + f"    def k(self, {params}) -> {ret}:\n" + body
+
+
+def convert(src: str):
+    with PassContext():
+        return convert_tensor_to_tile_ops()(pl.parse_program(src))
+
+
+MM_PARAMS = ("a: pl.Tensor[[64, 128], pl.BF16], b: pl.Tensor[[128, 64], pl.BF16], "
+             "out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]")
+MM_RET = "pl.Tensor[[64, 64], pl.FP32]"
+
+
+def test_tensor_matmul_becomes_mat_loads_a_tile_matmul_and_a_store():
+    before = kernel(MM_PARAMS, MM_RET, """\
+        c = pl.matmul(a, b, out_dtype=pl.FP32)
+        out[:] = c
+        return out
+""")
+    expected = kernel(MM_PARAMS, MM_RET, """\
+        am: pl.Tile[[64, 128], pl.BF16, pl.Mem.Mat] = pl.tile.load(a, [0, 0], [64, 128], [64, 128], target_memory=pl.Mem.Mat)
+        bm: pl.Tile[[128, 64], pl.BF16, pl.Mem.Mat] = pl.tile.load(b, [0, 0], [128, 64], [128, 64], target_memory=pl.Mem.Mat)
+        c: pl.Tile[[64, 64], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(am, bm)
+        out2: pl.Tensor[[64, 64], pl.FP32] = pl.tile.store(c, [0, 0], out)
+        return out2
+""")
+    assert_structural_equal(convert(before), pl.parse_program(expected))
+
+
+def test_narrow_out_dtype_is_a_rint_cast_of_the_accumulator():
+    params = MM_PARAMS.replace("pl.Out[pl.Tensor[[64, 64], pl.FP32]]", "pl.Out[pl.Tensor[[64, 64], pl.BF16]]")
+    ret = "pl.Tensor[[64, 64], pl.BF16]"
+    out = convert(kernel(params, ret, """\
+        c = pl.matmul(a, b, out_dtype=pl.BF16)
+        out[:] = c
+        return out
+"""))
+    expected = kernel(params, ret, """\
+        am: pl.Tile[[64, 128], pl.BF16, pl.Mem.Mat] = pl.tile.load(a, [0, 0], [64, 128], [64, 128], target_memory=pl.Mem.Mat)
+        bm: pl.Tile[[128, 64], pl.BF16, pl.Mem.Mat] = pl.tile.load(b, [0, 0], [128, 64], [128, 64], target_memory=pl.Mem.Mat)
+        c: pl.Tile[[64, 64], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(am, bm)
+        cb: pl.Tile[[64, 64], pl.BF16] = pl.tile.cast(c, pl.BF16, mode="rint")
+        out2: pl.Tensor[[64, 64], pl.BF16] = pl.tile.store(cb, [0, 0], out)
+        return out2
+""")
+    assert_structural_equal(out, pl.parse_program(expected))
+
+
+def test_matmul_acc_accumulates_into_the_earlier_matmul_tile():
+    params = MM_PARAMS.replace("out:", "a2: pl.Tensor[[64, 128], pl.BF16], b2: pl.Tensor[[128, 64], pl.BF16], out:")
+    out = convert(kernel(params, MM_RET, """\
+        c = pl.matmul(a, b)
+        c2 = pl.matmul_acc(c, a2, b2)
+        out[:] = c2
+        return out
+"""))
+    text = out.as_python()
+    assert "pl.tile.matmul_acc(c, a2_mat, b2_mat)" in text
+    assert "pl.tile.store(c2, [0, 0], out)" in text
+
+
+def test_elementwise_ops_load_vec_tiles_and_slices_are_views_of_the_base_tensor():
+    params = ("x: pl.Tensor[[64, 128], pl.FP32], y: pl.Tensor[[32, 64], pl.FP32], "
+              "out: pl.Out[pl.Tensor[[32, 64], pl.FP32]]")
+    ret = "pl.Tensor[[32, 64], pl.FP32]"
+    out = convert(kernel(params, ret, """\
+        e = pl.slice(x, [32, 64], [32, 64])
+        d = pl.add(pl.exp(e), y)
+        f = pl.muls(d, 2.0)
+        out[:] = f
+        return out
+"""))
+    expected = kernel(params, ret, """\
+        ev: pl.Tile[[32, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [32, 64], [32, 64], [32, 64], target_memory=pl.Mem.Vec)
+        t: pl.Tile[[32, 64], pl.FP32, pl.Mem.Vec] = pl.tile.exp(ev)
+        yv: pl.Tile[[32, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(y, [0, 0], [32, 64], [32, 64], target_memory=pl.Mem.Vec)
+        d: pl.Tile[[32, 64], pl.FP32, pl.Mem.Vec] = pl.tile.add(t, yv)
+        f: pl.Tile[[32, 64], pl.FP32, pl.Mem.Vec] = pl.tile.muls(d, 2.0)
+        out2: pl.Tensor[[32, 64], pl.FP32] = pl.tile.store(f, [0, 0], out)
+        return out2
+""")
+    assert_structural_equal(out, pl.parse_program(expected))
+
+
+def test_a_tensor_read_twice_is_loaded_once_per_space():
+    params = "x: pl.Tensor[[32, 64], pl.FP32], out: pl.Out[pl.Tensor[[32, 64], pl.FP32]]"
+    out = convert(kernel(params, "pl.Tensor[[32, 64], pl.FP32]", """\
+        d = pl.mul(x, x)
+        out[:] = d
+        return out
+"""))
+    assert out.as_python().count("pl.tile.load(") == 1
+
+
+def test_vector_op_on_a_matmul_result_moves_the_accumulator_to_vec():
+    params = MM_PARAMS.replace("out:", "x: pl.Tensor[[64, 64], pl.FP32], out:")
+    out = convert(kernel(params, MM_RET, """\
+        c = pl.matmul(a, b)
+        d = pl.add(c, x)
+        out[:] = d
+        return out
+"""))
+    text = out.as_python()
+    assert "pl.tile.move(c, target_memory=pl.Mem.Vec)" in text
+    assert "pl.tile.add(c_vec, x_vec)" in text
+
+
+def test_tensor_cast_becomes_a_tile_cast():
+    params = "x: pl.Tensor[[32, 64], pl.FP32], out: pl.Out[pl.Tensor[[32, 64], pl.BF16]]"
+    out = convert(kernel(params, "pl.Tensor[[32, 64], pl.BF16]", """\
+        d = pl.cast(x, pl.BF16, mode="rint")
+        out[:] = d
+        return out
+"""))
+    assert 'pl.tile.cast(x_vec, pl.BF16, mode="rint")' in out.as_python()
+
+
+def test_tensor_ops_inside_a_loop_load_per_iteration():
+    params = "x: pl.Tensor[[128, 64], pl.FP32], out: pl.Out[pl.Tensor[[128, 64], pl.FP32]]"
+    ret = "pl.Tensor[[128, 64], pl.FP32]"
+    out = convert(kernel(params, ret, """\
+        for i, (o,) in pl.range(0, 128, 32, init_values=(out,)):
+            s = pl.slice(x, [32, 64], [i, 0])
+            e = pl.exp(s)
+            o2 = pl.assemble(o, e, [i, 0])
+            o3 = pl.yield_(o2)
+        return o3
+"""))
+    expected = kernel(params, ret, """\
+        for i, (o,) in pl.range(0, 128, 32, init_values=(out,)):
+            sv: pl.Tile[[32, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [i, 0], [32, 64], [32, 64], target_memory=pl.Mem.Vec)
+            e: pl.Tile[[32, 64], pl.FP32, pl.Mem.Vec] = pl.tile.exp(sv)
+            o2: pl.Tensor[[128, 64], pl.FP32] = pl.tile.store(e, [i, 0], o)
+            o3: pl.Tensor[[128, 64], pl.FP32] = pl.yield_(o2)
+        return o3
+""")
+    assert_structural_equal(out, pl.parse_program(expected))
+
+
+def test_orchestration_and_tile_level_kernels_are_untouched():
+    src = ("import ptoc.language as pl\n\n@pl.program\nclass P:\n"
+           "    @pl.function(type=pl.FunctionType.InCore)\n"
+           f"    def k(self, {MM_PARAMS}) -> {MM_RET}:\n"
+           "        am = pl.load(a, [0, 0], [64, 128], target_memory=pl.Mem.Mat)\n"
+           "        bm = pl.load(b, [0, 0], [128, 64], target_memory=pl.Mem.Mat)\n"
+           "        c = pl.matmul(am, bm)\n        out = pl.store(c, [0, 0], out)\n        return out\n"
+           "    @pl.function(type=pl.FunctionType.Orchestration)\n"
+           f"    def main(self, {MM_PARAMS}) -> {MM_RET}:\n"
+           "        out = self.k(a, b, out)\n        return out\n")
+    prog = pl.parse_program(src)
+    with PassContext():
+        assert convert_tensor_to_tile_ops()(prog) is prog
+
+
+def test_converted_then_auto_tiled_grid():
+    """A tensor-level 512x64x512 kernel: conversion, then the L0 grid at the store."""
+    params = ("a: pl.Tensor[[512, 64], pl.BF16], b: pl.Tensor[[64, 512], pl.BF16], "
+              "out: pl.Out[pl.Tensor[[512, 512], pl.FP32]]")
+    src = kernel(params, "pl.Tensor[[512, 512], pl.FP32]", """\
+        c = pl.matmul(a, b)
+        out[:] = c
+        return out
+""")
+    with PassContext():
+        out = auto_tile_matmul_l0()(convert_tensor_to_tile_ops()(pl.parse_program(src)))
+    text = out.as_python()
+    assert "pl.tile.load(a, [0, 0], [512, 64], [512, 64], target_memory=pl.Mem.Mat)" in text
+    assert text.count("pl.pipeline(") == 2 and "pl.tile.store(c_c, " in text
+
+
+@pytest.mark.parametrize("body,message", [
+    ("        c = pl.matmul(a, b, b_trans=True)\n        out[:] = c\n        return out\n",
+     "a_trans/b_trans"),
+    ("        c = pl.matmul_acc(out, a, b)\n        out[:] = c\n        return out\n",
+     "not the result of a matmul"),
+])
+def test_unsupported_forms_raise_with_a_fix(body, message):
+    params = MM_PARAMS if "b_trans" not in body else MM_PARAMS.replace(
+        "b: pl.Tensor[[128, 64], pl.BF16]", "b: pl.Tensor[[64, 128], pl.BF16]")
+    with pytest.raises(PassError) as err:
+        convert(kernel(params, MM_RET, body))
+    assert message in str(err.value) and "fix:" in str(err.value)
+
+
+def test_on_chip_value_used_by_a_non_tensor_statement_is_an_error():
+    with pytest.raises(PassError) as err:
+        convert(kernel(MM_PARAMS, MM_RET, """\
+        c = pl.matmul(a, b)
+        return c
+"""))
+    assert "'c'" in str(err.value) and "out[:] = c" in str(err.value)
