@@ -1,0 +1,163 @@
+"""PlanMemory for the PTOAS planner path: give every address-less ``pto.alloc_tile`` an address.
+
+Under ``memory_planner=PTOAS`` the compiler's own MemoryReuse/AllocateMemoryAddr are skipped
+and codegen emits tiles without ``addr``; as ptoas' PlanMemory does, this pass decides where
+each tile lives, on the PTO program itself, before sync insertion (which needs addresses to
+see dependences):
+
+1. lifetimes (``planner_lifetimes``): first access to last access, whole loops when a tile
+   is used across iterations;
+2. placement per memory space (``planner_place``): tiles with disjoint lifetimes may share
+   bytes, co-live tiles never do, 32-byte (``Target.address_alignment``) aligned, a
+   ``PlanMemoryError`` naming the co-live tiles when a space overflows;
+3. rewrite: ``addr = %cN_i64`` on each ``alloc_tile``, with the ``arith.constant`` i64
+   values added at the top of the kernel (existing ones are reused).
+
+Usage::
+
+    planned = plan_memory(parse(text), "a2a3")
+    tile_addresses(planned)["kernel"]["c"]     # -> 40960
+
+Output is deterministic and survives print -> parse unchanged. Tiles that already carry a
+constant ``addr`` keep it and the others are placed around them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ptoc.backend.targets import Target, get_target
+from ptoc.dtypes import DataType
+from ptoc.pto.model import (
+    ForOp, IfOp, Instruction, Kernel, Module, Op, ScalarType, TileBufType, Value, walk,
+)
+from ptoc.pto.planner_lifetimes import TileLife, analyse
+from ptoc.pto.planner_place import PlanMemoryError, place_space
+
+__all__ = ["PlanMemoryError", "TileLife", "kernel_lifetimes", "plan_memory", "tile_addresses"]
+
+_I64 = ScalarType(DataType.INT64)
+
+
+def plan_memory(module: Module, target: "str | Target | None" = None) -> Module:
+    """``module`` with an address on every ``alloc_tile`` (see the module docstring)."""
+    tgt = get_target(target or module.target_arch or "a2a3")
+    kernels = tuple(_plan_kernel(k, tgt) for k in module.kernels)
+    return dataclasses.replace(module, kernels=kernels)
+
+
+def kernel_lifetimes(kernel: Kernel, target: "str | Target") -> list[TileLife]:
+    """The planner's view of ``kernel``: each tile buffer's space, bytes and live interval."""
+    return analyse(kernel, get_target(target), _int_constants(kernel))
+
+
+def tile_addresses(module: Module) -> dict[str, dict[str, int]]:
+    """``{kernel: {tile: address}}`` for every ``alloc_tile`` with a constant ``addr``."""
+    out: dict[str, dict[str, int]] = {}
+    for kernel in module.kernels:
+        constants = _int_constants(kernel)
+        out[kernel.name] = {
+            op.result.name: constants[op.attr("addr").name] for op in walk(kernel.body)
+            if isinstance(op, Instruction) and op.opcode == "pto.alloc_tile"
+            and isinstance(op.attr("addr"), Value) and op.attr("addr").name in constants}
+    return out
+
+
+def _plan_kernel(kernel: Kernel, target: Target) -> Kernel:
+    constants = _int_constants(kernel)
+    _reject_dynamic_addresses(kernel, constants)
+    lives = analyse(kernel, target, constants)
+    addresses: dict[str, int] = {}
+    for space in sorted({t.space for t in lives}, key=lambda s: s.value):
+        addresses.update(place_space(space, [t for t in lives if t.space is space], target))
+    todo = {t.name: addresses[t.name] for t in lives if t.fixed is None}
+    if not todo:
+        return kernel
+    pool = _ConstantPool(kernel)
+    body = _rewrite(kernel.body, todo, pool)
+    return dataclasses.replace(kernel, body=pool.new_constants() + body)
+
+
+def _int_constants(kernel: Kernel) -> dict[str, int]:
+    return {op.result.name: op.attr("value") for op in walk(kernel.body)
+            if isinstance(op, Instruction) and op.opcode == "arith.constant"
+            and isinstance(op.attr("value"), int) and not isinstance(op.attr("value"), bool)}
+
+
+def _reject_dynamic_addresses(kernel: Kernel, constants: dict[str, int]) -> None:
+    for op in walk(kernel.body):
+        if isinstance(op, Instruction) and op.opcode == "pto.alloc_tile":
+            addr = op.attr("addr")
+            if isinstance(addr, Value) and addr.name not in constants:
+                ty = op.result.type
+                space = ty.loc.value if isinstance(ty, TileBufType) else "?"
+                raise PlanMemoryError(
+                    f"tile %{op.result.name} ({space}) in @{kernel.name} has a run-time address "
+                    f"%{addr.name}; the memory planner needs constant addresses or none", op.loc,
+                    hint="write addr = %c<N>_i64 from an arith.constant, or drop addr and let "
+                         "the planner place the tile")
+
+
+class _ConstantPool:
+    """The i64 constants that name addresses: existing ones reused, new ones fresh."""
+
+    def __init__(self, kernel: Kernel) -> None:
+        self.taken = {p.name for p in kernel.params}
+        self.by_value: dict[int, Value] = {}
+        for op in walk(kernel.body):
+            self.taken.update(v.name for v in _defined(op))
+            if (isinstance(op, Instruction) and op.opcode == "arith.constant"
+                    and op.result.type == _I64 and isinstance(op.attr("value"), int)):
+                self.by_value.setdefault(op.attr("value"), op.result)
+        self.added: list[Value] = []
+        self.values: dict[int, int] = {}
+
+    def get(self, value: int) -> Value:
+        found = self.by_value.get(value)
+        if found is not None:
+            return found
+        name, n = f"c{value}_i64", 0
+        while name in self.taken:
+            n += 1
+            name = f"c{value}_i64_{n}"
+        result = Value(name, _I64)
+        self.taken.add(name)
+        self.by_value[value] = result
+        self.values[id(result)] = value
+        self.added.append(result)
+        return result
+
+    def new_constants(self) -> tuple[Op, ...]:
+        return tuple(Instruction("arith.constant", results=(v,), attrs=(("value", self.values[id(v)]),))
+                     for v in self.added)
+
+
+def _defined(op: Op) -> tuple[Value, ...]:
+    if isinstance(op, ForOp):
+        return (op.iv, *(a for a, _ in op.iter_args), *op.results)
+    return tuple(getattr(op, "results", ()))
+
+
+def _rewrite(body: tuple[Op, ...], todo: dict[str, int], pool: _ConstantPool) -> tuple[Op, ...]:
+    out: list[Op] = []
+    for op in body:
+        if isinstance(op, ForOp):
+            op = dataclasses.replace(op, body=_rewrite(op.body, todo, pool))
+        elif isinstance(op, IfOp):
+            op = dataclasses.replace(op, then_body=_rewrite(op.then_body, todo, pool),
+                                     else_body=_rewrite(op.else_body, todo, pool))
+        elif (isinstance(op, Instruction) and op.opcode == "pto.alloc_tile"
+              and op.result.name in todo):
+            op = _with_address(op, pool.get(todo[op.result.name]))
+        out.append(op)
+    return tuple(out)
+
+
+def _with_address(inst: Instruction, addr: Value) -> Instruction:
+    """The ``alloc_tile`` with ``addr`` set, attributes in the parser's canonical order."""
+    given = dict(inst.attrs)
+    given["addr"] = addr
+    keys = ("addr", "valid_row", "valid_col")
+    attrs = tuple((k, given.get(k)) for k in keys) + tuple(
+        (k, v) for k, v in inst.attrs if k not in keys)
+    return dataclasses.replace(inst, attrs=attrs)

@@ -1,0 +1,191 @@
+"""Lifetimes of the tile buffers of one PTO kernel, for the PTOAS-style memory planner.
+
+Why a separate module: placement only needs, per buffer, its memory space, its physical
+size and the closed interval of program positions during which its bytes must be kept.
+Computing that interval is the delicate part, so it lives here on its own:
+
+* Every op gets a position in a pre-order walk; an ``scf.for`` / ``scf.if`` gets one for
+  its header and one after its body, so a loop is the interval ``[header, end]``.
+* A buffer is live from its first access (a write, normally) to its last access. An
+  access inside a loop that does not contain the ``alloc_tile`` keeps the buffer for the
+  whole of that loop (outermost such loop): the bytes are needed on every iteration.
+* A buffer allocated inside a loop whose first access is a *read* carries a value from the
+  previous iteration, so it too is kept for the whole of that loop.
+* Tile values joined by ``scf.for`` iter_args / ``scf.yield`` / ``scf.if`` results are one
+  buffer (one interval) and get one placement.
+
+An ``alloc_tile`` that already names a constant ``addr`` is reported as fixed: the planner
+keeps it where it is and places the others around it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ptoc.backend.targets import Target, align_up
+from ptoc.dtypes import MemorySpace
+from ptoc.errors import SourceLoc
+from ptoc.pto.model import ForOp, IfOp, Instruction, Kernel, Op, TileBufType, Value, YieldOp
+
+
+@dataclass(frozen=True)
+class TileLife:
+    """One tile buffer to place.
+
+    ``name`` is the ``alloc_tile`` result (without ``%``); ``nbytes`` the physical bytes
+    rounded up to the target's address alignment; ``start``/``end`` the closed interval of
+    positions it is live; ``fixed`` a constant address the program already gives (else
+    None); ``order`` the index of its ``alloc_tile`` in program order (for determinism).
+    """
+
+    name: str
+    space: MemorySpace
+    nbytes: int
+    start: int
+    end: int
+    order: int
+    fixed: int | None = None
+    loc: SourceLoc | None = None
+    line: int = 0
+
+    def overlaps(self, other: "TileLife") -> bool:
+        """Whether the two buffers are live at a common position (so they must not share)."""
+        return self.start <= other.end and other.start <= self.end
+
+
+@dataclass
+class _Buffer:
+    name: str
+    ty: TileBufType
+    def_pos: int
+    def_loops: tuple[int, ...]          # header positions of the enclosing loops
+    order: int
+    fixed: int | None
+    loc: SourceLoc | None
+    line: int
+    lo: int | None = None
+    hi: int | None = None
+    first_access: tuple[int, bool] | None = None   # (position, is_read)
+
+    def cover(self, lo: int, hi: int) -> None:
+        self.lo = lo if self.lo is None else min(self.lo, lo)
+        self.hi = hi if self.hi is None else max(self.hi, hi)
+
+
+class _Walk:
+    """One pre-order walk over a kernel body recording buffers, accesses and loop extents.
+
+    A loop is named by the position of its header; ``loop_end`` maps it to the position
+    after its body.
+    """
+
+    def __init__(self, constants: dict[str, int]) -> None:
+        self.constants = constants
+        self.pos = 0
+        self.buffers: dict[str, _Buffer] = {}
+        self.alias: dict[str, str] = {}
+        self.loop_end: dict[int, int] = {}
+        self.accesses: list[tuple[_Buffer, int, tuple[int, ...], bool]] = []
+
+    # -- aliases (tile values that are one buffer) -----------------------------------------
+    def root(self, name: str) -> str:
+        while name in self.alias:
+            name = self.alias[name]
+        return name
+
+    def join(self, value: Value, onto: Value) -> None:
+        """Make ``value`` another name of ``onto``'s buffer (loop/branch joins of tiles)."""
+        if not isinstance(value.type, TileBufType) or not isinstance(onto.type, TileBufType):
+            return
+        a, b = self.root(value.name), self.root(onto.name)
+        if a == b:
+            return
+        if a not in self.buffers:
+            self.alias[a] = b
+        elif b not in self.buffers:
+            self.alias[b] = a
+
+    # -- the walk ---------------------------------------------------------------------------
+    def next_pos(self) -> int:
+        self.pos += 1
+        return self.pos
+
+    def body(self, ops: tuple[Op, ...], loops: tuple[int, ...]) -> None:
+        for op in ops:
+            self.op(op, loops)
+
+    def op(self, op: Op, loops: tuple[int, ...]) -> None:
+        if isinstance(op, ForOp):
+            head = self.next_pos()
+            for region_arg, init in op.iter_args:
+                self.join(region_arg, init)
+                self.access(init, head, loops, read=True)
+            for result, (region_arg, _) in zip(op.results, op.iter_args):
+                self.join(result, region_arg)
+            self.body(op.body, loops + (head,))
+            self.loop_end[head] = self.next_pos()
+            return
+        if isinstance(op, IfOp):
+            head = self.next_pos()
+            self.access(op.cond, head, loops, read=True)
+            for arm in (op.then_body, op.else_body):
+                last = arm[-1] if arm else None
+                if isinstance(last, YieldOp):
+                    for result, value in zip(op.results, last.values):
+                        self.join(result, value)
+                self.body(arm, loops)
+            self.next_pos()
+            return
+        here = self.next_pos()
+        if isinstance(op, Instruction) and op.opcode == "pto.alloc_tile":
+            self.define(op, here, loops)
+            return
+        ins = set(op.ins) if isinstance(op, Instruction) else set(op.uses)
+        outs = set(op.outs) if isinstance(op, Instruction) else set()
+        for value in op.uses:
+            self.access(value, here, loops, read=value in ins or value not in outs)
+
+    def define(self, inst: Instruction, here: int, loops: tuple[int, ...]) -> None:
+        value = inst.result
+        if not isinstance(value.type, TileBufType):
+            return
+        addr = inst.attr("addr")
+        fixed = self.constants.get(addr.name) if isinstance(addr, Value) else None
+        self.buffers[value.name] = _Buffer(value.name, value.type, here, loops,
+                                           len(self.buffers), fixed, inst.loc, inst.line)
+
+    def access(self, value: Value, here: int, loops: tuple[int, ...], *, read: bool) -> None:
+        if not isinstance(value.type, TileBufType):
+            return
+        buf = self.buffers.get(self.root(value.name))
+        if buf is not None:
+            self.accesses.append((buf, here, loops, read))
+
+
+def analyse(kernel: Kernel, target: Target, constants: dict[str, int]) -> list[TileLife]:
+    """The lifetime of every tile buffer of ``kernel``, in ``alloc_tile`` order.
+
+    ``constants`` maps SSA names of integer ``arith.constant`` results to their values (to
+    recognise an ``addr`` the program already fixed).
+    """
+    walk = _Walk(constants)
+    walk.body(kernel.body, ())
+    for buf, here, loops, read in walk.accesses:
+        outside = [head for head in loops if head not in buf.def_loops]
+        if outside:  # used on every iteration of a loop the buffer was allocated outside
+            buf.cover(outside[0], walk.loop_end[outside[0]])
+        else:
+            buf.cover(here, here)
+        if buf.first_access is None or here < buf.first_access[0]:
+            buf.first_access = (here, read)
+    lives: list[TileLife] = []
+    for buf in walk.buffers.values():
+        if buf.first_access is None:
+            buf.cover(buf.def_pos, buf.def_pos)
+        elif buf.first_access[1] and buf.def_loops:  # read before written: carried
+            head = buf.def_loops[-1]
+            buf.cover(head, walk.loop_end[head])
+        size = target.tile_bytes(buf.ty.loc, buf.ty.rows, buf.ty.cols, buf.ty.dtype)
+        lives.append(TileLife(buf.name, buf.ty.loc, align_up(size, target.address_alignment),
+                              buf.lo, buf.hi, buf.order, buf.fixed, buf.loc, buf.line))
+    return lives

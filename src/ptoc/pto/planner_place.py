@@ -1,0 +1,82 @@
+"""Placement of tile buffers in one memory space: addresses with reuse, or a clear error.
+
+Why a separate module: given lifetimes (``planner_lifetimes``), placement is a small
+interval-packing problem that is easiest to test on its own. Two buffers may share bytes
+only when their lifetimes are disjoint; co-live buffers (e.g. the two accumulators of an
+L0C double buffer) always get disjoint byte ranges.
+
+Strategy: fixed buffers stay where the program put them; the others are placed first-fit
+(lowest aligned address that clashes with no co-live buffer already placed), trying two
+orders — by start of life (keeps program order, so the first of two co-live accumulators
+lands at 0) and then largest-first (packs better when the first order fragments). The
+first order that fits wins, so the result is deterministic.
+"""
+
+from __future__ import annotations
+
+from ptoc.backend.targets import Target
+from ptoc.dtypes import MemorySpace
+from ptoc.errors import AllocationError
+from ptoc.pto.planner_lifetimes import TileLife
+
+
+class PlanMemoryError(AllocationError):
+    """The co-live tiles of one memory space do not fit its capacity."""
+
+
+def place_space(space: MemorySpace, lives: list[TileLife], target: Target) -> dict[str, int]:
+    """Address of every buffer in ``lives`` (all in ``space``); PlanMemoryError on overflow."""
+    capacity = target.capacity(space)
+    fixed = [t for t in lives if t.fixed is not None]
+    free = [t for t in lives if t.fixed is None]
+    orders = (sorted(free, key=lambda t: (t.start, t.order)),
+              sorted(free, key=lambda t: (-t.nbytes, t.start, t.order)))
+    for order in orders:
+        placed = _first_fit(order, fixed, capacity, target.address_alignment)
+        if placed is not None:
+            return placed
+    raise _overflow(space, lives, capacity)
+
+
+def _first_fit(order: list[TileLife], fixed: list[TileLife], capacity: int,
+               alignment: int) -> dict[str, int] | None:
+    at: dict[str, int] = {t.name: t.fixed for t in fixed}
+    done: list[TileLife] = list(fixed)
+    for tile in order:
+        clashes = sorted(((at[o.name], at[o.name] + o.nbytes) for o in done if o.overlaps(tile)))
+        addr = 0
+        for lo, hi in clashes:
+            if addr + tile.nbytes <= lo:
+                break
+            addr = max(addr, -(-hi // alignment) * alignment)
+        if addr + tile.nbytes > capacity:
+            return None
+        at[tile.name] = addr
+        done.append(tile)
+    return at
+
+
+def _overflow(space: MemorySpace, lives: list[TileLife], capacity: int) -> PlanMemoryError:
+    """The error naming the peak co-live set (or fragmentation when the peak fits)."""
+    peak_at, peak, live = 0, 0, []
+    for point in sorted({t.start for t in lives}):
+        here = [t for t in lives if t.start <= point <= t.end]
+        used = sum(t.nbytes for t in here)
+        if used > peak:
+            peak_at, peak, live = point, used, here
+    names = ", ".join(f"%{t.name} ({t.nbytes} bytes"
+                      + (f", PTO line {t.line}" if t.line else "") + ")"
+                      for t in sorted(live, key=lambda t: t.order))
+    first = min(live, key=lambda t: t.order, default=None)
+    loc = first.loc if first is not None else None
+    if peak > capacity:
+        return PlanMemoryError(
+            f"{space.value} buffer usage ({peak} bytes) exceeds platform limit ({capacity} "
+            f"bytes): these tiles are live together: {names}", loc,
+            hint=f"use smaller tiles, fewer pipeline stages, or end some {space.value} tiles' "
+                 "lifetimes earlier so they can share memory")
+    return PlanMemoryError(
+        f"{space.value} buffers fit in total ({peak} of {capacity} bytes at peak) but cannot be "
+        f"placed: free space is fragmented by buffers of different lifetimes or fixed "
+        f"addresses; live together at the peak: {names}", loc,
+        hint="drop hand-written addr on some tiles, or use smaller tiles")
