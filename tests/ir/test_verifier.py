@@ -334,3 +334,19 @@ def test_nested_seq_stmts_and_tuple_returning_calls_verify():
     bad = replace(call, type=TupleType((INDEX,)))
     _raises(Program("P", (two, replace(caller, body=SeqStmts((EvalStmt(bad),))))),
             "the call of self.two has type", "2 elements vs 1")
+
+
+def test_errors_after_a_loop_body_carry_the_loop_location():
+    x = Var("x", T)
+    i = Var("i", INDEX)
+    ia = IterArg("acc", T, init=x)
+    body = SeqStmts((AssignStmt(Var("y", T), _add(ia, ia), loc=SourceLoc("k.py", 9, 4)),
+                     YieldStmt((ia,), loc=SourceLoc("k.py", 10, 4))))
+    loop = ForStmt(i, ConstInt(0), ConstInt(4), ConstInt(1), (ia,), body,
+                   (Var("r", ScalarType(FP32)),), loc=SourceLoc("k.py", 8, 0))
+    _raises(_fn([loop], [Param(x)]), "return variable 'r' has type", line=8)
+    short = replace(loop, body=SeqStmts(body.stmts[:1]), return_vars=(Var("r", T),))
+    _raises(_fn([short], [Param(x)]), "must end with pl.yield_", line=8)
+    bad_yield = replace(loop, body=SeqStmts((body.stmts[0], YieldStmt((i,), loc=SourceLoc("k.py", 10, 4)))),
+                        return_vars=(Var("r", T),))
+    _raises(_fn([bad_yield], [Param(x)]), "yielded value 0", line=10)

@@ -175,7 +175,7 @@ class _FunctionVerifier:
         stmts = flatten(body) if body is not None else []
         for i, s in enumerate(stmts):
             if isinstance(s, YieldStmt):
-                self.loc = s.loc or self.loc
+                outer, self.loc = self.loc, s.loc or self.loc
                 if results is None:
                     raise self.error("pl.yield_ appears outside any loop or if body",
                                      "use return at function level; yield only ends loop/if bodies")
@@ -183,6 +183,7 @@ class _FunctionVerifier:
                     raise self.error(f"pl.yield_ is not the last statement of the {owner} body",
                                      "move the yield to the end of the body")
                 self.yield_stmt(s, results, owner)
+                self.loc = outer
             else:
                 self.stmt(s)
         if results and not (stmts and isinstance(stmts[-1], YieldStmt)):
@@ -206,7 +207,15 @@ class _FunctionVerifier:
                     "yield a value of the carried variable's type")
 
     def stmt(self, s: Stmt) -> None:
-        self.loc = getattr(s, "loc", None) or self.loc
+        """Check one statement; errors carry its loc (or the enclosing one's when it has none)."""
+        outer = self.loc
+        self.loc = getattr(s, "loc", None) or outer
+        try:
+            self._stmt(s)
+        finally:
+            self.loc = outer
+
+    def _stmt(self, s: Stmt) -> None:
         if isinstance(s, AssignStmt):
             self.expr(s.value)
             self.define(s.var, "the assignment target")
