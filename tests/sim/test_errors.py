@@ -213,3 +213,16 @@ def test_two_acc_kernel_without_second_flag_id_is_a_race_not_an_error():
          "arg1": rng.standard_normal((64, 512)).astype(BF16),
          "arg2": np.zeros((128, 512), np.float32)}
     assert simulate(text, t).races == []
+
+
+def test_counter_flag_mode_accepts_a_second_set_before_its_wait():
+    text, _ = MUTATIONS["double_set"](BASE)
+    text, _ = insert_after(text, "pto.wait_flag[<PIPE_FIX>, <PIPE_M>, <EVENT_ID0>]",
+                           "pto.wait_flag[<PIPE_FIX>, <PIPE_M>, <EVENT_ID0>]", nth=1)
+    with pytest.raises(FlagProtocolError, match="set twice"):
+        simulate(text, _inputs())
+    res = simulate(text, _inputs(), flag_mode="counter")
+    assert res.races == []
+    np.testing.assert_array_equal(res.outputs["arg2"], simulate(BASE, _inputs()).outputs["arg2"])
+    with pytest.raises(PtocError, match="unknown flag mode"):
+        simulate(BASE, _inputs(), flag_mode="bits")

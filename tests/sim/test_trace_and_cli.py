@@ -101,3 +101,28 @@ def test_cli_uses_given_inputs_and_reports_errors_without_traceback(tmp_path, ca
     assert rc == 2 and "ptoc: error:" in err and "Traceback" not in err
     rc = main(["sim", str(tmp_path / "missing.pto")])
     assert rc == 2 and "cannot read" in capsys.readouterr().err
+
+
+def test_races_are_marked_in_the_trace(tmp_path):
+    text = two_acc_matmul().replace("addr = %addr65536", "addr = %addr0")
+    rng = np.random.default_rng(0)
+    t = {"arg0": rng.standard_normal((128, 64)).astype(BF16),
+         "arg1": rng.standard_normal((64, 512)).astype(BF16),
+         "arg2": np.zeros((128, 512), np.float32)}
+    res = simulate(text, t)
+    assert res.races
+    res.write_trace(tmp_path / "r.json")
+    doc = json.loads((tmp_path / "r.json").read_text())
+    marks = [e for e in doc["traceEvents"] if e["ph"] == "i" and e["cat"] == "race"]
+    assert len(marks) == len(res.races)
+    assert all("race on Acc" in m["args"]["what"] for m in marks)
+
+
+def test_cli_examples_and_emit(capsys):
+    assert main(["sim", "--example", "dbc-barrier"]) == 0
+    out = capsys.readouterr().out
+    assert "0 race(s)" in out and "binding pipe FIX" in out
+    assert main(["sim", "--example", "dbuf", "--emit"]) == 0
+    assert capsys.readouterr().out.startswith("module attributes")
+    assert main(["sim"]) == 2
+    assert "no PTO file given" in capsys.readouterr().err

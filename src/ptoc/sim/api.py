@@ -18,7 +18,7 @@ from ptoc.sim.issue import ScalarUnit, SimProgramError, bind_params
 from ptoc.sim.memory import BufferMemory
 from ptoc.sim.races import find_races
 from ptoc.sim.result import SimResult, build_result
-from ptoc.sim.schedule import schedule
+from ptoc.sim.schedule import FLAG_MODES, schedule
 
 MODES = ("reference", "fast", "serial")
 LEVEL2_NOTE = ("Level-2 PTO (no set_flag/wait_flag/barrier): ran with serial timing, every "
@@ -27,23 +27,7 @@ LEVEL2_NOTE = ("Level-2 PTO (no set_flag/wait_flag/barrier): ran with serial tim
 
 
 def simulate(pto, tensors, *, target="a2a3", profile=None, mode: str = "reference",
-             kernel: str | None = None) -> SimResult:
-    """Run ``pto`` on the simulated core; see ``_simulate`` for the arguments.
-
-    The cyclic garbage collector is paused for the run: the simulator allocates many
-    small acyclic records, and collector passes over them cost more than the simulation.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return _simulate(pto, tensors, target=target, profile=profile, mode=mode,
-                         kernel=kernel)
-    finally:
-        if enabled:
-            gc.enable()
-
-
-def _simulate(pto, tensors, *, target, profile, mode, kernel) -> SimResult:
+             kernel: str | None = None, flag_mode: str = "bit") -> SimResult:
     """Run ``pto`` (PTO text or a parsed ``ptoc.pto.Module``) with ``tensors`` bound.
 
     ``tensors``: dict keyed by kernel parameter name (``"arg0"`` or ``"%arg0"``) or a
@@ -54,7 +38,24 @@ def _simulate(pto, tensors, *, target, profile, mode, kernel) -> SimResult:
     ``mode``: ``reference`` (pto-isa MAD order, timed), ``fast`` (float64 BLAS MAD, timed)
     or ``serial`` (reference numerics, every instruction after the previous one).
     ``profile``: a timing profile name (default: the target's).
+    ``flag_mode``: ``bit`` (hardware: a second set before the wait is a protocol error) or
+    ``counter`` (sets are counted, as in the pto-isa perf-sim).
     """
+    enabled = gc.isenabled()
+    gc.disable()       # many small acyclic records: collector passes cost more than the run
+    try:
+        return _simulate(pto, tensors, target=target, profile=profile, mode=mode,
+                         kernel=kernel, flag_mode=flag_mode)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _simulate(pto, tensors, *, target, profile, mode, kernel, flag_mode) -> SimResult:
+    """The body of ``simulate`` (run with the garbage collector paused)."""
+    if flag_mode not in FLAG_MODES:
+        raise SimProgramError(f"unknown flag mode {flag_mode!r}",
+                              hint=f"use one of {', '.join(FLAG_MODES)}")
     if mode not in MODES:
         raise SimProgramError(f"unknown simulation mode {mode!r}",
                               hint=f"use one of {', '.join(MODES)}")
@@ -87,7 +88,8 @@ def _simulate(pto, tensors, *, target, profile, mode, kernel) -> SimResult:
         return build_result(instrs, sch, races=races, outputs={}, complete=False, **meta)
 
     sch = schedule(instrs, serial=serial, issue_cycles=prof.issue_cycles,
-                   sync_latency=prof.sync_latency_cycles, make_timeline=partial)
+                   sync_latency=prof.sync_latency_cycles, flag_mode=flag_mode,
+                   make_timeline=partial)
     races = [] if serial else find_races(instrs, sch)
     execute(instrs, sch, timed=bool(races))
     outputs = {name: env[name].reshape(shape) if shape else env[name]

@@ -47,11 +47,17 @@ class Schedule:
     flow: list[tuple[int, int]] = field(default_factory=list)   # (set seq, wait seq)
 
 
+FLAG_MODES = ("bit", "counter")
+
+
 def schedule(instrs: list[Instr], *, serial: bool = False, issue_cycles: float = 1.0,
-             sync_latency: float = 0.0, make_timeline=None) -> Schedule:
+             sync_latency: float = 0.0, flag_mode: str = "bit",
+             make_timeline=None) -> Schedule:
     """Time ``instrs`` (in issue order; ``instrs[i].seq == i``).
 
     ``issue_cycles`` and ``sync_latency`` come from the timing profile;
+    ``flag_mode="counter"`` counts sets like the pto-isa perf-sim ``EventChannel`` (a second
+    set before the wait is then legal) instead of hardware bits;
     ``make_timeline(schedule)`` builds the partial timeline attached to a hard error.
     """
     n = len(instrs)
@@ -59,7 +65,8 @@ def schedule(instrs: list[Instr], *, serial: bool = False, issue_cycles: float =
     if serial:
         _schedule_serial(instrs, sch, issue_cycles)
     else:
-        _Timed(instrs, sch, make_timeline, issue_cycles, sync_latency).run()
+        _Timed(instrs, sch, make_timeline, issue_cycles, sync_latency,
+               counter=flag_mode == "counter").run()
     return sch
 
 
@@ -80,8 +87,10 @@ def _schedule_serial(instrs: list[Instr], sch: Schedule, issue_cycles: float) ->
 
 
 class _Timed:
-    def __init__(self, instrs, sch: Schedule, make_timeline, issue_cycles, sync_latency):
+    def __init__(self, instrs, sch: Schedule, make_timeline, issue_cycles, sync_latency, *,
+                 counter: bool = False):
         self.instrs = instrs
+        self.counter = counter
         self.issue = issue_cycles
         self.latency = sync_latency
         self.sch = sch
@@ -164,7 +173,7 @@ class _Timed:
         end = self.sch.end
         for flag, fired in self.sets.items():
             done = self.waits.get(flag, [])
-            for k in range(1, len(fired)):
+            for k in range(1, 0 if self.counter else len(fired)):
                 second = fired[k]
                 if k - 1 < len(done):
                     if end[second.seq] >= end[done[k - 1].seq]:

@@ -3,7 +3,7 @@
 Why this layout: one track per pipe in the order the PyPTO trace cleaner uses (MTE2, MTE1,
 CUBE, VECTOR, FIXPIPE, MTE3), so a simulated trace can sit next to an op-simulator trace;
 flags are flow arrows from the ``set_flag`` on the source track to the ``wait_flag`` that
-consumed it. Timestamps are cycles written in the trace's microsecond field (1 cycle
+consumed it; each data race is an instant marker on the later instruction's track. Timestamps are cycles written in the trace's microsecond field (1 cycle
 shows as 1 us).
 """
 
@@ -53,6 +53,12 @@ def chrome_trace_events(result) -> list[dict]:
                        "cat": "flag", "ts": s_rec.start})
         events.append({"ph": "f", "bp": "e", "pid": _PID, "tid": w_tid, "id": flow_id,
                        "name": name, "cat": "flag", "ts": w_rec.end})
+    for race in result.races:
+        if race.second_seq not in by_seq:
+            continue
+        rec, tid = by_seq[race.second_seq]
+        events.append({"ph": "i", "s": "t", "pid": _PID, "tid": tid, "ts": rec.start,
+                       "name": f"{race.kind} race", "cat": "race", "args": {"what": str(race)}})
     return events
 
 

@@ -11,6 +11,30 @@ class SimCommandError(PtocError):
     """Bad ``ptoc sim`` arguments (input files, NAME=VALUE pairs)."""
 
 
+EXAMPLES = ("dbuf", "dbc", "dbc-shared-id", "dbc-barrier")
+
+
+def _source(args) -> str:
+    """The PTO text: the file, or a built-in hand-written kernel (``--example``)."""
+    from ptoc.sim import examples
+
+    if args.example:
+        args.file = f"<example {args.example}>"
+        return {"dbuf": lambda: examples.dbuf_matmul(256, 512, 256, 64, m=128, n=256),
+                "dbc": lambda: examples.two_acc_matmul(),
+                "dbc-shared-id": lambda: examples.two_acc_matmul(ids=1),
+                "dbc-barrier": lambda: examples.two_acc_matmul(sync="barrier")}[args.example]()
+    if not args.file:
+        raise SimCommandError("no PTO file given", hint="ptoc sim FILE.pto, or --example "
+                              + "|".join(EXAMPLES))
+    try:
+        with open(args.file, encoding="utf-8") as fh:
+            return fh.read()
+    except OSError as exc:
+        raise SimCommandError(f"cannot read {args.file}: {exc.strerror}",
+                              hint="check the path of the .pto file") from None
+
+
 def _pairs(items, what):
     out = {}
     for item in items or ():
@@ -27,12 +51,10 @@ def run(args) -> int:
 
     from ptoc.pto import parse
     from ptoc.sim import simulate
-    try:
-        with open(args.file, encoding="utf-8") as fh:
-            text = fh.read()
-    except OSError as exc:
-        raise SimCommandError(f"cannot read {args.file}: {exc.strerror}",
-                              hint="check the path of the .pto file") from None
+    text = _source(args)
+    if args.emit:
+        print(text, end="")
+        return 0
     module = parse(text, filename=args.file)
     kernel = module.kernel(args.kernel) if args.kernel else module.kernel()
     scalars = {k: int(v) if v.lstrip("-").isdigit() else float(v)
@@ -93,7 +115,10 @@ def register(sub) -> None:
                        description="Run PTO assembly (Level 3, or Level 2 serialised) on the "
                                    "simulated AI Core; print wall cycles, per-pipe busy time "
                                    "and data races.")
-    p.add_argument("file", help="PTO text file (.pto)")
+    p.add_argument("file", nargs="?", help="PTO text file (.pto)")
+    p.add_argument("--example", choices=EXAMPLES,
+                   help="run a built-in hand-written Level-3 kernel instead of a file")
+    p.add_argument("--emit", action="store_true", help="print the PTO text and exit")
     p.add_argument("--trace", help="write a Chrome/Perfetto trace JSON here")
     p.add_argument("--csv", help="write the per-pipe CSV summary here")
     p.add_argument("--target", help="a2a3 or a5 (default: the module's pto.target_arch)")
