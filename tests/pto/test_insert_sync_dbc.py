@@ -96,3 +96,36 @@ def test_pypto_dbc_kernel_overlaps_after_insert_sync():
     # chunks of M0 M1 S0 S1: the drain of tile 0 runs while the cube computes tile 1 or 2
     assert overlaps(drains[0], mads[1]) or overlaps(drains[0], mads[2])
     assert any(overlaps(d, m) for d in drains for m in mads)
+
+
+@pytest.mark.parametrize("order", ["MSMS", "MMSS"])
+def test_one_event_id_per_pipe_pair_costs_cycles_but_stays_correct(order):
+    """hw-model.md §3.3: with one id for both slots, pairs fall back to PIPE_ALL barriers;
+    results stay correct and the kernel gets slower. M0 S0 M1 S1 then loses drain/MAD
+    overlap; M0 M1 S0 S1 keeps it (both MADs of a chunk are issued before the barrier that
+    precedes the second drain) but still pays for the barriers."""
+    rng = np.random.default_rng(7)
+    tensors = {"arg0": rng.standard_normal((64, 64)).astype(np.float32),
+               "arg1": rng.standard_normal((64, 512)).astype(np.float32),
+               "arg2": np.zeros((64, 512), np.float32)}
+    module = parse(dbc_matmul(64, 64, 64, 8, order=order, accumulators=2))
+    starved = insert_sync(module, event_ids=1)
+    assert starved.fallbacks and all(n.kind == "pipe_all_fallback" for n in starved.fallbacks)
+    timed = simulate(starved.module, tensors)
+    serial = simulate(module, tensors, mode="serial")
+    assert timed.races == []
+    np.testing.assert_array_equal(timed.outputs["arg2"], serial.outputs["arg2"])
+    full = simulate(insert_sync(module).module, tensors)
+    assert timed.wall_cycles > full.wall_cycles
+
+    def overlapping(res) -> int:
+        mads, drains = res.on_pipe("M"), res.on_pipe("FIX")
+        return sum(overlaps(drains[i], mads[i + 1]) for i in range(len(mads) - 1))
+    assert overlapping(full) == 7
+    assert overlapping(timed) < 7 if order == "MSMS" else overlapping(timed) == 7
+
+
+def test_event_id_pool_is_checked():
+    from ptoc.pto.insert_sync import SyncInsertionError
+    with pytest.raises(SyncInsertionError, match="event_ids=9"):
+        insert_sync(dbc_matmul(), event_ids=9)

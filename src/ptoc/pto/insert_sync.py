@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from ptoc.backend.pipes import Pipe
+from ptoc.backend.pipes import NUM_EVENT_IDS, Pipe
 from ptoc.backend.targets import Target, get_target
 from ptoc.errors import PtocError, SourceLoc
 from ptoc.pto.model import ForOp, IfOp, Kernel, Module, SyncOp
@@ -102,13 +102,20 @@ class SyncResult:
         return [n for n in self.notes if n.kind == "pipe_all_fallback"]
 
 
-def insert_sync(module: "Module | str", target: "str | Target | None" = None) -> SyncResult:
+def insert_sync(module: "Module | str", target: "str | Target | None" = None, *,
+                event_ids: int = NUM_EVENT_IDS) -> SyncResult:
     """Insert intra-core synchronisation into every kernel of ``module`` (a parsed Module or
     PTO text; see the module doc).
+
+    ``event_ids`` is the number of ids per (src, dst) pipe pair (8 on hardware); a smaller
+    pool shows what id starvation costs (pairs fall back to ``barrier(PIPE_ALL)``).
 
     ``target`` defaults to the module's ``pto.target_arch`` (else ``a2a3``); it decides the
     pipe of each move and the physical size of each tile.
     """
+    if not 1 <= event_ids <= NUM_EVENT_IDS:
+        raise SyncInsertionError(f"event_ids={event_ids} is outside 1..{NUM_EVENT_IDS}",
+                                 hint=f"hardware has {NUM_EVENT_IDS} ids per pipe pair")
     if isinstance(module, str):
         from ptoc.pto.parser import parse  # noqa: PLC0415
         module = parse(module)
@@ -122,14 +129,15 @@ def insert_sync(module: "Module | str", target: "str | Target | None" = None) ->
                                   "set_flag/wait_flag/barrier; left unchanged"))
             kernels.append(kernel)
             continue
-        new, plan, kernel_notes = sync_kernel(kernel, tgt)
+        new, plan, kernel_notes = sync_kernel(kernel, tgt, event_ids=event_ids)
         kernels.append(new)
         notes.extend(kernel_notes)
         stats[kernel.name] = plan.count()
     return SyncResult(replace(module, kernels=tuple(kernels)), notes, stats)
 
 
-def sync_kernel(kernel: Kernel, target: Target) -> tuple[Kernel, SyncPlan, list[SyncNote]]:
+def sync_kernel(kernel: Kernel, target: Target, *, event_ids: int = NUM_EVENT_IDS,
+                ) -> tuple[Kernel, SyncPlan, list[SyncNote]]:
     """Plan and emit the sync of one kernel; returns (new kernel, plan, notes)."""
     plan = SyncPlan(BlockTree(kernel))
     resolver = AccessResolver(kernel, target)
@@ -149,7 +157,7 @@ def sync_kernel(kernel: Kernel, target: Target) -> tuple[Kernel, SyncPlan, list[
         failed = [(pid, "the pair is not balanced in the block structure")
                   for pid in sorted(walker.broken) if pid in plan.pairs]
         if not failed:
-            failed = allocate_events(plan, walker.instances)
+            failed = allocate_events(plan, walker.instances, limit=event_ids)
         if not failed:
             return emit_kernel(kernel, plan), plan, notes
         for pid, reason in failed[:1]:
