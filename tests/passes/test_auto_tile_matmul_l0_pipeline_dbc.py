@@ -25,22 +25,22 @@ def pipeline_kernel(tile_m=16, tile_n=128, stage=2, width=512, dt="BF16", *, mov
     rows = 4 * tile_m
     if moving_left:
         # q streamed (moving Left), one b panel held in Right.
-        load = (f"        bm0 = pl.load(b, [0, 0], [128, {tile_n}], target_memory=pl.Mem.Mat)\n"
+        load = (f"        bm0 = pl.load(b, [0, 0], [{k}, {tile_n}], target_memory=pl.Mem.Mat)\n"
                 f"        br = pl.move(bm0, target_memory=pl.Mem.Right)\n")
-        outer_load = f"            qm = pl.load(q2, [j * {width}, 0], [{width}, 128], target_memory=pl.Mem.Mat)\n"
-        moving = f"                ql = pl.tile.extract(qm, n, 0, [{tile_m}, 128], target_memory=pl.Mem.Left)\n"
+        outer_load = f"            qm = pl.load(q2, [j * {width}, 0], [{width}, {k}], target_memory=pl.Mem.Mat)\n"
+        moving = f"                ql = pl.tile.extract(qm, n, 0, [{tile_m}, {k}], target_memory=pl.Mem.Left)\n"
         store = f"                o3 = pl.store(c, [j * {width} + n, 0], o2)\n"
-        params = (f"q2: pl.Tensor[[{4 * width}, 128], pl.{dt}], b: pl.Tensor[[128, {tile_n}], pl.{dt}], "
+        params = (f"q2: pl.Tensor[[{4 * width}, {k}], pl.{dt}], b: pl.Tensor[[{k}, {tile_n}], pl.{dt}], "
                   f"out: pl.Out[pl.Tensor[[{4 * width}, {tile_n}], pl.{acc}]]")
         ret = f"pl.Tensor[[{4 * width}, {tile_n}], pl.{acc}]"
         inner_range = f"0, {width}, {tile_m}"
     else:
-        load = (f"        qm = pl.load(q, [0, 0], [{tile_m}, 128], target_memory=pl.Mem.Mat)\n"
+        load = (f"        qm = pl.load(q, [0, 0], [{tile_m}, {k}], target_memory=pl.Mem.Mat)\n"
                 f"        ql = pl.move(qm, target_memory=pl.Mem.Left)\n")
-        outer_load = f"            bm = pl.load(b, [j * 128, 0], [128, {width}], target_memory=pl.Mem.Mat)\n"
-        moving = f"                br = pl.tile.extract(bm, 0, n, [128, {tile_n}], target_memory=pl.Mem.Right)\n"
+        outer_load = f"            bm = pl.load(b, [j * {k}, 0], [{k}, {width}], target_memory=pl.Mem.Mat)\n"
+        moving = f"                br = pl.tile.extract(bm, 0, n, [{k}, {tile_n}], target_memory=pl.Mem.Right)\n"
         store = f"                o3 = pl.store(c, [j * {tile_m}, n], o2)\n"
-        params = (f"q: pl.Tensor[[{tile_m}, 128], pl.{dt}], b: pl.Tensor[[512, {width}], pl.{dt}], "
+        params = (f"q: pl.Tensor[[{tile_m}, {k}], pl.{dt}], b: pl.Tensor[[{4 * k}, {width}], pl.{dt}], "
                   f"out: pl.Out[pl.Tensor[[{rows}, {width}], pl.{acc}]]")
         ret = f"pl.Tensor[[{rows}, {width}], pl.{acc}]"
         inner_range = f"0, {width}, {tile_n}"
@@ -55,11 +55,6 @@ def pipeline_kernel(tile_m=16, tile_n=128, stage=2, width=512, dt="BF16", *, mov
             + "                o4 = pl.yield_(o3)\n"
             + "            o5 = pl.yield_(o4)\n"
             + "        return o5\n")
-    if k != 128:
-        params = params.replace("128], pl.", f"{k}], pl.").replace("[512,", f"[{4 * k},")
-        body = body.replace(", 128], target_memory", f", {k}], target_memory").replace(
-            "[j * 128, 0], [128,", f"[j * {k}, 0], [{k},").replace("[128, " + str(tile_n) + "]",
-                                                                   f"[{k}, {tile_n}]")
     return ("import ptoc.language as pl\n\n@pl.program\nclass P:\n"
             "    @pl.function(type=pl.FunctionType.InCore)\n"
             f"    def k(self, {params}) -> {ret}:\n" + body)
@@ -197,14 +192,15 @@ def test_marks_pipeline_with_moving_left_operand():
 MAT_SCRATCH = ("                o3 = pl.tile.assemble(o2, c, [0, n])\n")
 
 
-def scratch_kernel(tile_m, trips):
+def scratch_kernel(tile_m, trips, *, k=128, scratch_dtype="FP32"):
     """The inner loop assembles each [tile_m, 128] Acc into a carried Mat scratch."""
     width = 128 * trips
-    src = pipeline_kernel(tile_m=tile_m, width=width, drain=MAT_SCRATCH)
+    src = pipeline_kernel(tile_m=tile_m, width=width, drain=MAT_SCRATCH, k=k)
     # The loops carry a Mat scratch instead of the output tensor; store it at the end.
     src = src.replace("init_values=(out,)", "init_values=(scr,)")
     src = src.replace("        for j, (o1,)",
-                      f"        scr = pl.tile.create([{tile_m}, {width}], dtype=pl.FP32, target_memory=pl.Mem.Mat)\n"
+                      f"        scr = pl.tile.create([{tile_m}, {width}], dtype=pl.{scratch_dtype}, "
+                      "target_memory=pl.Mem.Mat)\n"
                       "        for j, (o1,)")
     src = src.replace("        return o5\n", "        res = pl.store(o5, [0, 0], out)\n        return res\n")
     src = src.replace(f"out: pl.Out[pl.Tensor[[{4 * tile_m}, {width}], pl.FP32]]) -> pl.Tensor[[{4 * tile_m}, {width}], pl.FP32]",
