@@ -15,7 +15,9 @@ them in, in program order:
 Then the cube's operands are brought into L0: a matmul-family operand still in Mat gets a
 ``tile.move`` into Left (lhs), Right (rhs) or Bias (bias) just before the call. In the
 default pipeline AutoTileMatmulL0 runs first and already extracts L0 panels for every
-matmul it tiles, so what is left in Mat here is a matmul that fits L0 as written.
+matmul it tiles, so what is left in Mat here is a matmul that fits L0 as written, or one
+AutoTile declined with a PH-AT hint; moving the latter too means an operand that cannot
+fit L0 fails allocation with the byte counts, instead of reaching codegen still in Mat.
 Every move, extract and inserted move is checked against the target's data paths
 (``Target.can_move``): e.g. Vec -> Left does not exist on a2a3, and the error says which
 destinations do.
