@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -185,23 +187,28 @@ def test_bad_mode_profile_and_target():
         simulate(BASE, _inputs(), target="a9")
 
 
-def test_tile_without_address_asks_for_the_planner():
-    text = BASE.replace("%a1_0 = pto.alloc_tile addr = %addr0 :", "%a1_0 = pto.alloc_tile :")
-    with pytest.raises(PtocError, match="has no address") as info:
-        simulate(text, _inputs())
-    assert "planner" in info.value.hint
+def test_tiles_without_address_are_planned():
+    text = re.sub(r"(%(a1_0|b1_1|a0_1) = pto.alloc_tile )addr = %addr\d+ ", r"\1", BASE)
+    assert text.count("pto.alloc_tile :") == 3
+    t = _inputs()
+    res = simulate(text, t)
+    assert res.races == [] and any("plan_memory" in n for n in res.notes)
+    np.testing.assert_array_equal(res.outputs["arg2"], simulate(BASE, t).outputs["arg2"])
 
 
-def test_level2_input_runs_serialised_with_a_note():
+def test_level2_input_is_synchronised_by_insert_sync():
     level2 = "\n".join(l for l in BASE.splitlines()
                        if "set_flag" not in l and "wait_flag" not in l) + "\n"
     t = _inputs()
     res = simulate(level2, t)
-    assert res.serial and res.sync_level == 2 and res.races == []
+    assert not res.serial and res.sync_level == 2 and res.races == []
     assert any("insert_sync" in n for n in res.notes)
     np.testing.assert_array_equal(res.outputs["arg2"], simulate(BASE, t).outputs["arg2"])
-    starts = [r.start for r in res.instructions if r.kind == "work"]
-    ends = [r.end for r in res.instructions if r.kind == "work"]
+    serial = simulate(level2, t, mode="serial")
+    assert serial.serial and serial.wall_cycles > res.wall_cycles
+    np.testing.assert_array_equal(serial.outputs["arg2"], res.outputs["arg2"])
+    starts = [r.start for r in serial.instructions if r.kind == "work"]
+    ends = [r.end for r in serial.instructions if r.kind == "work"]
     assert all(s >= e for s, e in zip(starts[1:], ends))
 
 

@@ -13,7 +13,7 @@ from ptoc.backend import get_profile, get_target
 from ptoc.errors import PtocError
 
 from ptoc.sim.execute import execute
-from ptoc.sim.instr import BARRIER, SET, WAIT
+from ptoc.pto.model import Instruction, SyncOp, walk
 from ptoc.sim.issue import ScalarUnit, SimProgramError, bind_params
 from ptoc.sim.memory import BufferMemory
 from ptoc.sim.races import find_races
@@ -21,9 +21,10 @@ from ptoc.sim.result import SimResult, build_result
 from ptoc.sim.schedule import FLAG_MODES, schedule
 
 MODES = ("reference", "fast", "serial")
-LEVEL2_NOTE = ("Level-2 PTO (no set_flag/wait_flag/barrier): ran with serial timing, every "
-               "instruction after the previous one; run ptoc.pto.insert_sync for a pipelined "
-               "schedule")
+LEVEL2_NOTE = ("Level-2 PTO (no set_flag/wait_flag/barrier): synchronised by "
+               "ptoc.pto.insert_sync before the timed run")
+PLANNED_NOTE = ("tiles without an address were placed by ptoc.pto.plan_memory "
+                "(PTOAS-style planner)")
 
 
 def simulate(pto, tensors, *, target="a2a3", profile=None, mode: str = "reference",
@@ -36,7 +37,12 @@ def simulate(pto, tensors, *, target="a2a3", profile=None, mode: str = "referenc
     ``outputs`` hold every GM tensor after the run.
 
     ``mode``: ``reference`` (pto-isa MAD order, timed), ``fast`` (float64 BLAS MAD, timed)
-    or ``serial`` (reference numerics, every instruction after the previous one).
+    or ``serial`` (reference numerics, every instruction after the previous one; flags
+    are then only checked for balance by issue order).
+
+    Level-2 input (no sync ops) is synchronised by ``ptoc.pto.insert_sync`` first (except
+    in ``serial`` mode), and tiles without an ``addr`` are placed by
+    ``ptoc.pto.plan_memory``; both are recorded in ``result.notes``.
     ``profile``: a timing profile name (default: the target's).
     ``flag_mode``: ``bit`` (hardware: a second set before the wait is a protocol error) or
     ``counter`` (sets are counted, as in the pto-isa perf-sim).
@@ -67,19 +73,27 @@ def _simulate(pto, tensors, *, target, profile, mode, kernel, flag_mode) -> SimR
             hint=f"pass target={prof.target!r} or a profile of {tgt.name}")
     module = _as_module(pto)
     filename = getattr(module, "filename", "<pto>")
-    try:
-        kern = module.kernel(kernel)
-    except (KeyError, IndexError):
-        names = ", ".join("@" + k.name for k in module.kernels) or "none"
-        raise SimProgramError(f"no kernel {kernel!r} in the PTO module (kernels: {names})",
-                              hint="pass kernel= one of the module's kernel names") from None
+    kern = _kernel(module, kernel)
+    notes: list[str] = []
+    if _needs_addresses(kern):
+        from ptoc.pto.planner import plan_memory
+        module = plan_memory(module, tgt)
+        kern = _kernel(module, kern.name)
+        notes.append(PLANNED_NOTE)
+    level = 3 if any(isinstance(op, SyncOp) for op in walk(kern.body)) else 2
+    if level == 2 and mode != "serial":
+        from ptoc.pto import insert_sync
+        synced = insert_sync(module, target=tgt)
+        module = synced.module
+        kern = _kernel(module, kern.name)
+        notes.append(LEVEL2_NOTE)
+        notes.extend(f"insert_sync: {note}" for note in synced.notes)
     env, shapes = bind_params(kern, tensors, filename)
     memory = BufferMemory(dict(tgt.capacities), tgt.address_alignment)
     unit = ScalarUnit(kern, env, tgt, prof, memory,
                       mad_mode="fast" if mode == "fast" else "reference", filename=filename)
     instrs = unit.run()
-    level = 3 if any(i.kind in (SET, WAIT, BARRIER) for i in instrs) else 2
-    serial = mode == "serial" or level == 2
+    serial = mode == "serial"
     meta = dict(target=tgt.name, profile=prof.name, mode=mode, sync_level=level, serial=serial)
 
     def partial(sch):
@@ -95,13 +109,26 @@ def _simulate(pto, tensors, *, target, profile, mode, kernel, flag_mode) -> SimR
     outputs = {name: env[name].reshape(shape) if shape else env[name]
                for name, shape in shapes.items()}
     result = build_result(instrs, sch, races=races, outputs=outputs, **meta)
-    if level == 2 and mode != "serial":
-        result.notes.append(LEVEL2_NOTE)
+    result.notes.extend(notes)
     arch = getattr(module, "target_arch", None)
     if arch and arch != tgt.name:
         result.notes.append(f"the module says pto.target_arch = {arch!r} but it ran on target "
                             f"{tgt.name!r}; pass target={arch!r} to use that core's buffers")
     return result
+
+
+def _kernel(module, name):
+    try:
+        return module.kernel(name)
+    except (KeyError, IndexError):
+        names = ", ".join("@" + k.name for k in module.kernels) or "none"
+        raise SimProgramError(f"no kernel {name!r} in the PTO module (kernels: {names})",
+                              hint="pass kernel= one of the module's kernel names") from None
+
+
+def _needs_addresses(kernel) -> bool:
+    return any(isinstance(op, Instruction) and op.opcode == "pto.alloc_tile"
+               and op.attr("addr") is None for op in walk(kernel.body))
 
 
 def _as_module(pto):

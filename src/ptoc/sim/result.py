@@ -53,9 +53,10 @@ class SimResult:
             partial timeline).
         races: unordered conflicting access pairs (empty for a correctly synced program).
         flows: (set seq, wait seq) pairs — which set each wait consumed.
-        sync_level: 3 when the program has explicit sync, 2 when it had none.
-        serial: True when the run used serial timing (mode="serial" or Level-2 input).
-        notes: human-readable remarks (e.g. why a run was serialised).
+        sync_level: 3 when the input had explicit sync, 2 when it had none (then
+            ``insert_sync`` added it, unless the run was serial).
+        serial: True when the run used serial timing (mode="serial").
+        notes: human-readable remarks (sync insertion, memory planning, target mismatch).
         complete: False for the partial timeline attached to a hard error.
     """
 
