@@ -112,3 +112,31 @@ def test_plan_addresses_reports_placements():
     assert [(p.name, p.addr, p.size) for p in placements] == [
         ("mem_vec_2", 0, 60), ("mem_vec_3", 64, 60), ("mem_vec_4", 128, 60)]
     assert placements[0].tiles == ["t1"]
+
+
+def test_rerunning_keeps_the_addresses():
+    with PassContext():
+        once = allocate_memory_addr()(init_mem_ref()(_small_program()))
+        twice = allocate_memory_addr()(once)
+    assert_structural_equal(twice, once)
+    assert buffers(twice)["t3"] == ("mem_vec_4", 128)
+
+
+def test_a_view_keeps_its_offset_inside_its_buffer():
+    view = program("x: pl.Tensor[[64, 64], pl.FP32], out: pl.Out[pl.Tensor[[32, 64], pl.FP32]]",
+                   "pl.Tensor[[32, 64], pl.FP32]", [
+                       "a: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0], [16, 16], "
+                       "[16, 16], target_memory=pl.Mem.Vec)",
+                       "t: pl.Tile[[64, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0], [64, 64], "
+                       "[64, 64], target_memory=pl.Mem.Vec)",
+                       "s: pl.Tile[[32, 64], pl.FP32, pl.Mem.Vec] = pl.tile.slice(t, [32, 64], [32, 0])",
+                       "o: pl.Tensor[[32, 64], pl.FP32] = pl.tile.store(s, [0, 0], out)",
+                       "o2: pl.Tensor[[32, 64], pl.FP32] = pl.tile.store(a, [0, 0], o)",
+                       "return o2"])
+    with PassContext():
+        out = allocate_memory_addr()(init_mem_ref()(view))
+        again = allocate_memory_addr()(out)
+    bufs = buffers(out)
+    assert bufs["a"] == ("mem_vec_2", 0) and bufs["t"] == ("mem_vec_3", 1024)
+    assert bufs["s"] == ("mem_vec_3", 1024 + 8192)
+    assert buffers(again) == bufs

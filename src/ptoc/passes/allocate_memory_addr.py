@@ -42,6 +42,7 @@ class Placement:
     addr: int
     size: int
     tiles: list[str] = field(default_factory=list)
+    origin: int = 0  # the offset the base's MemRefs are relative to (0 before allocation)
 
 
 @function_pass(name="AllocateMemoryAddr", required={"MemRefsAssigned"},
@@ -58,14 +59,14 @@ def allocate_memory_addr(fn: Function, ctx, *, reserved: Mapping[MemorySpace, in
     placements = plan_addresses(fn, ctx.get_backend(), reserved)
     if not placements:
         return fn
-    addr_of = {p.name: p.addr for p in placements}
+    by_name = {p.name: p for p in placements}
 
     def new_type(var: Var):
         m = memref_of(var)
-        if m is None or not isinstance(m.base, Var) or m.base.name not in addr_of:
+        if m is None or not isinstance(m.base, Var) or m.base.name not in by_name:
             return None
-        rel = m.offset.value if isinstance(m.offset, ConstInt) else 0
-        addr = ConstInt(addr_of[m.base.name] + rel, DataType.INT64)
+        place = by_name[m.base.name]
+        addr = ConstInt(place.addr + _offset(m) - place.origin, DataType.INT64)
         return with_memref(var.type, MemRef(m.base, addr, m.size))
 
     return retype_function(fn, new_type)
@@ -102,9 +103,10 @@ def plan_addresses(fn: Function, target, reserved: Mapping[MemorySpace, int] | N
         mine: list[Placement] = []
         for base in sorted(bases, key=lambda b: b.name):
             members = refs[base]
-            span = declared.get(base) or max(_extent(m) for m, _ in members)
+            origin = min(_offset(m) for m, _ in members)  # re-running keeps the layout
+            span = declared.get(base) or max(_offset(m) - origin + m.size for m, _ in members)
             tiles = list(dict.fromkeys(v.name for _, v in members))
-            mine.append(Placement(base.name, space, cursor, span, tiles))
+            mine.append(Placement(base.name, space, cursor, span, tiles, origin))
             cursor = align32(cursor + span)
         limit = target.capacities.get(space, 0)
         if limit and cursor > limit:
@@ -114,9 +116,8 @@ def plan_addresses(fn: Function, target, reserved: Mapping[MemorySpace, int] | N
     return placements
 
 
-def _extent(m: MemRef) -> int:
-    rel = m.offset.value if isinstance(m.offset, ConstInt) else 0
-    return rel + m.size
+def _offset(m: MemRef) -> int:
+    return m.offset.value if isinstance(m.offset, ConstInt) else 0
 
 
 def _overflow_message(fn: Function, space: MemorySpace, used: int, limit: int,
