@@ -604,3 +604,70 @@ def test_user_k_loop_with_if_matmul_else_matmul_acc_that_fits_is_left_alone():
     prog = pl.parse_program(src)
     with PassContext():
         assert auto_tile_matmul_l0()(prog) is prog
+
+
+# ---- §3.1 pre-phase: the canonical split-K accumulator ---------------------------------------
+
+SPLIT_K_BODY = """\
+        acc0 = pl.tile.create([{M}, {N}], dtype=pl.FP32, target_memory=pl.Mem.Acc)
+        for kb, (acc,) in pl.pipeline(0, 4, 1, stage=2, init_values=(acc0,)):
+            am = pl.load(a, [0, kb * 64], [{M}, 64], target_memory=pl.Mem.Mat)
+            bm = pl.load(b, [kb * 64, 0], [64, {N}], target_memory=pl.Mem.Mat)
+            if kb == 0:
+                r = pl.matmul(am, bm)
+                acc2 = pl.yield_(r)
+            else:
+                r2 = pl.matmul_acc(acc, am, bm)
+                acc2 = pl.yield_(r2)
+            acc3 = pl.yield_(acc2)
+        out = pl.store(acc3, [0, 0], out)
+        return out
+"""
+
+
+def split_k_kernel(M, N):
+    return kernel(f"a: pl.Tensor[[{M}, 256], pl.BF16], b: pl.Tensor[[256, {N}], pl.BF16], "
+                  f"out: pl.Out[pl.Tensor[[{M}, {N}], pl.FP32]]", f"pl.Tensor[[{M}, {N}], pl.FP32]",
+                  SPLIT_K_BODY.format(M=M, N=N))
+
+
+def test_canonical_split_k_accumulator_over_l0c_gets_an_output_grid_outside_the_k_loop():
+    """[256, 256] f32 (256 KiB > L0C): one K-loop clone per [128, 256] tile, loads narrowed
+    to the tile's rows, the tiles stored at their offsets with the stores chained."""
+    out, hints = run(split_k_kernel(256, 256))
+    tile = """\
+        {p}_init: pl.Tile[[128, 256], pl.FP32, pl.Mem.Acc] = pl.tile.create([128, 256], dtype=pl.FP32, target_memory=pl.Mem.Acc)
+        for {p}_kb, ({p}_acc,) in pl.pipeline(0, 4, 1, stage=2, init_values=({p}_init,)):
+            {p}_am: pl.Tile[[128, 64], pl.BF16, pl.Mem.Mat] = pl.tile.load(a, [{row}, {p}_kb * 64], [128, 64], [128, 64], target_memory=pl.Mem.Mat)
+            {p}_bm: pl.Tile[[64, 256], pl.BF16, pl.Mem.Mat] = pl.tile.load(b, [{p}_kb * 64, 0], [64, 256], [64, 256], target_memory=pl.Mem.Mat)
+            if {p}_kb == 0:
+                {p}_r: pl.Tile[[128, 256], pl.FP32, pl.Mem.Acc] = pl.tile.matmul({p}_am, {p}_bm)
+                {p}_phi: pl.Tile[[128, 256], pl.FP32, pl.Mem.Acc] = pl.yield_({p}_r)
+            else:
+                {p}_r2: pl.Tile[[128, 256], pl.FP32, pl.Mem.Acc] = pl.tile.matmul_acc({p}_acc, {p}_am, {p}_bm)
+                {p}_phi: pl.Tile[[128, 256], pl.FP32, pl.Mem.Acc] = pl.yield_({p}_r2)
+            {p}_res: pl.Tile[[128, 256], pl.FP32, pl.Mem.Acc] = pl.yield_({p}_phi)
+        {p}_out: pl.Tensor[[256, 256], pl.FP32] = pl.tile.store({p}_res, [{row}, 0], {chain})
+"""
+    expected = kernel("a: pl.Tensor[[256, 256], pl.BF16], b: pl.Tensor[[256, 256], pl.BF16], "
+                      "out: pl.Out[pl.Tensor[[256, 256], pl.FP32]]", "pl.Tensor[[256, 256], pl.FP32]",
+                      tile.format(p="t0", row=0, chain="out")
+                      + tile.format(p="t1", row=128, chain="t0_out") + "        return t1_out\n")
+    assert_structural_equal(out, pl.parse_program(expected))
+    assert hints == []
+
+
+def test_canonical_split_k_accumulator_that_fits_is_left_to_the_per_matmul_rewrite():
+    src = split_k_kernel(128, 128)
+    prog = pl.parse_program(src)
+    with PassContext():
+        assert auto_tile_matmul_l0()(prog) is prog
+
+
+def test_canonical_split_k_grid_compiles_through_the_default_pipeline():
+    from ptoc.passes import PassManager
+
+    with PassContext():
+        out = PassManager.get_strategy().run_passes(pl.parse_program(split_k_kernel(256, 256)),
+                                                    write_report=False)
+    assert out.functions[0].body.stmts

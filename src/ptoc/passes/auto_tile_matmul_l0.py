@@ -2,7 +2,8 @@
 
 Reads top-down like its reference:
 
-1. Per function (§3.1): plan dbC for the user's own pipeline loops (§3.6,
+1. Per function (§3.1): move an output grid outside a user split-K loop whose accumulator
+   exceeds L0C (``auto_tile_split_k``), plan dbC for the user's own pipeline loops (§3.6,
    ``auto_tile_pipeline_dbc``), then walk each statement list, inner loops first.
 2. Per matmul (§3.2, ``auto_tile_analysis``): residency and dtype filters, then
    ``ChooseL0Tile`` under the dbC gate read from the current PassContext.
@@ -36,6 +37,7 @@ from ptoc.passes.auto_tile_emit import (
     make_scratch,
 )
 from ptoc.passes.auto_tile_pipeline_dbc import apply_pipeline_dbc, build_pipeline_dbc_plan
+from ptoc.passes.auto_tile_split_k import rewrite_canonical_split_k
 from ptoc.passes.base import program_pass
 from ptoc.passes.context import MemoryPlanner, PassContext
 from ptoc.passes.l0_tile_chooser import L0TileResult, Stationarity
@@ -68,9 +70,12 @@ register_default_pass(auto_tile_matmul_l0)
 
 
 def _transform_function(fn: Function, target: Target, ctx: PassContext, hints: HintLog) -> Function:
-    """§3.1: existing-pipeline dbC plan first, then the per-SeqStmts rewrite."""
-    plan = build_pipeline_dbc_plan(fn, target, ctx)
-    body = _Rewriter(target, ctx, hints, plan).seq(fn.body)
+    """§3.1: the split-K accumulator pre-phase, the existing-pipeline dbC plan on its result,
+    then the per-SeqStmts rewrite."""
+    pre = rewrite_canonical_split_k(fn.body, target, ctx, hints)
+    staged = fn if pre is fn.body else replace(fn, body=pre)
+    plan = build_pipeline_dbc_plan(staged, target, ctx)
+    body = _Rewriter(target, ctx, hints, plan).seq(pre)
     return fn if body is fn.body else replace(fn, body=body)
 
 
