@@ -8,7 +8,7 @@ K-loops and Mat scratch, at the store for direct-store grids). Names follow PyPT
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ptoc.dtypes import DataType, ForKind, MemorySpace
@@ -300,7 +300,3 @@ def make_scratch(b: Block, name: str, shape: tuple[int, int], dtype: DataType) -
     """``tile.create(shape, dtype, target_memory=Mat)``: the L1 scratch an Acc is drained into."""
     return b.let(name, make_call("tile.create", (list(shape),),
                                  {"dtype": dtype, "target_memory": Mem.Mat}))
-
-
-def retype(var: Var, ty) -> Var:
-    return replace(var, type=ty)

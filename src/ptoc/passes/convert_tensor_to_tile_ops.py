@@ -21,7 +21,7 @@ from ptoc.ir.nodes import (
 )
 from ptoc.ir.types import TensorType, TileType, static_shape
 from ptoc.ir.visitor import fold_constants
-from ptoc.ops import get_op, make_call
+from ptoc.ops import make_call
 from ptoc.passes.base import function_pass
 from ptoc.passes.manager import register_default_pass
 
@@ -302,6 +302,3 @@ def _drop_dead_views(body: SeqStmts) -> SeqStmts:
         return replace(seq, stmts=tuple(out))
 
     return prune(body)
-
-
-assert get_op("tensor.slice")  # the tensor ops this pass lowers are registered
