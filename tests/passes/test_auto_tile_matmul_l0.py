@@ -671,3 +671,23 @@ def test_canonical_split_k_grid_compiles_through_the_default_pipeline():
         out = PassManager.get_strategy().run_passes(pl.parse_program(split_k_kernel(256, 256)),
                                                     write_report=False)
     assert out.functions[0].body.stmts
+
+
+def test_matmul_acc_init_cond_only_overwrites_on_the_first_k_block():
+    """``init_cond`` (overwrite instead of accumulate) must not reset the accumulator on
+    later K blocks, so the K-loop conjoins it with ``ko == 0``."""
+    src = kernel("a: pl.Tensor[[16, 2048], pl.BF16], b: pl.Tensor[[2048, 64], pl.BF16], "
+                 "out: pl.Out[pl.Tensor[[16, 64], pl.FP32]]", "pl.Tensor[[16, 64], pl.FP32]", """\
+        acc0 = pl.tile.create([16, 64], dtype=pl.FP32, target_memory=pl.Mem.Acc)
+        for j, (acc,) in pl.range(0, 2, 1, init_values=(acc0,)):
+            am = pl.load(a, [0, 0], [16, 2048], target_memory=pl.Mem.Mat)
+            bm = pl.load(b, [0, 0], [2048, 64], target_memory=pl.Mem.Mat)
+            c = pl.matmul_acc(acc, am, bm, init_cond=j == 0)
+            acc2 = pl.yield_(c)
+        out = pl.store(acc2, [0, 0], out)
+        return out
+""")
+    out, _ = run(src)
+    (mm,) = calls(out, "tile.matmul_acc")
+    cond = mm.value.kwarg("init_cond")
+    assert cond.op == "and" and cond.rhs.op == "==" and cond.rhs.lhs is loops(out)[1].loop_var

@@ -105,6 +105,7 @@ class KLoopSpec:
     col: Index = 0
     bias: Var | None = None      # the bias window for this tile (matmul_bias)
     acc: Var | None = None       # caller accumulator (matmul_acc): uniform matmul_acc
+    init_cond: Expr | None = None  # the caller's "overwrite instead of accumulate" predicate
 
 
 def build_k_loop(b: Block, spec: KLoopSpec, base: str, dtype: DataType,
@@ -137,7 +138,11 @@ def build_k_loop(b: Block, spec: KLoopSpec, base: str, dtype: DataType,
             (c_iter,) = iters
             sa, sb = block_operands(blk, ko, spec.k, f"{base}_l0_a", f"{base}_l0_b")
             if spec.acc is not None:
-                return [blk.let(f"{base}_l0_c_acc", make_call("tile.matmul_acc", (c_iter, sa, sb)))]
+                # A caller's init_cond may only overwrite on the first K block.
+                cond = {} if spec.init_cond is None else \
+                    {"init_cond": BinOp("and", spec.init_cond, BinOp("==", ko, ConstInt(0)))}
+                return [blk.let(f"{base}_l0_c_acc",
+                                make_call("tile.matmul_acc", (c_iter, sa, sb), cond))]
             then_b, else_b = blk.child(), blk.child()
             first = then_b.let(f"{base}_l0_c_first", first_call(sa, sb))
             then_b.stmts.append(YieldStmt((first,), loc=b.loc))
@@ -156,7 +161,8 @@ def build_k_loop(b: Block, spec: KLoopSpec, base: str, dtype: DataType,
         _stage_vec_lhs(b, spec, base)
         sa, sb = block_operands(b, 0, k_full, f"{base}_l0_a", f"{base}_l0_b")
         name = f"{base}_l0_kmain" if tail else final_name
-        call = make_call("tile.matmul_acc", (spec.acc, sa, sb)) if spec.acc is not None \
+        cond = {} if spec.init_cond is None else {"init_cond": spec.init_cond}
+        call = make_call("tile.matmul_acc", (spec.acc, sa, sb), cond) if spec.acc is not None \
             else first_call(sa, sb)
         current = b.let(name, call, None if tail else result)
     if tail:

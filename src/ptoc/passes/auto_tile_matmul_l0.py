@@ -244,7 +244,7 @@ class _Rewriter:
 
     def k_only(self, b: Block, site: MatmulSite, k: int) -> list[Stmt]:
         spec = KLoopSpec(site.lhs, site.rhs, site.M, site.N, k, site.K, bias=site.bias,
-                         acc=site.acc)
+                         acc=site.acc, init_cond=site.call.kwarg("init_cond"))
         build_k_loop(b, spec, site.result.name, site.out_dtype, result=site.result)
         return b.stmts
 
