@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ptoc.codegen import CodegenError
-from ptoc.codegen.tile_types import tile_buf_type, valid_shape
+from ptoc.codegen.tile_types import padded_tile_bytes, tile_buf_type, valid_shape
 from ptoc.dtypes import DataType, MemorySpace
 from ptoc.ir.nodes import ConstInt
 from ptoc.ir.types import TileLayout, TileType, TileView
@@ -35,18 +35,13 @@ def test_tile_view_overrides_the_defaults():
     assert (t.blayout, t.slayout) == ("col_major", "none_box")
 
 
-def test_single_column_vec_tiles_are_dn_column_vectors():
+def test_vec_rows_are_padded_to_32_bytes_and_others_are_not():
     t = tile_buf_type(TileType((16, 1), F32, M.Vec), "t")
-    assert (t.rows, t.cols, t.blayout, t.slayout) == (16, 1, "col_major", "none_box")
-    assert tile_buf_type(TileType((16, 16), BF16, M.Vec), "t").blayout == "row_major"
+    assert (t.rows, t.cols) == (16, 8)
+    assert padded_tile_bytes(TileType((16, 1), F32, M.Vec)) == 512
+    assert tile_buf_type(TileType((16, 4), BF16, M.Vec), "t").cols == 16
+    assert tile_buf_type(TileType((16, 16), F32, M.Acc), "t").cols == 16
     assert tile_buf_type(TileType((64,), F32, M.Vec), "t").shape == (1, 64)  # 1-D is one row
-
-
-def test_vec_rows_narrower_than_32_bytes_are_rejected_with_the_fix():
-    with pytest.raises(CodegenError, match=r"16x4 f32.*16 bytes") as info:
-        tile_buf_type(TileType((16, 4), F32, M.Vec), "'t'")
-    assert "[16, 8]" in info.value.hint and "valid_shape=[16, 4]" in info.value.hint
-    assert tile_buf_type(TileType((16, 4), F32, M.Acc), "t").cols == 4  # only Vec rows
 
 
 def test_valid_shape_sources():

@@ -483,15 +483,7 @@ class _KernelVerifier:
                                       f"multiple of {grid} in both dims",
                                 f"pad to {-(-ty.rows // grid) * grid}x{-(-ty.cols // grid) * grid} and "
                                 "set the valid shape")
-        if ty.loc is MemorySpace.Vec and ty.blayout == "col_major" and ty.cols == 1:
-            # A DN column vector ([N, 1], e.g. a row-reduction result) is one contiguous column.
-            col_bytes = ty.rows * ty.dtype.nbytes
-            if col_bytes % self.target.address_alignment:
-                raise self.fail(inst, f"{name}: a vec column of {ty.rows} {ty.dtype.pto_name} is "
-                                      f"{col_bytes} bytes, not a multiple of "
-                                      f"{self.target.address_alignment}",
-                                "pad rows and set v_row to the valid height")
-        elif ty.loc is MemorySpace.Vec:
+        if ty.loc is MemorySpace.Vec:
             # Vector operands are 32-byte aligned [S] (hw-model.md §1.3), so each row is too.
             row_bytes = ty.cols * ty.dtype.nbytes
             if row_bytes % self.target.address_alignment:
@@ -548,13 +540,6 @@ class _KernelVerifier:
         b: TileBufType = big.type
         s: TileBufType = small.type
         r, c = self.const(row), self.const(col)
-        grid = self.target.fractal_alignment
-        for value, what in ((r, "row"), (c, "col")):
-            # Window offsets are whole fractals [S] (hw-model.md §4.1 textract "offsets 16-aligned").
-            if value is not None and value % grid:
-                raise self.fail(inst, f"{inst.opcode}: {what} offset {value} is not a multiple of "
-                                      f"{grid}", f"use {value - value % grid} or "
-                                                 f"{value - value % grid + grid}")
         if r is not None and (r < 0 or r + s.rows > b.rows):
             raise self.fail(inst, f"{inst.opcode}: rows [{r}, {r + s.rows}) {verb} %{big.name} with "
                                   f"{b.rows} rows", "use a smaller row offset or tile")
