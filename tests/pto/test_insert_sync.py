@@ -444,3 +444,46 @@ def test_fallback_note_carries_source_locations():
         "pto.tabs ins(%t8 : " + VEC + ") outs(%t8 : " + VEC + ') loc("k.py":12:3)')
     (note,) = insert_sync(parse(text)).fallbacks
     assert note.consumer_loc is not None and note.consumer_loc.line == 12
+
+
+def test_flag_that_could_be_set_twice_gets_a_rendezvous_not_a_barrier():
+    """Producer and consumer in different arms of a branch inside a loop: the flag is set
+    after the branch every iteration, even when the arm taken has no work on the source
+    pipe, so the source could set it again before the destination waited. A reverse pair
+    (set right after the wait, waited right before the next set) keeps the bit alternating
+    without a PIPE_ALL barrier."""
+    body = "\n".join([
+        "scf.for %i = %c0 to %n step %c1 {",
+        "%p = arith.cmpi eq, %i, %c1 : index",
+        "scf.if %p {", load("t0", "%wx0"), "} else {", vop("tabs", "t1", "t0"), "}",
+        "}", store("t1", "%wy0")])
+    result = insert_sync(parse(vec_kernel(body, params=", %n: index")))
+    assert result.fallbacks == []
+    assert sync_lines(result.module) == [
+        "pto.set_flag[<V>, <MTE2>, <0>]",           # loop-carried: tabs(i) -> tload(i+1)
+        "pto.set_flag[<MTE2>, <V>, <0>]",           # loop-carried: tload(i) -> tabs(i+1)
+        "scf.for",
+        "pto.wait_flag[<V>, <MTE2>, <0>]",
+        "pto.wait_flag[<MTE2>, <V>, <0>]",
+        "pto.set_flag[<MTE2>, <V>, <1>]",           # rendezvous: MTE2 has passed its wait
+        "pto.set_flag[<V>, <MTE2>, <1>]",           # rendezvous: V has passed its wait
+        "scf.if",
+        "pto.tload %t0",
+        "}",
+        "pto.barrier <V>",
+        "pto.tabs %t1",
+        "}",
+        "pto.wait_flag[<MTE2>, <V>, <1>]",          # V may set again only after MTE2 waited
+        "pto.wait_flag[<V>, <MTE2>, <1>]",
+        "pto.set_flag[<V>, <MTE2>, <0>]",
+        "pto.set_flag[<MTE2>, <V>, <0>]",
+        "}",
+        "pto.set_flag[<V>, <MTE3>, <0>]",
+        "pto.wait_flag[<V>, <MTE2>, <0>]",
+        "pto.wait_flag[<MTE2>, <V>, <0>]",
+        "pto.wait_flag[<V>, <MTE3>, <0>]",
+        "pto.tstore %wy0",
+    ]
+    assert result.stats["k"]["barrier_all"] == 0
+    for n in range(5):
+        run_checked(result.module, {**xy(n), "n": n})

@@ -31,7 +31,7 @@ from ptoc.errors import PtocError, SourceLoc
 from ptoc.pto.model import ForOp, IfOp, Kernel, Module, SyncOp
 from ptoc.pto.sync_access import AccessResolver, has_sync
 from ptoc.pto.sync_emit import emit_kernel
-from ptoc.pto.sync_events import allocate_events
+from ptoc.pto.sync_events import SELF_OVERLAP, allocate_events
 from ptoc.pto.sync_plan import BlockTree, SyncPlan
 from ptoc.pto.sync_walk import Walker
 
@@ -161,6 +161,8 @@ def sync_kernel(kernel: Kernel, target: Target, *, event_ids: int = NUM_EVENT_ID
         if not failed:
             return emit_kernel(kernel, plan), plan, notes
         for pid, reason in failed[:1]:
+            if reason == SELF_OVERLAP and plan.add_rendezvous(pid) is not None:
+                continue                    # try a rendezvous before giving up the flag
             pair = plan.remove_pair(pid)
             plan.add_barrier(pair.block, pair.wait_gap, Pipe.PIPE_ALL)
             notes.append(_fallback_note(kernel.name, reason, pair.src, pair.dst, pair.producer,

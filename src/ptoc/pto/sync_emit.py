@@ -45,9 +45,11 @@ def _gap(plan: SyncPlan, b: int, g: int) -> list[SyncOp]:
         p = pairs[pid]
         return SyncOp(kind, src=p.src, dst=p.dst, event=p.event)
 
-    ops = [flag("set_flag", pid) for pid in plan.sets_at.get(key, ())]
+    ops = [flag("wait_flag", pid) for pid in plan.early_waits_at.get(key, ())]
+    ops += [flag("set_flag", pid) for pid in plan.sets_at.get(key, ())]
     ops += [flag("wait_flag", pid) for pid in plan.post_waits_at.get(key, ())]
     ops += [flag("set_flag", pid) for pid in plan.pre_sets_at.get(key, ())]
     ops += [flag("wait_flag", pid) for pid in plan.waits_at.get(key, ())]
+    ops += [flag("set_flag", pid) for pid in plan.late_sets_at.get(key, ())]
     ops += [SyncOp("barrier", pipe=pipe) for pipe in plan.barriers_at.get(key, ())]
     return ops

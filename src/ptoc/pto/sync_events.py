@@ -22,6 +22,11 @@ from ptoc.pto.sync_plan import SyncPlan
 from ptoc.pto.sync_walk import IDX, Instance
 
 
+#: Reason of a pair whose consecutive uses could set the bit twice (answered by a rendezvous
+#: pair first, by PIPE_ALL if that does not help).
+SELF_OVERLAP = "two of its own instances overlap (the flag would be set twice before its wait)"
+
+
 def _exclusive(p: tuple, q: tuple) -> bool:
     arms = dict(p)
     return any(tag in arms and arms[tag] != arm for tag, arm in q)
@@ -53,8 +58,7 @@ def allocate_events(plan: SyncPlan, instances: dict[int, list[Instance]],
             own = [x for x in insts[pid] if not x.zero_trip]
             if any(not _compatible(a, b, d, own=True)
                    for i, a in enumerate(own) for b in own[i + 1:]):
-                failed.append((pid, "two of its own instances overlap (the flag would be set "
-                                    "twice before its wait)"))
+                failed.append((pid, SELF_OVERLAP))
             else:
                 usable.append(pid)
         usable.sort(key=lambda p: (min((x.set_stamp for x in insts[p]), default=0), p))

@@ -11,14 +11,22 @@ Placement model. Each block (kernel body, loop body, branch arm) has items ``0..
 item ``g``). Inside one gap the sync ops are written in a fixed order, and the analysis
 replays them in the same order:
 
+0. early waits (of rendezvous pairs, which must hold back the sets of group 1);
 1. sets of pairs whose producer is item ``g-1`` (or the region ending at ``g-1``);
-2. post-loop waits of loop-carried pairs of the loop at item ``g-1``;
-3. pre-loop sets of loop-carried pairs of the loop at item ``g``;
+2. post-loop waits of loop-carried pairs of the region at item ``g-1``;
+3. pre-loop sets of loop-carried pairs of the region at item ``g``;
 4. waits of pairs whose consumer is item ``g`` (or the region starting at ``g``);
-5. barriers (``PIPE_V`` same-pipe barriers, ``PIPE_ALL`` fallbacks).
+5. late sets (of rendezvous pairs, which must follow the waits of group 4);
+6. barriers (``PIPE_V`` same-pipe barriers, ``PIPE_ALL`` fallbacks).
 
 Sets come first so a set fires as early as its producer allows; waits come last so a
 consumer pipe blocks as late as possible.
+
+A *rendezvous* pair answers a pair ``u`` (src -> dst) whose consecutive uses could set the
+bit twice (the source pipe may reach the next set before the destination pipe reached the
+wait): it goes dst -> src, set right after ``u``'s wait (group 5 of ``u``'s wait gap) and
+waited right before ``u``'s set (group 0 of ``u``'s set gap), so each set of ``u`` happens
+after the previous wait of ``u``.
 """
 
 from __future__ import annotations
@@ -88,6 +96,8 @@ class Pair:
     consumer: object
     hazard: str
     event: int | None = None
+    rendezvous: bool = False            # set late / waited early (see module doc)
+    answered_by: int | None = None      # the rendezvous pair added for this pair
 
 
 @dataclass
@@ -96,28 +106,33 @@ class SyncPlan:
 
     tree: BlockTree
     pairs: dict[int, Pair] = field(default_factory=dict)
+    early_waits_at: dict[tuple[int, int], list[int]] = field(default_factory=dict)
     sets_at: dict[tuple[int, int], list[int]] = field(default_factory=dict)
     post_waits_at: dict[tuple[int, int], list[int]] = field(default_factory=dict)
     pre_sets_at: dict[tuple[int, int], list[int]] = field(default_factory=dict)
     waits_at: dict[tuple[int, int], list[int]] = field(default_factory=dict)
+    late_sets_at: dict[tuple[int, int], list[int]] = field(default_factory=dict)
     barriers_at: dict[tuple[int, int], list[Pipe]] = field(default_factory=dict)
     keys: dict = field(default_factory=dict)     # (block, set gap, wait gap, src, dst) -> id
     next_id: int = 0
 
     def add_pair(self, src: Pipe, dst: Pipe, block: int, set_gap: int, wait_gap: int, *,
-                 producer, consumer, hazard: str) -> Pair | None:
+                 producer, consumer, hazard: str, rendezvous: bool = False) -> Pair | None:
         """Register a pair; None when the same pair already exists (nothing new)."""
-        key = (block, set_gap, wait_gap, src, dst)
+        key = (block, set_gap, wait_gap, src, dst, rendezvous)
         if key in self.keys:
             return None
-        carried = set_gap > wait_gap
+        # a rendezvous sets in group 5 and waits in group 0: carried even within one gap
+        carried = (set_gap, 5 if rendezvous else 1) > (wait_gap, 0 if rendezvous else 4)
         self.next_id += 1
         pair = Pair(self.next_id, src, dst, block, set_gap, wait_gap, carried, producer,
-                    consumer, hazard)
+                    consumer, hazard, rendezvous=rendezvous)
         self.pairs[pair.ident] = pair
         self.keys[key] = pair.ident
-        self.sets_at.setdefault((block, set_gap), []).append(pair.ident)
-        self.waits_at.setdefault((block, wait_gap), []).append(pair.ident)
+        sets, waits = ((self.late_sets_at, self.early_waits_at) if rendezvous
+                       else (self.sets_at, self.waits_at))
+        sets.setdefault((block, set_gap), []).append(pair.ident)
+        waits.setdefault((block, wait_gap), []).append(pair.ident)
         if carried:
             parent, g = self.outermost(block)
             self.pre_sets_at.setdefault((parent, g), []).append(pair.ident)
@@ -139,12 +154,29 @@ class SyncPlan:
         return parent
 
     def active(self, block: int, set_gap: int, wait_gap: int, src: Pipe, dst: Pipe) -> bool:
-        """True when this pair exists and has not fallen back to a barrier."""
-        return self.keys.get((block, set_gap, wait_gap, src, dst)) in self.pairs
+        """True when this (ordinary) pair exists and has not fallen back to a barrier."""
+        return self.keys.get((block, set_gap, wait_gap, src, dst, False)) in self.pairs
+
+    def add_rendezvous(self, ident: int) -> Pair | None:
+        """Answer pair ``ident`` with a rendezvous pair (module doc); None when that is not
+        possible (already answered, a rendezvous itself, or it would be loop-carried outside
+        a loop body)."""
+        u = self.pairs[ident]
+        if u.rendezvous or u.answered_by is not None:
+            return None
+        carried = (u.wait_gap, 5) > (u.set_gap, 0)
+        if carried and self.tree[u.block].kind != "for":
+            return None
+        r = self.add_pair(u.dst, u.src, u.block, u.wait_gap, u.set_gap, producer=u.consumer,
+                          consumer=u.producer, hazard="order", rendezvous=True)
+        if r is not None:
+            u.answered_by = r.ident
+        return r
 
     def remove_pair(self, ident: int) -> Pair:
         pair = self.pairs.pop(ident)
-        for table in (self.sets_at, self.waits_at, self.pre_sets_at, self.post_waits_at):
+        for table in (self.sets_at, self.waits_at, self.pre_sets_at, self.post_waits_at,
+                      self.early_waits_at, self.late_sets_at):
             for ids in table.values():
                 if ident in ids:
                     ids.remove(ident)

@@ -154,6 +154,8 @@ class Walker:
 
     def gap(self, b: int, g: int, st: State, live: list, path: tuple) -> None:
         key, plan = (b, g), self.plan
+        for pid in plan.early_waits_at.get(key, ()):
+            self.fire_wait(pid, st, path)
         for pid in plan.sets_at.get(key, ()):
             self.fire_set(pid, st, path)
         for pid in plan.post_waits_at.get(key, ()):
@@ -162,6 +164,8 @@ class Walker:
             self.fire_set(pid, st, path, pre=True)
         for pid in plan.waits_at.get(key, ()):
             self.fire_wait(pid, st, path)
+        for pid in plan.late_sets_at.get(key, ()):
+            self.fire_set(pid, st, path)
         for pipe in plan.barriers_at.get(key, ()):
             self.fire_barrier(pipe, st, live)
 
