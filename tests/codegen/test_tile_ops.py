@@ -233,8 +233,9 @@ def test_row_reductions_take_a_scratch_tile(call, opcode, operands):
     """)
     (op,) = find(k, opcode)
     assert [v.name for v in op.ins] == operands
-    # a [16, 1] f32 column is padded to one 32-byte block per row; its valid width stays 1
-    assert (op.outs[0].type.rows, op.outs[0].type.cols) == (16, 8)
+    # a [16, 1] result is a DN column vector: col_major, one contiguous 64-byte column
+    out = op.outs[0].type
+    assert (out.rows, out.cols, out.blayout) == (16, 1, "col_major")
     (alloc,) = [a for a in find(k, "pto.alloc_tile") if a.results[0].name == "z"]
     assert alloc.attr("valid_col").name == "c1_index"
 

@@ -23,7 +23,7 @@ from ptoc.pto.model import EnumAttr, Instruction, ScalarType, TensorViewType, Ti
 
 from ptoc.codegen.errors import CodegenError
 from ptoc.codegen.names import describe
-from ptoc.codegen.tile_types import padded_cols, tile_buf_type, valid_shape
+from ptoc.codegen.tile_types import tile_buf_type, valid_shape
 
 
 class BufferBinding:
@@ -165,8 +165,7 @@ class BufferBinding:
                 hint="use whole rows of a row-major Vec tile, or copy with tile.extract")
         _, base = self.buffer_key[parent]
         addr = base + (r0 * ptype.cols + c0) * ptype.dtype.nbytes
-        buf = dataclasses.replace(ptype, rows=rows,
-                                  cols=padded_cols(ptype.loc, cols, ptype.dtype.nbytes))
+        buf = dataclasses.replace(ptype, rows=rows, cols=cols)
         value = Value(name, buf)
         self.buffer_key[value] = (ptype.loc, addr)
         self.valid_of[value] = (rows, cols)

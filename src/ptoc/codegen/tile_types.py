@@ -16,10 +16,11 @@ ones PyPTO's own kernels show:
 The valid extents are always emitted as operands of ``pto.alloc_tile`` (``v_row=?``), as
 PyPTO does, so one type serves tiles whose valid region is only known at run time.
 
-Vec (and Bias) rows are 32-byte aligned on the vector unit (hw-model.md §1.3), so a tile whose
-row is narrower — typically the ``[N, 1]`` result of a row reduction — gets its physical
-``cols`` padded up to 32 bytes (``[16, 1]`` f32 -> ``cols=8``) while its valid width stays 1.
-The planner must reserve the padded bytes (``padded_tile_bytes``).
+Vec rows are 32-byte aligned on the vector unit (hw-model.md §1.3). A single-column Vec tile —
+the ``[N, 1]`` result of a row reduction, the operand of a row broadcast — is a DN column vector
+instead: ``blayout=col_major`` with ``cols=1``, its N elements contiguous, as PyPTO emits it
+(so it occupies exactly the ``N * bytes`` the memory planner reserved). Any other Vec tile with a
+row narrower than 32 bytes cannot be expressed and is a CodegenError naming the fix.
 """
 
 from __future__ import annotations
@@ -65,20 +66,6 @@ def static_2d(shape, what: str, loc=None) -> tuple[int, int]:
 _ROW_ALIGN = 32  # bytes; vector operands and Vec rows are 32-byte aligned
 
 
-def padded_cols(space: MemorySpace, cols: int, elem_bytes: int) -> int:
-    """Physical columns of a tile row: Vec/Bias rows are padded to a multiple of 32 bytes."""
-    if space not in (MemorySpace.Vec, MemorySpace.Bias):
-        return cols
-    per_block = max(1, _ROW_ALIGN // elem_bytes)
-    return -(-cols // per_block) * per_block
-
-
-def padded_tile_bytes(ty: TileType) -> int:
-    """Bytes the emitted ``tile_buf`` of ``ty`` occupies (rows x padded cols x element)."""
-    rows, cols = static_2d(ty.shape, "tile")
-    return rows * padded_cols(ty.memory_space, cols, ty.dtype.nbytes) * ty.dtype.nbytes
-
-
 def tile_buf_type(ty: TileType, what: str, loc=None) -> TileBufType:
     """The ``!pto.tile_buf`` of an IR tile type (``what`` names the variable for errors)."""
     space = ty.memory_space
@@ -86,8 +73,17 @@ def tile_buf_type(ty: TileType, what: str, loc=None) -> TileBufType:
         raise CodegenError(f"tile {what} has no on-chip memory space at codegen", loc,
                         hint="run InferTileMemorySpace before codegen")
     rows, cols = static_2d(ty.shape, f"tile {what}", loc)
-    cols = padded_cols(space, cols, ty.dtype.nbytes)
     blayout, slayout, fractal = _DEFAULTS[space]
+    if space is MemorySpace.Vec and cols == 1 and rows > 1:
+        blayout = "col_major"  # DN column vector
+    elif space is MemorySpace.Vec and (cols * ty.dtype.nbytes) % _ROW_ALIGN:
+        per_row = -(-cols * ty.dtype.nbytes // _ROW_ALIGN) * _ROW_ALIGN // ty.dtype.nbytes
+        raise CodegenError(
+            f"Vec tile {what} is {rows}x{cols} {ty.dtype.pto_name}: its rows are "
+            f"{cols * ty.dtype.nbytes} bytes, but vector tiles need rows of a multiple of "
+            f"{_ROW_ALIGN} bytes (or a single column)", loc,
+            hint=f"allocate [{rows}, {per_row}] and narrow it with "
+            f"pl.TileView(valid_shape=[{rows}, {cols}])")
     pad = 0
     view = ty.view
     if view is not None:

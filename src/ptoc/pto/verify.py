@@ -483,7 +483,15 @@ class _KernelVerifier:
                                       f"multiple of {grid} in both dims",
                                 f"pad to {-(-ty.rows // grid) * grid}x{-(-ty.cols // grid) * grid} and "
                                 "set the valid shape")
-        if ty.loc is MemorySpace.Vec:
+        if ty.loc is MemorySpace.Vec and ty.blayout == "col_major" and ty.cols == 1:
+            # A DN column vector ([N, 1], e.g. a row-reduction result) is one contiguous column.
+            col_bytes = ty.rows * ty.dtype.nbytes
+            if col_bytes % self.target.address_alignment:
+                raise self.fail(inst, f"{name}: a vec column of {ty.rows} {ty.dtype.pto_name} is "
+                                      f"{col_bytes} bytes, not a multiple of "
+                                      f"{self.target.address_alignment}",
+                                "pad rows and set v_row to the valid height")
+        elif ty.loc is MemorySpace.Vec:
             # Vector operands are 32-byte aligned [S] (hw-model.md §1.3), so each row is too.
             row_bytes = ty.cols * ty.dtype.nbytes
             if row_bytes % self.target.address_alignment:
