@@ -37,10 +37,6 @@ def is_on_chip(memref: MemRef | None) -> bool:
     return memref is not None and isinstance(memref.base, Var)
 
 
-def base_name(memref: MemRef) -> str:
-    return memref.base.name if isinstance(memref.base, Var) else str(memref.base)
-
-
 def with_memref(ty: Type, memref: MemRef | None) -> Type:
     """``ty`` with its MemRef replaced (tiles and tensors only)."""
     if isinstance(ty, (TileType, TensorType)):
@@ -196,7 +192,7 @@ def new_ptr(name: str) -> Var:
 
 
 __all__ = [
-    "PIPELINE_MEMBERSHIP", "zero_offset", "memref_of", "is_on_chip", "base_name", "with_memref",
+    "PIPELINE_MEMBERSHIP", "zero_offset", "memref_of", "is_on_chip", "with_memref",
     "is_alloc", "alloc_space", "alloc_size", "walk_stmts", "defined_vars", "membership_of",
     "last_yield", "retype_function", "physical_bytes", "new_ptr",
 ]
