@@ -16,7 +16,7 @@ from typing import Any
 from ptoc.dtypes import DataType, Direction, ForKind, FunctionType
 from ptoc.errors import PtocError
 from ptoc.ir.nodes import (
-    AssignStmt, Call, ConstInt, EvalStmt, Expr, ForStmt, Function, IfStmt, IterArg, Param,
+    AssignStmt, ConstBool, Call, ConstInt, EvalStmt, Expr, ForStmt, Function, IfStmt, IterArg, Param,
     ReturnStmt, SeqStmts, Stmt, Var, YieldStmt,
 )
 from ptoc.ir.types import PtrType, ScalarType, TensorType, TileType, TupleType, Type
@@ -533,6 +533,10 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeOutliner):
 
     def _stmt_If(self, node: ast.If) -> list[Stmt]:
         cond = self.expr(node.test)
+        if is_static(cond) and isinstance(cond, bool) and _arms_yield(node):
+            # Printed IR of a phi-carrying if whose condition a pass folded to a constant
+            # (LowerPipelineLoops' tail clone of ``if ko == 0``): keep the IfStmt.
+            cond = ConstBool(cond)
         if is_static(cond):
             stmts, yld = self.block(node.body if cond else node.orelse, allow_yield=False)
             return stmts
@@ -617,3 +621,15 @@ def wrap_errors(ctx: ParseContext, node: ast.AST, fn, *args):
         if err.loc is None:
             raise type(err)(err.message, ctx.loc(node), hint=err.hint) from None
         raise
+
+
+def _arms_yield(node: ast.If) -> bool:
+    """True when both arms of ``node`` end in a ``pl.yield_`` (bare or assigned)."""
+    def ends_in_yield(body) -> bool:
+        if not body:
+            return False
+        last = body[-1]
+        value = getattr(last, "value", None)
+        func = getattr(value, "func", None)
+        return isinstance(value, ast.Call) and getattr(func, "attr", None) == "yield_"
+    return ends_in_yield(node.body) and ends_in_yield(node.orelse)
