@@ -4,8 +4,18 @@
 
 * ``sync_access`` — the pipe and byte ranges of every instruction (dependences);
 * ``sync_walk``   — the virtual-trace walk that decides pairs, barriers and fallbacks;
+* ``sync_plan``   — the pairs and barriers of a kernel and where they sit;
 * ``sync_events`` — event ids (at most 8 per pipe pair) from happens-before interference;
 * ``sync_emit``   — writing the plan into the structured program.
+
+Decisions, in order: every RAW/WAR/WAW between two pipes gets a set after the producer and
+a wait before the consumer (transitive chains pruned, hazards into a loop or branch waited
+before it, hazards out of it set after it, loop-carried hazards chained through a pre-loop
+set and a post-loop wait); same-pipe hazards get ``pipe_barrier`` on ``PIPE_V`` only; each
+pair gets an event id such that a bit is never set twice; a pair whose consecutive uses
+could set its bit twice first gets a *rendezvous* (a reverse pair that holds the next set
+back until the previous wait has passed); a pair left without an id falls back to
+``barrier(PIPE_ALL)`` with a ``SyncNote``.
 
 Usage::
 

@@ -12,7 +12,9 @@ FIX drain overlaps the next MAD therefore get distinct ids, while a slot reused 
 its wait has retired shares one.
 
 A pair that cannot get an id (all eight taken by interfering pairs), or whose own instances
-overlap (the bit would be set twice), is returned for the ``barrier(PIPE_ALL)`` fallback.
+overlap (the bit would be set twice: ``SELF_OVERLAP``), is returned to the caller, which
+answers the second case with a rendezvous pair first and falls back to ``barrier(PIPE_ALL)``
+otherwise.
 """
 
 from __future__ import annotations
