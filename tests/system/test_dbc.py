@@ -57,7 +57,8 @@ def dbc_markers_after_auto_tile(compiled) -> int:
 
 def acc_matmuls_by_loop(program, kernel="kernel"):
     """``[(loop body index or None, memref base name)]`` for every Acc-producing matmul of the
-    kernel; matmuls directly in the same loop body share an index (None: straight-line)."""
+    kernel; matmuls directly in the same innermost loop body share a positive index (a body
+    holding a nested loop gets a negative one; None: straight-line)."""
     found = []
     bodies = [0]
 
@@ -65,7 +66,8 @@ def acc_matmuls_by_loop(program, kernel="kernel"):
         for s in stmts:
             if isinstance(s, ForStmt):
                 bodies[0] += 1
-                walk(s.body.stmts, bodies[0])
+                innermost = not any(isinstance(t, ForStmt) for t in s.body.stmts)
+                walk(s.body.stmts, bodies[0] if innermost else -bodies[0])
             elif (isinstance(s, AssignStmt) and getattr(s.value, "op", "").startswith("tile.matmul")
                   and getattr(s.var.type, "memory_space", None) is MemorySpace.Acc):
                 found.append((body, s.var.type.memref.base.name))
@@ -119,9 +121,9 @@ def test_dbc_pair_is_co_live_in_the_loop(tmp_path_factory, M, N):
     for body, base in matmuls:
         if body is not None:
             loops.setdefault(body, []).append(base)
-    # The dbC loop bodies hold one M0 M1 chunk; an outer body may also hold the inner
-    # loop's single tail clone.
-    dbc_loops = {body: bases for body, bases in loops.items() if len(bases) > 1}
+    # The innermost (dbC) loop bodies hold one M0 M1 chunk each; an outer body holds only
+    # the inner loops' single tail clones.
+    dbc_loops = {body: bases for body, bases in loops.items() if body > 0}
     assert dbc_loops and all(len(bases) == 2 for bases in dbc_loops.values())
     pair = set(next(iter(dbc_loops.values())))
     assert len(pair) == 2
