@@ -1,0 +1,67 @@
+"""Where memory maps go: ``<output_dir>/report/memmap_<kernel>.html``, one per kernel.
+
+Two entry points: ``write_memory_maps(compiled)`` for a ``CompiledProgram`` in hand (its
+allocations name each tile's storage, so aliases under the PYPTO planner are exact), and
+``write_dir_memory_maps(dir)`` for a compile output directory on disk (the Level-3 PTO in
+``pto/`` only; storage is then a tile's exact space, address and size).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ptoc.errors import PtocError
+from ptoc.report.memmap_html import render_memory_map
+from ptoc.report.memmap_model import build_memory_map
+
+
+class MemoryMapError(PtocError):
+    """A memory map cannot be drawn (no compile output, unreadable PTO)."""
+
+
+def memory_map_path(output_dir, kernel: str) -> Path:
+    return Path(output_dir) / "report" / f"memmap_{kernel}.html"
+
+
+def write_memory_map(module, kernel: str, output_dir, *, target=None, allocations=None,
+                     source: str = "") -> Path:
+    """Render one kernel of a parsed Level-3 PTO ``module`` and return the page's path."""
+    k = module.kernel(kernel)
+    mm = build_memory_map(k, target or module.target_arch or "a2a3", allocations=allocations,
+                          source=source)
+    path = memory_map_path(output_dir, kernel)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render_memory_map(mm), encoding="utf-8")
+    return path
+
+
+def write_memory_maps(compiled) -> list[Path]:
+    """A page per kernel of a ``CompiledProgram`` (what the compile/run path calls)."""
+    return [write_memory_map(compiled.pto_module(name), name, compiled.output_dir,
+                             target=compiled.target, allocations=compiled.allocations,
+                             source=f"pto/{name}.pto")
+            for name in sorted(compiled.pto_text)]
+
+
+def write_dir_memory_maps(output_dir: str | os.PathLike) -> list[Path]:
+    """A page per kernel of every ``pto/*.pto`` of a compile output directory."""
+    from ptoc.pto import parse
+
+    root = Path(output_dir)
+    files = sorted((root / "pto").glob("*.pto")) if (root / "pto").is_dir() else []
+    if not files:
+        raise MemoryMapError(f"{root} holds no pto/*.pto files",
+                             hint="give the output directory of a compile (ir.compile(..., "
+                                  "output_dir=DIR) or `ptoc compile -o DIR`)")
+    paths = []
+    for file in files:
+        try:
+            text = file.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise MemoryMapError(f"cannot read {file}: {exc.strerror}") from None
+        module = parse(text, filename=file.name)
+        for kernel in module.kernels:
+            paths.append(write_memory_map(module, kernel.name, root,
+                                          source=f"pto/{file.name}"))
+    return paths
