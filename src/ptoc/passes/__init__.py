@@ -57,3 +57,4 @@ from ptoc.passes.allocate_memory_addr import allocate_memory_addr
 from ptoc.passes.infer_tile_memory_space import infer_tile_memory_space
 from ptoc.passes.auto_tile_matmul_l0 import auto_tile_matmul_l0
 from ptoc.passes.convert_tensor_to_tile_ops import convert_tensor_to_tile_ops
+from ptoc.passes.lower_pipeline_to_slots import lower_pipeline_to_slots
