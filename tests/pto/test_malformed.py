@@ -119,6 +119,8 @@ CASES = [
     ("tstore_mat_no_path", {40: f"  pto.tstore ins(%am : {MAT_A}) outs(%pa : {PA})"}, 40, "no data path Mat -> DDR"),
     ("tstore_vec_cast", {40: f"  pto.tstore ins(%v : {VEC}) outs(%pa : {PA})"}, 40, "cannot store"),
     ("textract_rows_out_of_range", {26: f"  pto.textract ins(%am, %c16, %c0 : {MAT_A}, index, index) outs(%al : {LEFT})"}, 26, "rows [16, 32)"),
+    ("textract_offset_unaligned", {4: "  %c1 = arith.constant 8 : index",
+                                   26: f"  pto.textract ins(%am, %c0, %c1 : {MAT_A}, index, index) outs(%al : {LEFT})"}, 26, "col offset 8 is not a multiple of 16"),
     ("textract_into_acc", {26: f"  pto.textract ins(%am, %c0, %c0 : {MAT_A}, index, index) outs(%acc : {ACC})"}, 26, "dst %acc is in acc"),
     ("textract_mat_to_mat", {26: f"  pto.textract ins(%am, %c0, %c0 : {MAT_A}, index, index) outs(%bm : {MAT_B})"}, 26, "no data path Mat -> Mat"),
     ("textract_tile_offset", {26: f"  pto.textract ins(%am, %v, %c0 : {MAT_A}, {VEC}, index) outs(%al : {LEFT})"}, 26, "row %v must be a scalar"),

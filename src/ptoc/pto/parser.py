@@ -424,7 +424,6 @@ class _Parser:
 
     def op_partition_view(self, opcode, results, line) -> Instruction:
         self.want_results(results, opcode)
-        src_tok = self.tok
         src = self.use(f"as the source of {opcode}")
         self.expect(",", f"after the source of {opcode}")
         offsets = self.keyword_list("offsets", opcode)
@@ -434,7 +433,6 @@ class _Parser:
         src_ty = self.parse_type(f"of the {opcode} source")
         self.expect("->", f"between the source and result types of {opcode}")
         ty = self.parse_type(f"of the {opcode} result")
-        del src_tok
         return Instruction(opcode, (self.define(results[0], ty),), (Value(src.name, src_ty),),
                            attrs=(("offsets", offsets), ("sizes", sizes)))
 

@@ -548,6 +548,13 @@ class _KernelVerifier:
         b: TileBufType = big.type
         s: TileBufType = small.type
         r, c = self.const(row), self.const(col)
+        grid = self.target.fractal_alignment
+        for value, what in ((r, "row"), (c, "col")):
+            # Window offsets are whole fractals [S] (hw-model.md §4.1 textract "offsets 16-aligned").
+            if value is not None and value % grid:
+                raise self.fail(inst, f"{inst.opcode}: {what} offset {value} is not a multiple of "
+                                      f"{grid}", f"use {value - value % grid} or "
+                                                 f"{value - value % grid + grid}")
         if r is not None and (r < 0 or r + s.rows > b.rows):
             raise self.fail(inst, f"{inst.opcode}: rows [{r}, {r + s.rows}) {verb} %{big.name} with "
                                   f"{b.rows} rows", "use a smaller row offset or tile")
