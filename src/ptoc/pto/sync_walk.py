@@ -167,7 +167,7 @@ class Walker:
         for pid in plan.late_sets_at.get(key, ()):
             self.fire_set(pid, st, path)
         for pipe in plan.barriers_at.get(key, ()):
-            self.fire_barrier(pipe, st, live)
+            self.fire_barrier(pipe, st)
 
     # -- replayed sync -----------------------------------------------------------------
     # Three tracks per pair. ``known[pid]`` is what the most recent set of the pair is sure
@@ -210,7 +210,7 @@ class Walker:
                 # the post-loop wait (compared with other pairs, not with its own instances)
                 out.append(Instance(pre[0], pre[1], stamp, (), bound=pre[1], zero_trip=True))
 
-    def fire_barrier(self, pipe: Pipe, st: State, live: list) -> None:
+    def fire_barrier(self, pipe: Pipe, st: State) -> None:
         stamp = self.tick()
         if pipe is Pipe.PIPE_ALL:
             st.clock = [[stamp] * NP for _ in range(NP)]
@@ -225,7 +225,7 @@ class Walker:
         fp = self.resolver.footprint(inst)
         if fp is None or not fp.accesses:
             return
-        self.order(b, g, fp.pipe, fp.accesses, inst, st, live, path, barriers=True)
+        self.order(b, g, fp.pipe, fp.accesses, inst, st, live)
         d = IDX[fp.pipe]
         stamp = self.tick()
         st.clock[d][d] = stamp
@@ -233,17 +233,16 @@ class Walker:
         for k, acc in enumerate(fp.accesses):
             live.append(Rec(stamp, d, acc, b, g + 1, snap, inst, (id(inst), k)))
 
-    def order(self, b, g, pipe: Pipe, accesses, consumer, st: State, live: list, path, *,
-              barriers: bool) -> None:
+    def order(self, b, g, pipe: Pipe, accesses, consumer, st: State, live: list) -> None:
         """Make every earlier conflicting access happen before ``accesses`` on ``pipe``."""
         d = IDX[pipe]
-        if barriers and pipe in BARRIER_PIPES:
+        if pipe in BARRIER_PIPES:
             last = st.last_bar[d]
             if any(r.pipe == d and r.stamp > last and r.access.conflicts(a)
                    for r in live for a in accesses):
                 if self.plan.add_barrier(b, g, pipe):
                     self.discovered = True
-                self.fire_barrier(pipe, st, live)
+                self.fire_barrier(pipe, st)
         clock = st.clock[d]
         while True:
             best, hit = None, None
@@ -290,7 +289,7 @@ class Walker:
         self.fallbacks.append(Fallback(b, g, r.op, consumer, src, pipe, reason))
         if self.plan.add_barrier(b, g, Pipe.PIPE_ALL):
             self.discovered = True
-        self.fire_barrier(Pipe.PIPE_ALL, st, live)
+        self.fire_barrier(Pipe.PIPE_ALL, st)
 
     # -- regions -----------------------------------------------------------------------
     def summarize(self, recs: list[Rec], b: int, g: int, st: State) -> list[Rec]:
