@@ -188,3 +188,15 @@ def test_acc_size_uses_the_physical_l0c_footprint():
     # 8 rows are padded to the L0C row alignment (16): 16 * 16 * 4 bytes
     assert life.nbytes == get_target("a2a3").tile_bytes(MemorySpace.Acc, 8, 16, DataType.FP32)
     assert life.nbytes == 1024
+
+
+def test_constants_in_inner_scopes_are_not_reused():
+    # %c0_i64 inside the loop does not dominate %a's alloc_tile: a fresh constant is made.
+    body = (alloc("a") + load("a") + store("a")
+            + "  scf.for %i = %c0 to %c16 step %c1 {\n"
+            + "    %c0_i64 = arith.constant 0 : i64\n  }\n")
+    planned, at = plan(kernel(body))
+    assert at == {"a": 0}
+    alloc_a = next(op for op in planned.kernel("k").walk()
+                   if getattr(op, "opcode", "") == "pto.alloc_tile")
+    assert alloc_a.attr("addr").name == "c0_i64_1"

@@ -103,11 +103,14 @@ class _ConstantPool:
 
     def __init__(self, kernel: Kernel) -> None:
         self.taken = {p.name for p in kernel.params}
-        self.by_value: dict[int, Value] = {}
         for op in walk(kernel.body):
             self.taken.update(v.name for v in _defined(op))
-            if (isinstance(op, Instruction) and op.opcode == "arith.constant"
-                    and op.result.type == _I64 and isinstance(op.attr("value"), int)):
+        # Only the leading block of top-level constants dominates every alloc_tile.
+        self.by_value: dict[int, Value] = {}
+        for op in kernel.body:
+            if not (isinstance(op, Instruction) and op.opcode == "arith.constant"):
+                break
+            if op.result.type == _I64 and isinstance(op.attr("value"), int):
                 self.by_value.setdefault(op.attr("value"), op.result)
         self.added: list[Value] = []
         self.values: dict[int, int] = {}
