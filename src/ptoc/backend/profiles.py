@@ -251,6 +251,7 @@ _VECTOR_OPS = MappingProxyType({
     "texp": VectorCost({4: 0.0314}, 30.0, "[S] TEXP 0.0314 cyc/elem + 30 (fp32)"),
 })
 
+
 def _row_drain(model: L0CostModel, source: str) -> RowDrain:
     """The per-row FIXPIPE drain of a chooser cost model (one source of truth for the numbers)."""
     return RowDrain(model.drain_fixed_cycles, model.drain_row_cycles, model.bw_drain,
