@@ -691,3 +691,52 @@ def test_matmul_acc_init_cond_only_overwrites_on_the_first_k_block():
     (mm,) = calls(out, "tile.matmul_acc")
     cond = mm.value.kwarg("init_cond")
     assert cond.op == "and" and cond.rhs.op == "==" and cond.rhs.lhs is loops(out)[1].loop_var
+
+
+# ---- orientation and regime shapes (test_system_*_shapes, os-hoist) ------------------------------
+
+def _choice(M, K, N, dt_bytes, **options):
+    from ptoc.passes import L0TileConfig, choose_l0_tile
+
+    dbc = options.get("memory_planner") is MemoryPlanner.PTOAS or \
+        options.get("enable_pypto_l0c_double_buffer", False)
+    return choose_l0_tile(L0TileConfig.for_target(
+        "a2a3", M=M, N=N, K=K, bytes_a=dt_bytes, bytes_b=dt_bytes, bytes_c=4,
+        allow_a_stationary=True, allow_b_stationary=True, allow_double_buffer_c=dbc,
+        allow_k_boundary=True))
+
+
+@pytest.mark.parametrize("M,K,N", [(16, 2048, 64), (64, 1024, 64), (128, 1024, 128), (16, 512, 256)])
+def test_system_k_split_shapes_emit_k_only_loop(M, K, N):
+    out, _ = run(matmul_kernel(M, K, N))
+    (loop,) = loops(out)
+    assert loop.attrs == {"pipeline_stages": 2}
+    assert any(isinstance(s, IfStmt) for s in loop.body.stmts)
+    assert tuple(calls(out, "tile.store")[0].value.args[0].type.shape) == (M, N)
+
+
+@pytest.mark.parametrize("M,K,N,options", [
+    (320, 64, 320, {}), (512, 64, 512, {}), (256, 64, 256, {}), (1024, 64, 1024, {}),
+    (320, 64, 320, {"enable_pypto_l0c_double_buffer": True}),
+    (64, 64, 2048, {"enable_pypto_l0c_double_buffer": True}),
+    (512, 128, 128, {}), (256, 256, 256, {"memory_planner": MemoryPlanner.PTOAS}),
+    (64, 512, 256, {"memory_planner": MemoryPlanner.PTOAS}),
+])
+def test_full_k_orientation_follows_stationarity_and_os_holds_a(M, K, N, options):
+    """Rows outer iff A-stationary, or OS holding A (os_holds_a); the outer loop is a
+    Pipeline exactly for OS; the held panel is extracted once per outer trip."""
+    from ptoc.passes import Stationarity
+
+    choice = _choice(M, K, N, 2, **options)
+    if choice.k != K:
+        pytest.skip(f"split-K choice {choice}")
+    out, _ = run(matmul_kernel(M, K, N), **options)
+    outer, inner = loops(out)[:2]
+    rows_outer = choice.os_holds_a if choice.stationarity is Stationarity.OutputStationary \
+        else choice.stationarity is Stationarity.AStationary
+    held = outer.body.stmts[0].var.type
+    assert held.memory_space.value == ("Left" if rows_outer else "Right")
+    assert tuple(held.shape) == ((choice.m, K) if rows_outer else (K, choice.n))
+    assert (outer.kind is ForKind.Pipeline) == (choice.stationarity is Stationarity.OutputStationary)
+    assert inner.kind is ForKind.Pipeline
+    assert inner.attrs.get("pipeline_double_buffer_c", False) == choice.double_buffer_c
