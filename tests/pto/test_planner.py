@@ -200,3 +200,14 @@ def test_constants_in_inner_scopes_are_not_reused():
     alloc_a = next(op for op in planned.kernel("k").walk()
                    if getattr(op, "opcode", "") == "pto.alloc_tile")
     assert alloc_a.attr("addr").name == "c0_i64_1"
+
+
+def test_later_tiles_coalesce_into_dead_buffers():
+    # Two co-live 8 KiB tiles at {0, 8192}; after they die, two co-live 4 KiB tiles reuse
+    # their slots {0, 8192} (as PyPTO coalesces into existing MemRefs), not {0, 4096}.
+    big = VEC.format(r=32)
+    body = (alloc("a", big) + alloc("b", big) + add("a", "a", "b", big) + add("b", "b", "a", big)
+            + alloc("c") + load("c") + alloc("d") + exp("c", "d") + add("c", "d", "d") + store("d"))
+    _, at = plan(kernel(body))
+    assert (at["a"], at["b"]) == (0, 8192)
+    assert (at["c"], at["d"]) == (0, 8192)

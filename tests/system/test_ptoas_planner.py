@@ -110,6 +110,8 @@ def test_mat_scratch_chain_256x64x256_bf16_under_ptoas(tmp_path):
         if a.space is MemorySpace.Acc:
             by_size.setdefault(a.size, set()).add(a.addr)
     assert sorted(len(v) for v in by_size.values()) == [2, 2]
+    # ... and the consumer's pair coalesces into the producer's two buffers.
+    assert len(acc_addresses(compiled)) == 2
     assert max_co_live_acc(compiled) == 2
     rng = np.random.default_rng(7)
     a = rng.standard_normal((256, 64)).astype(BF16)
@@ -120,6 +122,19 @@ def test_mat_scratch_chain_256x64x256_bf16_under_ptoas(tmp_path):
     c = (a.astype(np.float32) @ b.astype(np.float32)).astype(BF16).astype(np.float32)
     np.testing.assert_allclose(result.outputs["out"], c @ e.astype(np.float32),
                                rtol=2e-2, atol=2e-2)
+
+
+@pytest.mark.parametrize("case", [*GRIDS, "chain"], ids=lambda c: "x".join(map(str, c))
+                         if isinstance(c, tuple) else c)
+def test_acc_placements_match_the_pypto_planner_with_the_flag(case, tmp_path):
+    """PlanMemory on the PTO program finds the same L0C addresses as PyPTO's MemoryReuse +
+    AllocateMemoryAddr with enable_pypto_l0c_double_buffer=True: {0, align32(Acc bytes)}."""
+    program = (lambda: mat_scratch_chain()) if case == "chain" else (lambda: direct_store(*case))
+    ptoas = compile_ptoas(program(), tmp_path / "ptoas")
+    pypto = ir.compile(program(), output_dir=tmp_path / "pypto", dump_passes=False,
+                       memory_planner=MemoryPlanner.PYPTO, enable_pypto_l0c_double_buffer=True)
+    assert acc_addresses(ptoas) == acc_addresses(pypto)
+    assert len(acc_addresses(ptoas)) == 2
 
 
 def test_planned_addresses_are_the_reported_allocations(tmp_path):

@@ -5,9 +5,11 @@ interval-packing problem that is easiest to test on its own. Two buffers may sha
 only when their lifetimes are disjoint; co-live buffers (e.g. the two accumulators of an
 L0C double buffer) always get disjoint byte ranges.
 
-Strategy: fixed buffers stay where the program put them; the others are placed first-fit
-(lowest aligned address that clashes with no co-live buffer already placed), trying two
-orders — by start of life (keeps program order, so the first of two co-live accumulators
+Strategy: fixed buffers stay where the program put them; the others are placed first-fit:
+the start of an already placed buffer that is dead by then and at least as large (so a
+later tile coalesces into an earlier buffer, as PyPTO's MemoryReuse does), else the lowest
+aligned address that clashes with no co-live buffer already placed. Two orders are
+tried — by start of life (keeps program order, so the first of two co-live accumulators
 lands at 0) and then largest-first (packs better when the first order fragments). The
 first order that fits wins, so the result is deterministic.
 """
@@ -43,13 +45,20 @@ def _first_fit(order: list[TileLife], fixed: list[TileLife], capacity: int,
     at: dict[str, int] = {t.name: t.fixed for t in fixed}
     done: list[TileLife] = list(fixed)
     for tile in order:
-        clashes = sorted(((at[o.name], at[o.name] + o.nbytes) for o in done if o.overlaps(tile)))
-        addr = 0
-        for lo, hi in clashes:
-            if addr + tile.nbytes <= lo:
-                break
-            addr = max(addr, -(-hi // alignment) * alignment)
-        if addr + tile.nbytes > capacity:
+        clashes = [(at[o.name], at[o.name] + o.nbytes) for o in done if o.overlaps(tile)]
+
+        def free(addr: int) -> bool:
+            end = addr + tile.nbytes
+            return end <= capacity and all(end <= lo or hi <= addr for lo, hi in clashes)
+
+        # Prefer the slot of a buffer that is dead by now (as PyPTO coalesces a tile into an
+        # existing MemRef), else the lowest free address.
+        reuse = sorted({at[o.name] for o in done if not o.overlaps(tile) and o.nbytes >= tile.nbytes})
+        fresh = sorted({0, *(-(-hi // alignment) * alignment for _, hi in clashes)})
+        addr = next((a for a in reuse if free(a)), None)
+        if addr is None:
+            addr = next((a for a in fresh if free(a)), None)
+        if addr is None:
             return None
         at[tile.name] = addr
         done.append(tile)
