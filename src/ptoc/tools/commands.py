@@ -10,3 +10,6 @@ def register(sub) -> None:
     from ptoc.tools import sim_cmd
 
     sim_cmd.register(sub)
+    from ptoc.tools import memmap
+
+    memmap.register(sub)
