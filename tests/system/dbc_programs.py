@@ -102,12 +102,15 @@ def mat_scratch_inputs(seed: int = 7):
 
 # ---- the chooser -----------------------------------------------------------------------------
 
-def chooser(M: int, N: int, K: int = 64, dtype: str = "FP32", *, dbc: bool, target="a2a3"):
-    """``choose_l0_tile`` with AutoTileMatmulL0's gates for a plain full matmul (§3.2)."""
+def chooser(M: int, N: int, K: int = 64, dtype: str = "FP32", *, dbc: bool, target="a2a3",
+            force_output_stationary: bool = False):
+    """``choose_l0_tile`` with AutoTileMatmulL0's gates for a plain full matmul (§3.2); a
+    Mat-scratch producer under PYPTO is re-chosen output-stationary (§3.4)."""
     tgt = get_target(target)
     nbytes = np.dtype(NP_DTYPE[dtype]).itemsize
+    stationary = not force_output_stationary
     cfg = L0TileConfig.for_target(tgt, M=M, N=N, K=K, bytes_a=nbytes, bytes_b=nbytes, bytes_c=4,
-                                  allow_a_stationary=True, allow_b_stationary=True,
+                                  allow_a_stationary=stationary, allow_b_stationary=stationary,
                                   allow_double_buffer_c=dbc, allow_k_boundary=True)
     return choose_l0_tile(cfg)
 
