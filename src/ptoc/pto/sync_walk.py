@@ -90,7 +90,8 @@ class Fallback:
 
 
 class State:
-    """Vector clocks per pipe and the stamp of the last same-pipe barrier per pipe."""
+    """Vector clocks per pipe, and per pipe the newest of its own ops known to have
+    completed (by a same-pipe barrier, or a flag round trip) before its next op."""
 
     def __init__(self, clock=None, last_bar=None):
         self.clock = clock or [[0] * NP for _ in range(NP)]
@@ -98,6 +99,16 @@ class State:
 
     def copy(self) -> "State":
         return State([list(c) for c in self.clock], list(self.last_bar))
+
+    def learn(self, d: int, snap: list[int], now: int) -> None:
+        """Pipe ``d`` passed a wait whose set had clock ``snap``. A set fires only once the
+        work before it has *completed*, so every entry of ``snap`` is completion knowledge:
+        ``snap[d]`` also tells which of ``d``'s own earlier ops are finished, which makes a
+        same-pipe barrier for them unnecessary."""
+        _join(self.clock[d], snap)
+        if snap[d] > self.last_bar[d]:
+            self.last_bar[d] = snap[d]
+        self.clock[d][d] = now
 
     def meet(self, other: "State", now: int) -> None:
         """What holds on every path: element-wise minimum; a pipe always knows itself."""
@@ -198,8 +209,7 @@ class Walker:
             return
         self.pending.discard(pid)
         bound = self.known[pid]
-        _join(st.clock[d], bound[1])
-        st.clock[d][d] = stamp
+        st.learn(d, bound[1], stamp)
         if self.log:
             out = self.instances.setdefault(pid, [])
             event = self.exact[pid]
@@ -282,8 +292,7 @@ class Walker:
                 # new pair, or a hoisted one decided earlier in this walk (e.g. in the other
                 # arm): its wait sits before the region, so what it gives holds here
                 self.discovered = True
-                _join(st.clock[d], r.snap)
-                st.clock[d][d] = self.tick()
+                st.learn(d, r.snap, self.tick())
                 return
             reason = "an existing pair did not order the hazard"
         self.fallbacks.append(Fallback(b, g, r.op, consumer, src, pipe, reason))
