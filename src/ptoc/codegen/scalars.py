@@ -25,8 +25,6 @@ _FLOAT_BINOPS = {"+": "arith.addf", "-": "arith.subf", "*": "arith.mulf", "/": "
 _CMP_PREDICATES = {"==": "eq", "!=": "ne", "<": "slt", "<=": "sle", ">": "sgt", ">=": "sge"}
 
 
-
-
 class ScalarLowering:
     """Lowers scalar IR expressions to SSA scalars (mixed into ``KernelEmitter``)."""
 
