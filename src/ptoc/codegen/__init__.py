@@ -26,6 +26,18 @@ How one kernel is built (modules in reading order):
 
 The output is built as a ``ptoc.pto.model.Module`` and printed with ``ptoc.pto.print_module``,
 so it always parses back with ``ptoc.pto.parse``.
+
+Fidelity to PyPTO. On PyPTO's own codegen input (the oracle dumps) the text is identical to
+PyPTO's ``kernel.pto`` except for the values inside ``loc(...)`` (PyPTO's point into the
+original program, ours into the IR we were given). Behaviours mirrored from those kernels:
+one-trip loops and decided ``if``s are folded, index arithmetic is emitted at each use, dynamic
+store offsets are clamped with ``arith.maxsi``, run-time ``if`` tile results are allocated at the
+top of the kernel, printer-made duplicate names (``x_1``) become numbered values, constants are
+hoisted (i64 first). Choices the oracle does not show, made here and documented where they
+live: ``tile.move`` is ``pto.tmov``; ``matmul_acc(init_cond=c)`` is ``scf.if c {tmatmul} else
+{tmatmul.acc}``; ``[N, 1]`` Vec tiles are ``col_major`` column vectors; ``tile.slice`` and
+same-dtype Vec ``tile.assemble`` use window aliases at computed addresses (no ``pto.subview``);
+without addresses, tiles of one MemRef are one ``alloc_tile``.
 """
 
 from __future__ import annotations
