@@ -487,3 +487,18 @@ def test_flag_that_could_be_set_twice_gets_a_rendezvous_not_a_barrier():
     assert result.stats["k"]["barrier_all"] == 0
     for n in range(5):
         run_checked(result.module, {**xy(n), "n": n})
+
+
+def test_vector_ops_missing_from_the_op_table_are_still_ordered():
+    text = vec_kernel("\n".join([load("t0", "%wx0"), vop("trowprod", "t1", "t0"),
+                                 store("t1", "%wy0")]))
+    lines = sync_lines(insert_sync(parse(text)).module)
+    assert "pto.wait_flag[<MTE2>, <V>, <0>]" in lines
+    assert "pto.wait_flag[<V>, <MTE3>, <0>]" in lines
+
+
+def test_unknown_ops_on_other_buffers_are_an_error():
+    from ptoc.errors import PtoError
+    text = vec_kernel(f"pto.tmystery ins(%wx0 : {WIN}) outs(%t0 : {VEC})")
+    with pytest.raises(PtoError, match="tmystery.*not in the PTO op table"):
+        insert_sync(parse(text))

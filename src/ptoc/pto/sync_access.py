@@ -27,6 +27,8 @@ from dataclasses import dataclass
 
 from ptoc.backend.pipes import QUEUE_PIPES, Pipe
 from ptoc.backend.targets import Target
+from ptoc.dtypes import MemorySpace
+from ptoc.errors import PtoError
 from ptoc.pto.model import (
     Instruction, Kernel, PartitionViewType, SyncOp, TensorViewType, TileBufType, Value, walk,
 )
@@ -170,7 +172,9 @@ class AccessResolver:
 
     def _footprint(self, inst: Instruction) -> Footprint | None:
         info = OP_TABLE.get(inst.opcode)
-        if info is None or info.category not in ("move", "cube", "vector"):
+        if info is None:
+            return self._unknown(inst)
+        if info.category not in ("move", "cube", "vector"):
             return None
         pipe = pipe_of(inst, self.target)
         if pipe not in QUEUE_PIPES:
@@ -178,6 +182,23 @@ class AccessResolver:
         accesses = [self._access(inst, v, False) for v in reads(inst)]
         accesses += [self._access(inst, v, True) for v in writes(inst)]
         return Footprint(pipe, tuple(a for a in accesses if a is not None))
+
+    def _unknown(self, inst: Instruction) -> Footprint | None:
+        """An op the op table does not list: a DPS op on Vec tiles only is a vector op
+        (reads its ins, writes its outs); anything else touching buffers cannot be ordered
+        safely, so it is an error rather than a silently missing flag."""
+        buffers = [v for v in (*inst.ins, *inst.outs)
+                   if isinstance(v.type, (TileBufType, PartitionViewType, TensorViewType))]
+        if not buffers:
+            return None
+        if all(isinstance(v.type, TileBufType) and v.type.loc is MemorySpace.Vec
+               for v in buffers):
+            accesses = [self._access(inst, v, False) for v in inst.ins if v in buffers]
+            accesses += [self._access(inst, v, True) for v in inst.outs if v in buffers]
+            return Footprint(Pipe.PIPE_V, tuple(a for a in accesses if a is not None))
+        raise PtoError(f"insert_sync: op '{inst.opcode}' (line {inst.line}) is not in the PTO "
+                       f"op table, so its pipe is unknown",
+                       hint="add it to ptoc.pto.ops (its pipe and operand roles)")
 
     def _access(self, inst: Instruction, v: Value, write: bool) -> Access | None:
         if isinstance(v.type, TileBufType):

@@ -13,3 +13,6 @@ def register(sub) -> None:
     from ptoc.tools import memmap
 
     memmap.register(sub)
+    from ptoc.tools import trace_bundle
+
+    trace_bundle.register(sub)
