@@ -80,6 +80,11 @@ class CompiledProgram:
                 busy[pipe] = busy.get(pipe, 0) + cycles
         races = [(run.kernel, race) for run in runs for race in run.sim.races]
         traces = [run.trace_path for run in runs if run.trace_path is not None]
+        if config.trace and runs:  # the run's one-file trace bundle comes first
+            from ptoc.report.trace_bundle import run_trace_path, write_run_trace
+
+            traces.insert(0, write_run_trace(runs, run_trace_path(self.output_dir),
+                                             compiled=self))
         return RunResult(outputs=outputs, cycles=sum(run.sim.wall_cycles for run in runs),
                          pipe_busy=busy, races=races, runs=runs,
                          trace_path=traces[0] if traces else None)

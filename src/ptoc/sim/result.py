@@ -23,7 +23,11 @@ KIND_NAMES = {0: "work", SET: "set_flag", WAIT: "wait_flag", BARRIER: "barrier"}
 
 @dataclass(slots=True)
 class InstrRecord:
-    """One executed instruction: pipe, [start, end) in cycles and where it came from."""
+    """One executed instruction: pipe, [start, end) in cycles and where it came from.
+
+    ``reads``/``writes`` are the byte ranges it touched (``Access``), kept so a trace can
+    draw buffer occupancy; ``file`` names the PTO text ``line`` refers to.
+    """
 
     seq: int
     name: str
@@ -34,6 +38,9 @@ class InstrRecord:
     line: int
     loc: SourceLoc | None
     flag: tuple | None = None
+    reads: tuple = ()
+    writes: tuple = ()
+    file: str = "<pto>"
 
     @property
     def duration(self) -> float:
@@ -90,10 +97,11 @@ class SimResult:
         return {p: busy / wall for p, busy in self.pipe_busy.items()}
 
     # -- writers -------------------------------------------------------------------------
-    def write_trace(self, path) -> None:
-        """Chrome/Perfetto trace JSON (lanes MTE2, MTE1, CUBE, VECTOR, FIXPIPE, MTE3)."""
+    def write_trace(self, path, *, occupancy: bool = False) -> None:
+        """Chrome/Perfetto trace JSON (lanes MTE2, MTE1, CUBE, VECTOR, FIXPIPE, MTE3), plus
+        buffer occupancy tracks per memory space when ``occupancy``."""
         from ptoc.sim.trace import write_chrome_trace
-        write_chrome_trace(self, path)
+        write_chrome_trace(self, path, occupancy=occupancy)
 
     def pipe_summary_csv(self) -> str:
         """Per-pipe CSV: pipe, lane, instructions, busy cycles, utilisation, first start, last end."""
@@ -135,7 +143,8 @@ def build_result(instrs: list[Instr], sch: Schedule, *, races, outputs, complete
         if start < 0:
             continue
         records.append(InstrRecord(ins.seq, ins.name, ins.pipe, KIND_NAMES[ins.kind], start,
-                                   end, ins.line, ins.loc, ins.flag))
+                                   end, ins.line, ins.loc, ins.flag, ins.reads, ins.writes,
+                                   ins.file))
         if ins.kind == 0 and ins.pipe in busy:
             busy[ins.pipe] += end - start
         wall = max(wall, end)
