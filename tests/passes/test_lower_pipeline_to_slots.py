@@ -192,3 +192,25 @@ def test_slotted_loop_compiles_and_simulates(F, tmp_path):
     result = compiled.run(x, np.zeros_like(x))
     assert result.races == []
     np.testing.assert_allclose(result.outputs["y"], np.exp(x), rtol=1e-5)
+
+
+def test_load_already_bound_to_a_memref_is_not_a_candidate():
+    unchanged(program("""\
+        for i, (o,) in pl.pipeline(0, 8, 1, stage=2, init_values=(y,)):
+            t: pl.Tile[[16, 64], pl.FP32, pl.MemRef("mem_vec_0", pl.const(0, pl.INT64), 4096), pl.Mem.Vec] = pl.load(x, [i * 16, 0], [16, 64], target_memory=pl.Mem.Vec)
+            e = pl.exp(t)
+            o2 = pl.store(e, [i * 16, 0], o)
+            o3 = pl.yield_(o2)
+        return o3
+"""))
+
+
+def test_dynamic_valid_shape_is_not_a_candidate():
+    unchanged(program("""\
+        for i, (o,) in pl.pipeline(0, 8, 1, stage=2, init_values=(y,)):
+            t = pl.load(x, [i * 16, 0], [16, 64], [16, 64 - i], target_memory=pl.Mem.Vec)
+            e = pl.exp(t)
+            o2 = pl.store(e, [i * 16, 0], o)
+            o3 = pl.yield_(o2)
+        return o3
+"""))

@@ -18,7 +18,7 @@ still let two slots share bytes when their lifetimes allow it; correctness never
 on the slots being apart.)
 
 Eligible load (§11.1): a top-level ``x = tile.load(...)`` of the loop body landing in Vec or
-Mat, with a constant valid shape, whose result is not yielded, not the source of a view op
+Mat, not already bound to a buffer (no MemRef), with a constant valid shape, whose result is not yielded, not the source of a view op
 and not the in-place operand of an op that writes its input (``matmul_acc``, ``assemble``),
 and whose F slots fit the space's capacity on the context's target.
 """
@@ -106,7 +106,8 @@ class _Slotter:
                     and s.value.op == "tile.load" and isinstance(s.var.type, TileType)):
                 continue
             ty = s.var.type
-            if ty.memory_space not in SLOT_SPACES or s.var in blocked or not _static_valid(s.value):
+            if ty.memory_space not in SLOT_SPACES or ty.memref is not None or s.var in blocked \
+                    or not _static_valid(s.value):
                 continue
             dims = [d.value if isinstance(d, ConstInt) else d for d in ty.shape]
             if len(dims) != 2 or not all(isinstance(d, int) for d in dims):
