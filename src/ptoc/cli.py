@@ -9,7 +9,11 @@ from ptoc.errors import PtocError
 
 
 def _build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ptoc", description="Tile compiler and simulated AI Core.")
+    parser = argparse.ArgumentParser(
+        prog="ptoc", description="Tile compiler and simulated AI Core.",
+        epilog="exit status: 0 success, 1 a check failed (golden mismatch, data races), "
+               "2 user error (bad file, option or input; one line on stderr, --debug for the "
+               "traceback), 3 internal error (a ptoc bug)")
     parser.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     from ptoc.tools import commands
@@ -34,6 +38,14 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # output piped into e.g. `head`: not an error
         sys.stderr.close()
         return 0
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except Exception as err:  # a ptoc bug: still one line, the traceback only with --debug
+        if args.debug:
+            raise
+        print(f"ptoc: internal error: {type(err).__name__}: {err} (a ptoc bug; rerun with "
+              "--debug for the traceback and please report it)", file=sys.stderr)
+        return 3
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -36,6 +36,7 @@ from ptoc.passes.auto_tile_emit import (
     Block, KLoopSpec, Placement, build_full_k_pipelined, build_k_loop, build_split_k_grid,
     make_scratch,
 )
+from ptoc.passes.auto_tile_decisions import record_placement_fallback, record_tile_choice
 from ptoc.passes.auto_tile_pipeline_dbc import apply_pipeline_dbc, build_pipeline_dbc_plan
 from ptoc.passes.auto_tile_split_k import rewrite_canonical_split_k
 from ptoc.passes.base import program_pass
@@ -234,6 +235,7 @@ class _Rewriter:
         result = choose(site, self.target, self.ctx, self.hints)
         if result is None:
             return None
+        record_tile_choice(site, result, self.target, self.ctx)
         m, n, k = result.m, result.n, result.k
         if (m, n, k) == (site.M, site.N, site.K):
             return None
@@ -274,6 +276,7 @@ class _Rewriter:
             # The grid only existed to double-buffer L0C; without a placement, fall back to
             # the single-accumulator choice (inferred: PH-AT-006 is for outputs over L0C).
             single = choose(site, self.target, self.ctx, HintLog(), double_buffer_c=False)
+            record_placement_fallback(site, single)
             if single is not None and (single.m, single.n) == (site.M, site.N):
                 if single.k == site.K:
                     return None
@@ -318,6 +321,8 @@ class _Rewriter:
         if self.ctx.memory_planner is MemoryPlanner.PYPTO:  # issue #1908: keep the producer OS
             result = choose(site, self.target, self.ctx, HintLog(), force_output_stationary=True) \
                 or result
+            record_tile_choice(site, result, self.target, self.ctx, force_output_stationary=True,
+                               note="Mat scratch under PYPTO keeps the producer output-stationary")
         base = site.result.name
         scratch = make_scratch(b, f"{base}_scratch", (site.M, site.N), dtype)
         place = Placement("scratch", scratch, f"{base}_scratch", scratch_dtype=dtype)

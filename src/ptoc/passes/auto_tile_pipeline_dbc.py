@@ -20,6 +20,7 @@ from ptoc.ir.nodes import (
     AssignStmt, Call, ConstInt, ForStmt, Function, IfStmt, IterArg, SeqStmts, Stmt, Var, YieldStmt,
 )
 from ptoc.ir.types import TileType, static_shape
+from ptoc.passes.auto_tile_decisions import record_pipeline_dbc
 from ptoc.passes.context import MemoryPlanner, PassContext
 
 Mem = MemorySpace
@@ -58,7 +59,16 @@ def build_pipeline_dbc_plan(fn: Function, target: Target, ctx: PassContext) -> s
     else:
         worst = total + sum(c.acc_bytes for c in candidates)
     if worst > l0c:
+        for c in candidates:
+            record_pipeline_dbc(c.loop, False, "capacity", f"two accumulators need {worst} B of "
+                                f"L0C in the worst case, L0C holds {l0c} B", trips=c.trips,
+                                acc_bytes=c.acc_bytes, drain=c.drain)
         return set()
+    for c in candidates:
+        ok = _profitable(c, l0c)
+        record_pipeline_dbc(c.loop, ok, "profitability", f"{c.trips} trips, {c.acc_bytes} B "
+                            f"accumulator, {c.drain} drain" + ("" if ok else ": too little drain "
+                            "to hide"), trips=c.trips, acc_bytes=c.acc_bytes, drain=c.drain)
     return {id(c.loop) for c in candidates if _profitable(c, l0c)}
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ptoc.dtypes import MemorySpace
+from ptoc.passes.decisions import record_decision
 from ptoc.passes.memory_lifetimes import Interval, overlaps
 from ptoc.passes.pipeline_capacity_gate import PipelineGate, align32
 
@@ -108,6 +109,12 @@ def plan_space(space: MemorySpace, intervals: list[Interval], capacity: int,
             break
         victim.depth -= 1
         plan.shed.append(victim.group)
+        record_decision("capacity_shed", f"{space.value}: pipeline group {victim.group} depth "
+                        f"{victim.depth + 1} -> {victim.depth} (footprint "
+                        f"{footprint(plan.buffers, reserved)} B > capacity {capacity} B)",
+                        space=space.value, group=victim.group, depth_from=victim.depth + 1,
+                        depth_to=victim.depth, requested=victim.requested, slot_bytes=victim.slot,
+                        footprint_bytes=footprint(plan.buffers, reserved), capacity_bytes=capacity)
         plan.buffers = pack(intervals, can_share)
         plan.repacks += 1
     return plan
@@ -124,6 +131,8 @@ def _fall_back(plan: SpacePlan, intervals: list[Interval], can_share) -> None:
     if footprint(plan.buffers, plan.reserved) > plan.capacity:
         text += " (which also overflows \u2014 reduce tile size or stage count)"
     plan.warning = text + "."
+    record_decision("capacity_fallback", plan.warning, space=plan.space.value,
+                    capacity_bytes=plan.capacity)
 
 
 __all__ = ["Buffer", "SpacePlan", "pack", "footprint", "plan_space", "MAX_REPACKS"]

@@ -26,6 +26,7 @@ def compile_ir(program: Program, output_dir: str | os.PathLike | None = None, *,
                disabled_diagnostics=None) -> CompiledProgram:
     """Compile ``program`` for ``platform``; see the module docstring for option resolution."""
     from ptoc.passes import MemoryPlanner, PassManager, resolve_context, write_report
+    from ptoc.passes.decisions import collect_decisions, write_decisions
 
     if not isinstance(program, Program):
         raise RuntimeConfigError(f"compile() needs an ir.Program (from @pl.program or "
@@ -37,7 +38,7 @@ def compile_ir(program: Program, output_dir: str | os.PathLike | None = None, *,
                           verification_level=verification_level, target=target,
                           profiling=profiling or None, dump_dir=out,
                           disabled_diagnostics=disabled_diagnostics)
-    with ctx:
+    with ctx, collect_decisions() as decisions:
         manager = PassManager.get_strategy()
         lowered = manager.run_passes(program, dump_ir=bool(dump_passes), output_dir=out,
                                      write_report=False)
@@ -48,6 +49,7 @@ def compile_ir(program: Program, output_dir: str | os.PathLike | None = None, *,
         for name, text in kernels.items():
             (pto_dir / f"{name}.pto").write_text(text)
         write_report(ctx.diagnostics, out)
+        write_decisions(decisions, out)
     return CompiledProgram(program=lowered, source_program=program, pto_text=kernels,
                            allocations=allocations, diagnostics=list(ctx.diagnostics),
                            output_dir=out, target=target,
@@ -88,11 +90,15 @@ def _plan_ptoas(module, target):
 
 def _insert_sync(module, target):
     from ptoc.passes import report_diagnostic
+    from ptoc.passes.decisions import record_pipe_all_fallback
     from ptoc.pto.insert_sync import insert_sync
 
     result = insert_sync(module, target)
     for note in getattr(result, "notes", ()):
-        report_diagnostic(note.code, note.message, severity="PerfHint", pass_name="InsertSync")
+        if note.kind == "pipe_all_fallback":
+            report_diagnostic("PH-SYNC-001", str(note), location=note.producer_loc,
+                              pass_name="InsertSync")
+            record_pipe_all_fallback(note)
     return getattr(result, "module", result)
 
 
