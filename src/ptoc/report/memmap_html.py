@@ -136,25 +136,26 @@ def _panel(panel: SpacePanel, index: int, positions: int) -> str:
         bw = max(sx(b.hi) - x, 1.5)
         bh = max(sy(b.end + 1) - y, 3)
         names = " ".join(b.names)
-        tip = (f"{', '.join(b.names)}\n{name} [{b.addr:#x}, {b.hi:#x}) = {b.nbytes} B\n"
+        shown = " ".join("%" + n for n in b.names)   # PTO spelling of the tile values
+        tip = (f"{', '.join('%' + n for n in b.names)}\n{name} [{b.addr:#x}, {b.hi:#x}) = {b.nbytes} B\n"
                f"live positions {b.start}..{b.end}\nstorage {b.storage}")
         for t in b.tiles:
             where = f"PTO line {t.line}" + (f", DSL {t.loc}" if t.loc is not None else "")
-            tip += f"\n  {t.name}: {where}"
+            tip += f"\n  %{t.name}: {where}"
         cls = "buf" + (" conflicted" if b.conflict else "") + (" view" if b.view else "")
         out.append(f'<g class="{cls}" data-tiles="{escape(names)}" data-addr="{b.addr}" '
                    f'data-size="{b.nbytes}" data-start="{b.start}" data-end="{b.end}">'
                    f'<title>{escape(tip)}</title><rect x="{x:.1f}" y="{y:.1f}" '
                    f'width="{bw:.1f}" height="{bh:.1f}" fill="{fill}" stroke="{stroke}"/>')
         if bh >= 11 and bw >= 24:
-            label = names if len(names) * 6 < bw else names[:max(int(bw / 6) - 1, 1)] + "…"
+            label = shown if len(shown) * 6 < bw else shown[:max(int(bw / 6) - 1, 1)] + "…"
             out.append(f'<text x="{x + 3:.1f}" y="{y + 10:.1f}" class="label">'
                        f'{escape(label)}</text>')
         out.append("</g>")
     for c in panel.conflicts:
         x, y = sx(c.lo), sy(c.start)
         cw, ch = max(sx(c.hi) - x, 2), max(sy(c.end + 1) - y, 3)
-        tip = (f"conflict: {', '.join(c.a.names)} and {', '.join(c.b.names)} share bytes "
+        tip = (f"conflict: %{', %'.join(c.a.names)} and %{', %'.join(c.b.names)} share bytes "
                f"[{c.lo:#x}, {c.hi:#x}) while both live (positions {c.start}..{c.end})")
         out.append(f'<rect class="conflict" x="{x:.1f}" y="{y:.1f}" width="{cw:.1f}" '
                    f'height="{ch:.1f}" fill="{CONFLICT_RED}" fill-opacity="0.85">'
