@@ -207,3 +207,25 @@ def test_hints_are_reported_once_per_program_in_statement_order():
     _, _, lines = hints_of(src)
     assert [LINE.match(x).group(1) for x in lines] == ["PH-AT-007", "PH-AT-007"]
     assert "'c'" in lines[0] and "'d'" in lines[1]
+
+
+def test_a5_accepts_an_f32_mat_scratch_without_ph_at_009():
+    """Only backends that need a low-precision Mat scratch (910B) refuse the f32 chain: on a5
+    the [256, 384] f32 intermediate (384 KiB > 256 KiB of L0C) drains into an f32 scratch."""
+    src = kernel("a: pl.Tensor[[256, 64], pl.FP32], b: pl.Tensor[[64, 384], pl.FP32], "
+                 "e: pl.Tensor[[384, 64], pl.FP32], out: pl.Out[pl.Tensor[[256, 64], pl.FP32]]",
+                 "pl.Tensor[[256, 64], pl.FP32]", """\
+        am = pl.load(a, [0, 0], [256, 64], target_memory=pl.Mem.Mat)
+        bm = pl.load(b, [0, 0], [64, 384], target_memory=pl.Mem.Mat)
+        em = pl.load(e, [0, 0], [384, 64], target_memory=pl.Mem.Mat)
+        c: pl.Tile[[256, 384], pl.FP32] = pl.matmul(am, bm)
+        d = pl.matmul(c, em)
+        out = pl.store(d, [0, 0], out)
+        return out
+""")
+    _, out, lines = hints_of(src, target="a5")
+    assert not [x for x in lines if "PH-AT-009" in x]
+    scratch = [s for s in out.functions[0].body.stmts
+               if getattr(getattr(s, "value", None), "op", "") == "tile.create"
+               and s.var.type.memory_space.value == "Mat"]
+    assert len(scratch) == 1 and scratch[0].var.type.dtype.value == "FP32"
