@@ -170,3 +170,10 @@ def test_one_synchronised_program_is_correct_for_every_run_time_trip_count(seed)
         serial = simulate(module, tensors, mode="serial")
         assert timed.races == []
         np.testing.assert_array_equal(timed.outputs["arg1"], serial.outputs["arg1"])
+
+
+@pytest.mark.parametrize("seed", range(3000, 3030))
+def test_random_programs_nested_three_deep(seed):
+    text = ex.random_program(seed, ops=45, depth=3)
+    for n in (0, 3, 5):
+        check(text, {**_random_tensors(seed), "n": n})

@@ -258,7 +258,7 @@ def vector_chunks(rows: int = 64, cols: int = 64, chunk: int = 16, *, slots: int
 RANDOM_ROWS, RANDOM_COLS = 16, 16
 
 
-def random_program(seed: int, *, ops: int = 24, control: bool = True) -> str:
+def random_program(seed: int, *, ops: int = 24, control: bool = True, depth: int = 2) -> str:
     """A random kernel over a few buffers and every pipe (MTE2, MTE1, M, FIX, V, MTE3).
 
     Params: ``%arg0`` x (f32, 16 x 64), read only, ``%arg1`` y (f32, 16 x 64), read and
@@ -266,7 +266,7 @@ def random_program(seed: int, *, ops: int = 24, control: bool = True) -> str:
     one space share bytes (partly or fully), GM windows of y overlap, so RAW/WAR/WAW hazards
     arise on every buffer kind. With ``control``, parts of the program sit in ``scf.for``
     loops (0 to 3 trips, or ``%n`` trips, so zero-trip loops occur) and ``scf.if`` branches
-    (on constants and on the loop counter).
+    (on constants and on the loop counter), nested up to ``depth`` regions deep.
     """
     rng = random.Random(seed)
     R, C = RANDOM_ROWS, RANDOM_COLS
@@ -322,19 +322,19 @@ def random_program(seed: int, *, ops: int = 24, control: bool = True) -> str:
             w.op("pto.tstore", [w.t(rng.choice(vec))],
                  [w.window(yv, w.idx(0), rng.choice(cols), R, C)])
 
-    def segment(n: int, depth: int, iv: str | None) -> None:
+    def segment(n: int, level: int, iv: str | None) -> None:
         i = 0
         while i < n:
             roll = rng.random()
-            if control and depth < 2 and roll < 0.12 and n - i >= 3:
+            if control and level < depth and roll < 0.12 and n - i >= 3:
                 trips = rng.choice(["0", "1", "2", "3", "%n"])
                 bound = trips if trips == "%n" else w.idx(int(trips))
                 v = w.fresh("i")
                 w.open(f"scf.for {v} = {w.idx(0)} to {bound} step {w.idx(1)}")
-                segment(rng.randint(2, 5), depth + 1, v)
+                segment(rng.randint(2, 5), level + 1, v)
                 w.close()
                 i += 3
-            elif control and depth < 2 and roll < 0.22 and n - i >= 3:
+            elif control and level < depth and roll < 0.22 and n - i >= 3:
                 cond = w.fresh("p")
                 if iv is not None and rng.random() < 0.6:
                     w.emit(f"{cond} = arith.cmpi eq, {iv}, {w.idx(rng.choice([0, 1]))} : index")
@@ -342,11 +342,11 @@ def random_program(seed: int, *, ops: int = 24, control: bool = True) -> str:
                     w.emit(f"{cond} = arith.cmpi eq, {w.idx(rng.choice([0, 1]))}, {w.idx(1)} "
                            f": index")
                 w.open(f"scf.if {cond}")
-                segment(rng.randint(1, 3), depth + 1, iv)
+                segment(rng.randint(1, 3), level + 1, iv)
                 if rng.random() < 0.7:
                     w.close("} else {")
                     w.depth += 1
-                    segment(rng.randint(1, 3), depth + 1, iv)
+                    segment(rng.randint(1, 3), level + 1, iv)
                 w.close()
                 i += 3
             else:
