@@ -15,13 +15,15 @@ How it works (our formulation of the PTOAS approach, hw-model.md §3.2):
   prunes transitive chains (MTE2 -> V -> MTE3 needs no MTE2 -> MTE3 pair).
 * Region boundaries are kept simple and balanced: a hazard from before a loop or branch
   into it is waited *before* the region (hoisted, found lazily so that a newer producer
-  inside the region, which is synced locally, makes it unnecessary), a hazard from inside it
-  to later code is set *after* it, so every pair lives in one block; a hazard from a later item of a loop body to
-  an earlier one in the next iteration is a loop-carried pair with a pre-loop set and a
-  post-loop wait. After a loop the state forgets what the body taught (the loop may run zero
-  times); after a branch it keeps what both arms know.
+  inside the region, which is synced locally, makes it unnecessary), a hazard from inside
+  it to later code is set *after* it, so every pair lives in one block. A hazard from a
+  later item of a loop body to an earlier one in the next iteration is a loop-carried pair,
+  chained through a pre-loop set and a post-loop wait (``SyncPlan.outermost``).
+* After a loop that may run zero times the state keeps only what held before it; after a
+  loop with a constant trip count of at least one, what its last walked iteration taught;
+  after a branch, what both arms know. Flag knowledge is merged the same way (``known``).
 * Same-pipe hazards need nothing on in-order pipes; ``PIPE_V`` gets a ``pipe_barrier``
-  (``BARRIER_PIPES``).
+  (``BARRIER_PIPES``) unless a flag round trip already proved the earlier op complete.
 
 Anything the block model cannot express falls back to ``barrier(PIPE_ALL)`` before the
 consumer, which is always correct. The walk is repeated until it decides nothing new; the
