@@ -4,8 +4,11 @@ Why a separate module: placement only needs, per buffer, its memory space, its p
 size and the closed interval of program positions during which its bytes must be kept.
 Computing that interval is the delicate part, so it lives here on its own:
 
-* Every op gets a position in a pre-order walk; an ``scf.for`` / ``scf.if`` gets one for
-  its header and one after its body, so a loop is the interval ``[header, end]``.
+* Every op gets a position p in a pre-order walk (reads happen at p, writes at p + 1); an
+  ``scf.for`` / ``scf.if`` gets one for its header and one after its body, so a loop is
+  the interval ``[header, end]``. An operand read by an element-wise vector op ends its
+  life at p, so the op's result may reuse its bytes (``IN_PLACE_OPS``); any other operand
+  stays live through p + 1.
 * A buffer is live from its first access (a write, normally) to its last access. An
   access inside a loop that does not contain the ``alloc_tile`` keeps the buffer for the
   whole of that loop (outermost such loop): the bytes are needed on every iteration.
@@ -85,7 +88,7 @@ class _Walk:
         self.buffers: dict[str, _Buffer] = {}
         self.alias: dict[str, str] = {}
         self.loop_end: dict[int, int] = {}
-        self.accesses: list[tuple[_Buffer, int, tuple[int, ...], bool]] = []
+        self.accesses: list[tuple[_Buffer, int, int, tuple[int, ...], bool]] = []
 
     # -- aliases (tile values that are one buffer) -----------------------------------------
     def root(self, name: str) -> str:
@@ -107,7 +110,7 @@ class _Walk:
 
     # -- the walk ---------------------------------------------------------------------------
     def next_pos(self) -> int:
-        self.pos += 1
+        self.pos += 2      # op p reads at p and writes at p + 1
         return self.pos
 
     def body(self, ops: tuple[Op, ...], loops: tuple[int, ...]) -> None:
@@ -119,7 +122,7 @@ class _Walk:
             head = self.next_pos()
             for region_arg, init in op.iter_args:
                 self.join(region_arg, init)
-                self.access(init, head, loops, read=True)
+                self.access(init, head, head + 1, loops, read=True)
             for result, (region_arg, _) in zip(op.results, op.iter_args):
                 self.join(result, region_arg)
             self.body(op.body, loops + (head,))
@@ -127,7 +130,7 @@ class _Walk:
             return
         if isinstance(op, IfOp):
             head = self.next_pos()
-            self.access(op.cond, head, loops, read=True)
+            self.access(op.cond, head, head + 1, loops, read=True)
             for arm in (op.then_body, op.else_body):
                 last = arm[-1] if arm else None
                 if isinstance(last, YieldOp):
@@ -142,8 +145,14 @@ class _Walk:
             return
         ins = set(op.ins) if isinstance(op, Instruction) else set(op.uses)
         outs = set(op.outs) if isinstance(op, Instruction) else set()
+        in_place = _in_place_reads(op) if isinstance(op, Instruction) else set()
         for value in op.uses:
-            self.access(value, here, loops, read=value in ins or value not in outs)
+            read = value in ins or value not in outs
+            if value in outs:
+                lo = here if read else here + 1
+                self.access(value, lo, here + 1, loops, read=read)
+            else:
+                self.access(value, here, here if value in in_place else here + 1, loops, read=True)
 
     def define(self, inst: Instruction, here: int, loops: tuple[int, ...]) -> None:
         value = inst.result
@@ -154,12 +163,13 @@ class _Walk:
         self.buffers[value.name] = _Buffer(value.name, value.type, here, loops,
                                            len(self.buffers), fixed, inst.loc, inst.line)
 
-    def access(self, value: Value, here: int, loops: tuple[int, ...], *, read: bool) -> None:
+    def access(self, value: Value, lo: int, hi: int, loops: tuple[int, ...], *,
+               read: bool) -> None:
         if not isinstance(value.type, TileBufType):
             return
         buf = self.buffers.get(self.root(value.name))
         if buf is not None:
-            self.accesses.append((buf, here, loops, read))
+            self.accesses.append((buf, lo, hi, loops, read))
 
 
 def analyse(kernel: Kernel, target: Target, constants: dict[str, int]) -> list[TileLife]:
@@ -170,14 +180,14 @@ def analyse(kernel: Kernel, target: Target, constants: dict[str, int]) -> list[T
     """
     walk = _Walk(constants)
     walk.body(kernel.body, ())
-    for buf, here, loops, read in walk.accesses:
+    for buf, lo, hi, loops, read in walk.accesses:
         outside = [head for head in loops if head not in buf.def_loops]
         if outside:  # used on every iteration of a loop the buffer was allocated outside
             buf.cover(outside[0], walk.loop_end[outside[0]])
         else:
-            buf.cover(here, here)
-        if buf.first_access is None or here < buf.first_access[0]:
-            buf.first_access = (here, read)
+            buf.cover(lo, hi)
+        if buf.first_access is None or lo < buf.first_access[0]:
+            buf.first_access = (lo, read)
     lives: list[TileLife] = []
     for buf in walk.buffers.values():
         if buf.first_access is None:
@@ -189,3 +199,24 @@ def analyse(kernel: Kernel, target: Target, constants: dict[str, int]) -> list[T
         lives.append(TileLife(buf.name, buf.ty.loc, align_up(size, target.address_alignment),
                               buf.lo, buf.hi, buf.order, buf.fixed, buf.loc, buf.line))
     return lives
+
+
+#: Vector ops that may write their result over an operand of the same tile type: each
+#: element of the result depends only on the same element of that operand (PyPTO's
+#: MemoryReuse lets such "touching" lifetimes share; reductions, broadcasts from a column
+#: tile and width-changing conversions are not in the list).
+IN_PLACE_OPS = frozenset(f"pto.{name}" for name in (
+    "tadd", "tsub", "tmul", "tdiv", "tmax", "tmin", "tadds", "tsubs", "tmuls", "tdivs", "tmaxs",
+    "tmins", "texp", "tlog", "tsqrt", "trsqrt", "trecip", "tabs", "tneg", "trelu",
+    "trowexpandadd", "trowexpandsub", "trowexpandmul", "trowexpanddiv", "trowexpandexpdif",
+    "tcvt"))
+
+
+def _in_place_reads(inst: Instruction) -> set[Value]:
+    """Operands ``inst`` may overwrite with its result (same tile type as the result)."""
+    if inst.opcode not in IN_PLACE_OPS or len(inst.outs) != 1:
+        return set()
+    out = inst.outs[0].type
+    if not isinstance(out, TileBufType):
+        return set()
+    return {v for v in inst.ins if isinstance(v.type, TileBufType) and v.type == out}
