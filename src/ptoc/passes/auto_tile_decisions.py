@@ -38,9 +38,10 @@ def record_tile_choice(site, result, target, ctx, *, note: str | None = None,
 
     cfg = chooser_config(site, target, ctx, force_output_stationary=force_output_stationary)
     try:
-        alternatives = [_candidate(c) for c in rank_l0_tiles(cfg, top=TOP)]
+        pool = rank_l0_tiles(cfg, top=_POOL)  # one ranking serves the table and the dbC probe
     except PtocError:
-        alternatives = []
+        pool = []
+    alternatives = [_candidate(c) for c in pool[:TOP]]
     summary = (f"{site.describe()}: {_tile(result)}, {result.stationarity.name}, "
                f"dbC={'2' if result.double_buffer_c else '1'}, estimated wall "
                f"{result.estimated_cost_cycles} cycles")
@@ -54,18 +55,19 @@ def record_tile_choice(site, result, target, ctx, *, note: str | None = None,
                     tiles=-(-site.M // result.m) * -(-site.N // result.n),
                     note=note, alternatives=alternatives)
     if note is None:
-        _record_dbc(site, result, target, ctx, allow_double_buffer_c(ctx), cfg)
+        _record_dbc(site, result, target, ctx, allow_double_buffer_c(ctx), pool)
 
 
-def _record_dbc(site, result, target, ctx, allowed: bool, cfg) -> None:
+def _record_dbc(site, result, target, ctx, allowed: bool, pool: list) -> None:
     from ptoc.passes.auto_tile_analysis import chooser_config
     from ptoc.passes.l0_tile_chooser import rank_l0_tiles
 
-    probe = cfg if allowed else chooser_config(site, target, ctx, double_buffer_c=True)
-    try:
-        pool = rank_l0_tiles(probe, top=_POOL)
-    except PtocError:
-        pool = []
+    if not allowed:  # what the chooser would do with dbC allowed
+        try:
+            pool = rank_l0_tiles(chooser_config(site, target, ctx, double_buffer_c=True),
+                                 top=_POOL)
+        except PtocError:
+            pool = []
     best_dbc = next((c for c in pool if c.double_buffer_c), None)
     best_single = next((c for c in pool if not c.double_buffer_c), None)
     walls = {"dbc_wall_cycles": best_dbc.wall_cycles if best_dbc else None,

@@ -1,0 +1,82 @@
+"""Compile time per pass and in total for the flagship programs, dbC off and on.
+
+Programs: 160x64x160 and 448x64x448 FP32 direct-store grids, and the 256x64x256 BF16
+Mat-scratch chain. Each compile runs with ``profiling=True`` (per-pass wall time from the
+PassManager's timing instrument); "codegen, plan, sync, write" is the rest of ``ir.compile``
+(PTO generation, InsertSync, reports). Best of ``--repeat`` runs. Milliseconds.
+
+Run: python benchmarks/compile_time.py [--repeat 3] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from _programs import direct_store, mat_scratch_chain  # noqa: E402
+from _table import Table  # noqa: E402
+
+TITLE = "compile time per pass (ms), flagship programs, dbC off/on"
+
+
+def flagships(quick: bool):
+    if quick:
+        return [("64x64x64 FP32", lambda: direct_store(64, 64, 64))]
+    return [("160x64x160 FP32", lambda: direct_store(160, 64, 160)),
+            ("448x64x448 FP32", lambda: direct_store(448, 64, 448)),
+            ("256x64x256 BF16", mat_scratch_chain)]
+
+
+def measure(build, dbc: bool, repeat: int) -> tuple[float, dict[str, float]]:
+    from ptoc import ir
+
+    best = None
+    for _ in range(repeat):
+        program = build()
+        with tempfile.TemporaryDirectory() as out:
+            t0 = time.perf_counter()
+            compiled = ir.compile(program, out, dump_passes=False, profiling=True,
+                                  enable_pypto_l0c_double_buffer=dbc)
+            total = (time.perf_counter() - t0) * 1e3
+        passes = {p["name"]: p["ms"] for p in compiled.profile["passes"]}
+        if best is None or total < best[0]:
+            best = (total, passes)
+    return best
+
+
+def run(quick: bool = False, full: bool = False, repeat: int | None = None) -> list[Table]:
+    repeat = repeat or (1 if quick else 3)
+    measure(lambda: direct_store(32, 32, 32), False, 1)  # warm-up: imports, registries, caches
+    columns, results = [], []
+    for label, build in flagships(quick):
+        for dbc in (False, True):
+            columns.append(f"{label} dbC{'2' if dbc else '1'}")
+            results.append(measure(build, dbc, repeat))
+    names = list(dict.fromkeys(n for _, passes in results for n in passes))
+    table = Table("compile_time", TITLE, ["pass"] + columns)
+    for name in names:
+        table.add(name, *[passes.get(name, 0.0) for _, passes in results])
+    table.add("codegen, plan, sync, write",
+              *[total - sum(passes.values()) for total, passes in results])
+    table.add("total (ir.compile)", *[total for total, _ in results])
+    table.notes.append(f"best of {repeat}; wall-clock milliseconds on this machine "
+                       "(includes decision recording)")
+    return [table]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    for table in run(quick=args.quick, repeat=args.repeat):
+        print(table.render())
+
+
+if __name__ == "__main__":
+    main()
