@@ -214,3 +214,27 @@ def test_user_k_loop_with_matmul_acc_keeps_one_buffer(tmp_path):
     with PassContext(enable_pypto_l0c_double_buffer=True):
         compiled = ir.compile(KLoopInitCond().get_program(), tmp_path, dump_passes=False)
     assert len(dp.acc_buffers(compiled)) == 1
+
+
+# ---- PyPTO's own dumps: the same Acc allocations, no perf hint from MemoryReuse --------------
+
+# (M, K, N, dtype, flag) -> PyPTO's Acc tile.allocs after AllocateMemoryAddr: [(name, bytes)]
+# and addresses, read from pypto-oracle/dumps/*/35_after_AllocateMemoryAddr.py.
+DUMPED = {(160, 64, 160, "FP32", False): ([("mem_acc_5", 102400)], [0]),
+          (160, 64, 160, "FP32", True): ([("mem_acc_8", 40960), ("mem_acc_9", 40960)], [0, 40960]),
+          (256, 64, 256, "BF16", False): ([("mem_acc_8", 131072)], [0]),
+          (256, 64, 256, "BF16", True): ([("mem_acc_8", 65536), ("mem_acc_9", 65536)], [0, 65536])}
+
+
+@pytest.mark.parametrize("key", list(DUMPED), ids=lambda k: f"{k[0]}x{k[1]}x{k[2]}_{k[3]}_{int(k[4])}")
+def test_oracle_dump_programs_allocate_like_pypto_without_depth_hints(tmp_path, key):
+    """PyPTO reports no PH-MR-001 at all for these programs (their perf_hints.log holds
+    only PH001 granularity hints), flag off or on; ptoc's Acc allocs match by name and size."""
+    M, K, N, dtype, flag = key
+    compiled = ir.compile(dp.direct_store(M, N, K, dtype), tmp_path, dump_passes=False,
+                          enable_pypto_l0c_double_buffer=flag)
+    assert not [d for d in compiled.diagnostics if d.code == "PH-MR-001"]
+    allocs, addrs = DUMPED[key]
+    acc = compiled.allocations_in(MemorySpace.Acc)
+    assert sorted((a.name, a.size) for a in acc) == allocs
+    assert sorted(a.addr for a in acc) == addrs
