@@ -153,9 +153,14 @@ def sync_kernel(kernel: Kernel, target: Target, *, event_ids: int = NUM_EVENT_ID
     resolver = AccessResolver(kernel, target)
     notes: list[SyncNote] = []
     seen: set = set()
-    # one pair falls back per round: its PIPE_ALL barrier often orders what made other
-    # pairs fail (a flag pair and its reverse that each needed the other, say)
-    for _ in range(MAX_ROUNDS + 2 * len(plan.pairs) + 64):
+    rounds = 0
+    while True:
+        rounds += 1
+        if rounds > 4 * plan.next_id + MAX_ROUNDS:
+            # every round answers a pair with a rendezvous (once per pair) or removes pairs,
+            # so this bound is never reached
+            raise SyncInsertionError(f"InsertSync did not converge on kernel @{kernel.name}",
+                                     hint="report this kernel; it has an unusual structure")
         walker, fallbacks = _settle(plan, resolver)
         for fb in fallbacks:
             key = (fb.block, fb.gap, fb.src, fb.dst)
@@ -170,15 +175,21 @@ def sync_kernel(kernel: Kernel, target: Target, *, event_ids: int = NUM_EVENT_ID
             failed = allocate_events(plan, walker.instances, limit=event_ids)
         if not failed:
             return emit_kernel(kernel, plan), plan, notes
-        for pid, reason in failed[:1]:
-            if reason == SELF_OVERLAP and plan.add_rendezvous(pid) is not None:
-                continue                    # try a rendezvous before giving up the flag
+        # first answer every flag that could be set twice with a rendezvous; otherwise the
+        # first failing pair of each pipe pair falls back (its PIPE_ALL barrier often orders
+        # what made the others fail), and the plan is walked again
+        if any([reason == SELF_OVERLAP and plan.add_rendezvous(pid) is not None
+                for pid, reason in failed]):
+            continue
+        first: dict[tuple, tuple[int, str]] = {}
+        for pid, reason in failed:
+            pair = plan.pairs[pid]
+            first.setdefault((pair.src, pair.dst), (pid, reason))
+        for pid, reason in first.values():
             pair = plan.remove_pair(pid)
             plan.add_barrier(pair.block, pair.wait_gap, Pipe.PIPE_ALL)
             notes.append(_fallback_note(kernel.name, reason, pair.src, pair.dst, pair.producer,
                                         pair.consumer))
-    raise SyncInsertionError(f"InsertSync did not converge on kernel @{kernel.name}",
-                             hint="report this kernel; it has an unusual loop structure")
 
 
 def strip_sync(module: Module) -> Module:
