@@ -129,3 +129,18 @@ def test_event_id_pool_is_checked():
     from ptoc.pto.insert_sync import SyncInsertionError
     with pytest.raises(SyncInsertionError, match="event_ids=9"):
         insert_sync(dbc_matmul(), event_ids=9)
+
+
+def test_id_starvation_on_a_long_program_still_converges_and_is_correct():
+    module = parse(dbc_matmul(64, 32, 64, 32, order="MMSS", accumulators=2))
+    starved = insert_sync(module, event_ids=1)
+    assert starved.stats["kernel"]["max_ids_per_pipe_pair"] == 1
+    assert starved.stats["kernel"]["barrier_all"] > 0
+    rng = np.random.default_rng(1)
+    tensors = {"arg0": rng.standard_normal((64, 64)).astype(np.float32),
+               "arg1": rng.standard_normal((64, 1024)).astype(np.float32),
+               "arg2": np.zeros((64, 1024), np.float32)}
+    timed = simulate(starved.module, tensors)
+    assert timed.races == []
+    np.testing.assert_array_equal(timed.outputs["arg2"],
+                                  simulate(module, tensors, mode="serial").outputs["arg2"])
