@@ -98,7 +98,7 @@ def brute_force(instrs, sch):
     return races
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(programs())
 def test_vector_clocks_match_brute_force_happens_before(prog):
     instrs = build(prog)
@@ -107,7 +107,7 @@ def test_vector_clocks_match_brute_force_happens_before(prog):
     assert found == brute_force(instrs, sch)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(programs())
 def test_races_do_not_depend_on_costs(prog):
     one = build(prog, 1)
@@ -152,7 +152,7 @@ def test_gm_windows_of_one_view_compare_exactly():
     assert left.overlaps(Access("GM %arg2", 0, 4096, (("arg2", (64, 1)), 8, 9, 31, 33)))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(programs())
 def test_schedule_invariants(prog):
     """In-order pipes, waits after their sets, barriers drain, serial is the slowest."""
