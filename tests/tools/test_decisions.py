@@ -79,13 +79,16 @@ def test_dbc_on_compile_records_the_chooser_accepting_dbc(tmp_path):
     assert "| rank | m | n | k |" in md
 
 
-def test_alternatives_equal_rank_l0_tiles(tmp_path):
-    ir.compile(gemm(), tmp_path, dump_passes=False, enable_pypto_l0c_double_buffer=True)
+@pytest.mark.parametrize("flag", [False, True], ids=["dbc_off", "dbc_on"])
+@pytest.mark.parametrize("shape", [(160, 64, 160), (448, 64, 448), (256, 256, 256)])
+def test_alternatives_equal_rank_l0_tiles(tmp_path, flag, shape):
+    M, K, N = shape
+    ir.compile(gemm(M, K, N), tmp_path, dump_passes=False, enable_pypto_l0c_double_buffer=flag)
     _, records = decisions(tmp_path)
     alts = one(records, "tile_choice")["alternatives"]
-    cfg = L0TileConfig.for_target("a2a3", M=160, N=160, K=64, bytes_a=4, bytes_b=4, bytes_c=4,
+    cfg = L0TileConfig.for_target("a2a3", M=M, N=N, K=K, bytes_a=4, bytes_b=4, bytes_c=4,
                                   allow_a_stationary=True, allow_b_stationary=True,
-                                  allow_double_buffer_c=True, allow_k_boundary=True)
+                                  allow_double_buffer_c=flag, allow_k_boundary=True)
     ranked = rank_l0_tiles(cfg, top=5)
     assert [(a["m"], a["n"], a["k"], a["wall_cycles"]) for a in alts] == \
         [(c.m, c.n, c.k, c.wall_cycles) for c in ranked]

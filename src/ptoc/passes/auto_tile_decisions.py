@@ -36,12 +36,16 @@ def record_tile_choice(site, result, target, ctx, *, note: str | None = None,
     from ptoc.passes.auto_tile_analysis import allow_double_buffer_c, chooser_config
     from ptoc.passes.l0_tile_chooser import rank_l0_tiles
 
-    cfg = chooser_config(site, target, ctx, force_output_stationary=force_output_stationary)
+    allowed = allow_double_buffer_c(ctx)
+    # One ranking serves the table and the dbC probe: with the gate closed, rank as if it
+    # were open; the points without dbC are then exactly the closed gate's, in its order.
+    cfg = chooser_config(site, target, ctx, force_output_stationary=force_output_stationary,
+                         double_buffer_c=True)
     try:
-        pool = rank_l0_tiles(cfg, top=_POOL)  # one ranking serves the table and the dbC probe
+        pool = rank_l0_tiles(cfg, top=_POOL)
     except PtocError:
         pool = []
-    alternatives = [_candidate(c) for c in pool[:TOP]]
+    alternatives = [_candidate(c) for c in pool if allowed or not c.double_buffer_c][:TOP]
     summary = (f"{site.describe()}: {_tile(result)}, {result.stationarity.name}, "
                f"dbC={'2' if result.double_buffer_c else '1'}, estimated wall "
                f"{result.estimated_cost_cycles} cycles")
@@ -55,19 +59,10 @@ def record_tile_choice(site, result, target, ctx, *, note: str | None = None,
                     tiles=-(-site.M // result.m) * -(-site.N // result.n),
                     note=note, alternatives=alternatives)
     if note is None:
-        _record_dbc(site, result, target, ctx, allow_double_buffer_c(ctx), pool)
+        _record_dbc(site, result, ctx, allowed, pool)
 
 
-def _record_dbc(site, result, target, ctx, allowed: bool, pool: list) -> None:
-    from ptoc.passes.auto_tile_analysis import chooser_config
-    from ptoc.passes.l0_tile_chooser import rank_l0_tiles
-
-    if not allowed:  # what the chooser would do with dbC allowed
-        try:
-            pool = rank_l0_tiles(chooser_config(site, target, ctx, double_buffer_c=True),
-                                 top=_POOL)
-        except PtocError:
-            pool = []
+def _record_dbc(site, result, ctx, allowed: bool, pool: list) -> None:
     best_dbc = next((c for c in pool if c.double_buffer_c), None)
     best_single = next((c for c in pool if not c.double_buffer_c), None)
     walls = {"dbc_wall_cycles": best_dbc.wall_cycles if best_dbc else None,

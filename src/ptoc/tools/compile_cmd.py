@@ -14,6 +14,7 @@ FILE.py conventions: a module-level @pl.program class, or a @pl.jit function plu
 example_inputs() returning its arguments (arrays, outputs included, in parameter order).
 Use --program NAME when the file defines several. The file is executed as Python.
 """
+MAX_DBC_LINES = 4
 
 
 def add_compile_options(p) -> None:
@@ -47,8 +48,10 @@ def summary_lines(compiled) -> list[str]:
     out = Path(compiled.output_dir)
     acc = compiled.allocations_in(MemorySpace.Acc)
     planner = getattr(compiled.memory_planner, "name", compiled.memory_planner)
+    flag = ("dbC automatic" if planner != "PYPTO" else
+            f"dbC flag {'on' if compiled.enable_pypto_l0c_double_buffer else 'off'}")
     lines = [f"compiled {compiled.source_program.name} for {compiled.target} "
-             f"(planner {planner}, dbC flag {'on' if compiled.enable_pypto_l0c_double_buffer else 'off'})",
+             f"(planner {planner}, {flag})",
              f"  kernels:      {', '.join(sorted(compiled.pto_text)) or '(none)'}"]
     if acc:
         where = ", ".join(f"{a.function}:{a.addr if a.addr is not None else '?'}+{a.size}"
@@ -57,10 +60,14 @@ def summary_lines(compiled) -> list[str]:
     else:
         lines.append("  Acc buffers:  0")
     lines.append(f"  diagnostics:  {len(compiled.diagnostics)} (report/perf_hints.log)")
-    decisions = _decision_counts(out)
+    decisions = _decisions(out)
     if decisions is not None:
-        text = ", ".join(f"{n} {k}" for k, n in decisions.items() if n) or "none"
+        counts = decisions.get("counts", {})
+        text = ", ".join(f"{n} {k}" for k, n in counts.items() if n) or "none"
         lines.append(f"  decisions:    {text} (report/decisions.md)")
+        for d in [d for d in decisions["decisions"] if d["kind"] == "dbc"][:MAX_DBC_LINES]:
+            lines.append(f"    dbC {'accepted' if d['accepted'] else 'rejected'} "
+                         f"({d['gate']} gate): {d['reason']}")
     lines.append(f"  PTO:          {out / 'pto'}/<kernel>.pto")
     lines.append(f"  reports:      {out / 'report'}/")
     if (out / "passes_dump").is_dir():
@@ -68,13 +75,11 @@ def summary_lines(compiled) -> list[str]:
     return lines
 
 
-def _decision_counts(out: Path) -> dict | None:
+def _decisions(out: Path) -> dict | None:
     import json
 
     path = out / "report" / "decisions.json"
-    if not path.is_file():
-        return None
-    return json.loads(path.read_text()).get("counts", {})
+    return json.loads(path.read_text()) if path.is_file() else None
 
 
 def run(args) -> int:
