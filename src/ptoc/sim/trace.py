@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 
-from ptoc.backend.pipes import TRACE_LANE_ORDER, Pipe
+from ptoc.backend.pipes import TRACE_LANE_ORDER
 from ptoc.sim.occupancy import SPACE_ORDER, live_bytes
 from ptoc.sim.occupancy import occupancy as live_spans
 
