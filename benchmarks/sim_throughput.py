@@ -7,6 +7,7 @@ baseline of the overhead ratio. Reference mode (pto-isa MAD order) runs on the s
 size only. Best of ``--repeat``.
 
 Run: python benchmarks/sim_throughput.py [--sizes 256 512 1024] [--quick]
+(default sizes 256 and 512; ``--full`` (ptoc bench --full) adds 1024 and 2048)
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ def measure(S: int, mode: str, repeat: int) -> dict:
 
 
 def run(quick: bool = False, full: bool = False, sizes=None, repeat: int | None = None):
-    sizes = sizes or ([128] if quick else [256, 512, 1024] + ([2048] if full else []))
+    sizes = sizes or ([128] if quick else [256, 512] + ([1024, 2048] if full else []))
     repeat = repeat or (1 if quick else 2)
     table = Table("sim_throughput", TITLE,
                   ["S^3", "mode", "instructions", "sim s", "instr/s", "numpy tiles s",
