@@ -6,7 +6,8 @@ each tile lives, on the PTO program itself, before sync insertion (which needs a
 see dependences):
 
 1. lifetimes (``planner_lifetimes``): first access to last access, whole loops when a tile
-   is used across iterations;
+   is used across iterations; only when a space does not fit this way does an element-wise
+   vector result reuse the bytes of the operand it consumes (more reuse, fewer overlaps);
 2. placement per memory space (``planner_place``): tiles with disjoint lifetimes may share
    bytes, co-live tiles never do, 32-byte (``Target.address_alignment``) aligned, a
    ``PlanMemoryError`` naming the co-live tiles when a space overflows;
@@ -46,9 +47,10 @@ def plan_memory(module: Module, target: "str | Target | None" = None) -> Module:
     return dataclasses.replace(module, kernels=kernels)
 
 
-def kernel_lifetimes(kernel: Kernel, target: "str | Target") -> list[TileLife]:
+def kernel_lifetimes(kernel: Kernel, target: "str | Target", *,
+                     in_place: bool = False) -> list[TileLife]:
     """The planner's view of ``kernel``: each tile buffer's space, bytes and live interval."""
-    return analyse(kernel, get_target(target), _int_constants(kernel))
+    return analyse(kernel, get_target(target), _int_constants(kernel), in_place=in_place)
 
 
 def tile_addresses(module: Module) -> dict[str, dict[str, int]]:
@@ -67,9 +69,15 @@ def _plan_kernel(kernel: Kernel, target: Target) -> Kernel:
     constants = _int_constants(kernel)
     _reject_dynamic_addresses(kernel, constants)
     lives = analyse(kernel, target, constants)
+    tight: list[TileLife] | None = None
     addresses: dict[str, int] = {}
     for space in sorted({t.space for t in lives}, key=lambda s: s.value):
-        addresses.update(place_space(space, [t for t in lives if t.space is space], target))
+        try:
+            addresses.update(place_space(space, [t for t in lives if t.space is space], target))
+        except PlanMemoryError:
+            # Out of room: let element-wise results overwrite their operands and try again.
+            tight = tight or analyse(kernel, target, constants, in_place=True)
+            addresses.update(place_space(space, [t for t in tight if t.space is space], target))
     todo = {t.name: addresses[t.name] for t in lives if t.fixed is None}
     if not todo:
         return kernel

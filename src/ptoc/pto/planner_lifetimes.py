@@ -6,9 +6,9 @@ Computing that interval is the delicate part, so it lives here on its own:
 
 * Every op gets a position p in a pre-order walk (reads happen at p, writes at p + 1); an
   ``scf.for`` / ``scf.if`` gets one for its header and one after its body, so a loop is
-  the interval ``[header, end]``. An operand read by an element-wise vector op ends its
-  life at p, so the op's result may reuse its bytes (``IN_PLACE_OPS``); any other operand
-  stays live through p + 1.
+  the interval ``[header, end]``. An operand read stays live through p + 1, so no result
+  of the op lands on it; with ``in_place=True`` an operand read by an element-wise vector
+  op (``IN_PLACE_OPS``) ends its life at p and the result may reuse its bytes.
 * A buffer is live from its first access (a write, normally) to its last access. An
   access inside a loop that does not contain the ``alloc_tile`` keeps the buffer for the
   whole of that loop (outermost such loop): the bytes are needed on every iteration.
@@ -82,8 +82,9 @@ class _Walk:
     after its body.
     """
 
-    def __init__(self, constants: dict[str, int]) -> None:
+    def __init__(self, constants: dict[str, int], in_place: bool) -> None:
         self.constants = constants
+        self.in_place = in_place
         self.pos = 0
         self.buffers: dict[str, _Buffer] = {}
         self.alias: dict[str, str] = {}
@@ -145,7 +146,7 @@ class _Walk:
             return
         ins = set(op.ins) if isinstance(op, Instruction) else set(op.uses)
         outs = set(op.outs) if isinstance(op, Instruction) else set()
-        in_place = _in_place_reads(op) if isinstance(op, Instruction) else set()
+        in_place = _in_place_reads(op) if self.in_place and isinstance(op, Instruction) else set()
         for value in op.uses:
             read = value in ins or value not in outs
             if value in outs:
@@ -172,13 +173,15 @@ class _Walk:
             self.accesses.append((buf, lo, hi, loops, read))
 
 
-def analyse(kernel: Kernel, target: Target, constants: dict[str, int]) -> list[TileLife]:
+def analyse(kernel: Kernel, target: Target, constants: dict[str, int], *,
+            in_place: bool = False) -> list[TileLife]:
     """The lifetime of every tile buffer of ``kernel``, in ``alloc_tile`` order.
 
     ``constants`` maps SSA names of integer ``arith.constant`` results to their values (to
-    recognise an ``addr`` the program already fixed).
+    recognise an ``addr`` the program already fixed). ``in_place`` lets an element-wise
+    vector op's result take the bytes of an operand it reads for the last time.
     """
-    walk = _Walk(constants)
+    walk = _Walk(constants, in_place)
     walk.body(kernel.body, ())
     for buf, lo, hi, loops, read in walk.accesses:
         outside = [head for head in loops if head not in buf.def_loops]
@@ -201,22 +204,25 @@ def analyse(kernel: Kernel, target: Target, constants: dict[str, int]) -> list[T
     return lives
 
 
-#: Vector ops that may write their result over an operand of the same tile type: each
-#: element of the result depends only on the same element of that operand (PyPTO's
-#: MemoryReuse lets such "touching" lifetimes share; reductions, broadcasts from a column
-#: tile and width-changing conversions are not in the list).
-IN_PLACE_OPS = frozenset(f"pto.{name}" for name in (
-    "tadd", "tsub", "tmul", "tdiv", "tmax", "tmin", "tadds", "tsubs", "tmuls", "tdivs", "tmaxs",
-    "tmins", "texp", "tlog", "tsqrt", "trsqrt", "trecip", "tabs", "tneg", "trelu",
-    "trowexpandadd", "trowexpandsub", "trowexpandmul", "trowexpanddiv", "trowexpandexpdif",
-    "tcvt"))
+#: Vector ops that may write their result over an operand of the same tile type, with the
+#: operand positions for which that is safe: each element of the result depends only on
+#: the same element of that operand. (PyPTO's MemoryReuse lets such "touching" lifetimes
+#: share.) A row-expand op's second operand is read at column 0 of every row it writes, and
+#: reductions and width-changing conversions are not in the table at all.
+_EACH = (0, 1)
+IN_PLACE_OPS: dict[str, tuple[int, ...]] = {
+    **{f"pto.{n}": _EACH for n in ("tadd", "tsub", "tmul", "tdiv", "tmax", "tmin")},
+    **{f"pto.{n}": (0,) for n in (
+        "tadds", "tsubs", "tmuls", "tdivs", "tmaxs", "tmins", "texp", "tlog", "tsqrt", "trsqrt",
+        "trecip", "tabs", "tneg", "trelu", "tcvt", "trowexpandadd", "trowexpandsub",
+        "trowexpandmul", "trowexpanddiv", "trowexpandexpdif")},
+}
 
 
 def _in_place_reads(inst: Instruction) -> set[Value]:
     """Operands ``inst`` may overwrite with its result (same tile type as the result)."""
-    if inst.opcode not in IN_PLACE_OPS or len(inst.outs) != 1:
+    safe = IN_PLACE_OPS.get(inst.opcode, ())
+    if not safe or len(inst.outs) != 1 or not isinstance(inst.outs[0].type, TileBufType):
         return set()
     out = inst.outs[0].type
-    if not isinstance(out, TileBufType):
-        return set()
-    return {v for v in inst.ins if isinstance(v.type, TileBufType) and v.type == out}
+    return {inst.ins[i] for i in safe if i < len(inst.ins) and inst.ins[i].type == out}
