@@ -2,7 +2,8 @@
 
 Each benchmark module here exposes ``run(quick=False, full=False) -> list[Table]`` and
 ``TITLE``. A script without that interface (for instance another team's ``dbc.py``) is run
-as ``python SCRIPT [--quick]`` and its standard output is kept verbatim. ``--quick`` is the
+as ``python SCRIPT [--quick]`` and its standard output is kept verbatim; it runs in the
+directory of ``--json`` (else a scratch directory), so files it writes land there. ``--quick`` is the
 tiny smoke configuration; ``--full`` adds the largest shapes (minutes).
 
 Run directly: python benchmarks/run_all.py [NAME...] [--json OUT] [--quick] [--full]
@@ -62,7 +63,7 @@ def available(bench_dir=None) -> dict[str, str]:
     return {name: _title(here / f) for name, f in BENCHMARKS.items() if (here / f).is_file()}
 
 
-def _run_one(name: str, here: Path, quick: bool, full: bool) -> dict:
+def _run_one(name: str, here: Path, quick: bool, full: bool, workdir: Path) -> dict:
     path = here / BENCHMARKS[name]
     t0 = time.perf_counter()
     if "def run(" in path.read_text() and "_table" in path.read_text():
@@ -74,7 +75,7 @@ def _run_one(name: str, here: Path, quick: bool, full: bool) -> dict:
     else:
         argv = [sys.executable, str(path)] + (["--quick"] if quick else [])
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=SCRIPT_TIMEOUT_S,
-                              cwd=here.parent)
+                              cwd=workdir)  # files a script writes land next to --json
         text = proc.stdout.rstrip()
         if proc.returncode != 0:
             text += f"\n({path.name} exited with status {proc.returncode}: " \
@@ -87,11 +88,16 @@ def _run_one(name: str, here: Path, quick: bool, full: bool) -> dict:
 def run(names, bench_dir=None, *, quick: bool = False, full: bool = False, json_out=None,
         stream=print) -> list[dict]:
     """Run ``names`` in order, print each table as it finishes, optionally write JSON."""
+    import tempfile
+
     here = _here(bench_dir)
     results = []
+    scratch = tempfile.TemporaryDirectory(prefix="ptoc_bench_")
+    workdir = Path(json_out).resolve().parent if json_out else Path(scratch.name)
+    workdir.mkdir(parents=True, exist_ok=True)
     for name in names:
         stream(f"== {name} ==")
-        result = _run_one(name, here, quick, full)
+        result = _run_one(name, here, quick, full, workdir)
         stream(result["text"])
         stream(f"({name}: {result['seconds']:.1f} s)\n")
         results.append(result)
@@ -101,6 +107,7 @@ def run(names, bench_dir=None, *, quick: bool = False, full: bool = False, json_
                "cpus": os.cpu_count(), "quick": quick, "full": full, "results": results}
         Path(json_out).parent.mkdir(parents=True, exist_ok=True)
         Path(json_out).write_text(json.dumps(doc, indent=2) + "\n")
+    scratch.cleanup()
     return results
 
 

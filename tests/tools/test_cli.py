@@ -159,6 +159,35 @@ def test_run_without_derivable_golden_uses_a_serialised_run(capsys, tmp_path):
     assert code == 0 and "golden:     numpy matmul" in out
 
 
+ADD = """\
+import ptoc.language as pl
+
+
+@pl.program
+class Add:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, x: pl.Tensor[[32, 64], pl.FP32], y: pl.Tensor[[32, 64], pl.FP32],
+               out: pl.Out[pl.Tensor[[32, 64], pl.FP32]]) -> pl.Tensor[[32, 64], pl.FP32]:
+        s = pl.add(pl.load(x, [0, 0], [32, 64]), pl.load(y, [0, 0], [32, 64]))
+        out = pl.store(s, [0, 0], out)
+        return out
+"""
+
+
+def test_run_non_matmul_without_golden_compares_with_a_serialised_run(capsys, tmp_path):
+    path = tmp_path / "add.py"
+    path.write_text(ADD)
+    code, out, _ = run(capsys, "run", path, "-o", tmp_path / "o", "--no-dump")
+    assert code == 0 and "golden:     serialised-run; max |error| out 0" in out
+
+
+def test_run_golden_for_a_vector_program(capsys, tmp_path):
+    path = tmp_path / "add_golden.py"
+    path.write_text(ADD + "\n\ndef golden(inputs):\n    return {'out': inputs['x'] + inputs['y']}\n")
+    code, out, _ = run(capsys, "run", path, "-o", tmp_path / "o", "--no-dump", "--seed", "3")
+    assert code == 0 and "golden:     file" in out and "seed 3" in out
+
+
 def test_jit_file_without_example_inputs_is_a_user_error(capsys, tmp_path):
     path = tmp_path / "jit_noinputs.py"
     path.write_text(JIT)
