@@ -228,8 +228,14 @@ class TileOps:
     def _vector_fn(self, op, code, srcs, scalars, r, c):
         """(numpy function of the widened tile operands, shape read from each operand)."""
         full = (r, c)
-        need = {"binary": 2, "scalar": 1, "unary": 1, "reduce": 1, "rowexp": 2, "expand": 1}
-        if code in vector.BINARY:
+        need = {"binary": 2, "scalar": 1, "unary": 1, "reduce": 1, "rowexp": 2, "expand": 1,
+                "fill": 0}
+        if code in vector.FILL:
+            if not scalars:
+                raise self._arity(op, "ins(%scalar)")
+            value = float(scalars[0])
+            kind, fn, shapes = "fill", (lambda: np.full(full, value, dtype=np.float64)), []
+        elif code in vector.BINARY:
             kind, fn, shapes = "binary", vector.BINARY[code], [full, full]
         elif code in vector.SCALAR:
             if not scalars:

@@ -39,9 +39,11 @@ ROW_EXPAND = {
 }
 #: pure broadcast: ins(v[R, 1]) outs(c)
 EXPAND = ("pto.trowexpand",)
+#: fill with a scalar: ins(s) outs(c)
+FILL = ("pto.texpands",)
 
 ALL_VECTOR_OPS = (set(BINARY) | set(SCALAR) | set(UNARY) | set(ROW_REDUCE) | set(ROW_EXPAND)
-                  | set(EXPAND) | {"pto.tcvt"})
+                  | set(EXPAND) | set(FILL) | {"pto.tcvt"})
 
 
 def compute_dtype(dtype: np.dtype) -> np.dtype:
