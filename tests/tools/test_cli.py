@@ -188,6 +188,43 @@ def test_run_golden_for_a_vector_program(capsys, tmp_path):
     assert code == 0 and "golden:     file" in out and "seed 3" in out
 
 
+SCALED = """\
+import numpy as np
+import ptoc.language as pl
+
+
+@pl.jit
+def scaled(x: pl.Tensor, y: pl.Out[pl.Tensor], s: pl.FP32):
+    t = pl.load(x, [0, 0], [32, 64])
+    y = pl.store(pl.muls(t, s), [0, 0], y)
+    return y
+
+
+def example_inputs():
+    return np.ones((32, 64), np.float32), np.zeros((32, 64), np.float32), 2.5{extra}
+
+
+def golden(inputs):
+    return inputs["x"] * 2.5
+"""
+
+
+def test_run_jit_with_a_scalar_parameter(capsys, tmp_path):
+    path = tmp_path / "scaled.py"
+    path.write_text(SCALED.format(extra=""))
+    code, out, _ = run(capsys, "run", path, "-o", tmp_path / "o", "--no-dump")
+    assert code == 0 and "max |error| y 0" in out
+
+
+def test_example_inputs_of_the_wrong_arity_is_a_user_error(capsys, tmp_path):
+    path = tmp_path / "scaled.py"
+    path.write_text(SCALED.format(extra=", 1.0"))
+    code, _, err = run(capsys, "run", path, "-o", tmp_path / "o", "--no-dump")
+    assert code == 2
+    assert_one_line_error(err)
+    assert "returned 4 values but scaled() takes 3 (x, y, s)" in err
+
+
 def test_jit_file_without_example_inputs_is_a_user_error(capsys, tmp_path):
     path = tmp_path / "jit_noinputs.py"
     path.write_text(JIT)

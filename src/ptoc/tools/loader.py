@@ -37,7 +37,7 @@ class LoadedFile:
     name: str
     program: Any                    # ir.Program
     jit: Any = None                 # the JITFunction when the program came from @pl.jit
-    example_args: tuple | None = None
+    example_args: dict | None = None  # jit parameter name -> example value
     golden: Callable | None = None
 
 
@@ -110,4 +110,10 @@ def _from_jit(path: str, key: str, jit, namespace: dict, golden) -> LoadedFile:
         raise LoadError(f"{_where(exc, path)}: example_inputs() raised {type(exc).__name__}: "
                         f"{exc}", hint="fix example_inputs()") from exc
     args = tuple(args) if isinstance(args, (list, tuple)) else (args,)
-    return LoadedFile(path, key, jit.specialize(*args), jit=jit, example_args=args, golden=golden)
+    names = [a.arg for a in jit.source.node.args.args]
+    if len(args) != len(names):
+        raise LoadError(f"{path}: example_inputs() returned {len(args)} values but {key}() takes "
+                        f"{len(names)} ({', '.join(names)})",
+                        hint="return one value per parameter, outputs included, in order")
+    return LoadedFile(path, key, jit.specialize(*args), jit=jit,
+                      example_args=dict(zip(names, args)), golden=golden)

@@ -24,19 +24,34 @@ import numpy as np
 TOLERANCES = {"FP32": (1e-4, 1e-4), "FP16": (1e-2, 1e-2), "BF16": (2e-2, 2e-2)}
 
 
-def entry_tensors(compiled, seed: int = 0, given: tuple | None = None) -> dict[str, np.ndarray]:
-    """Every entry parameter's array: ``given`` (all parameters, in order) or seeded data."""
+def entry_tensors(compiled, seed: int = 0, given: dict | None = None) -> dict:
+    """A value per entry parameter, in order: ``given[name]`` (a jit file's example inputs)
+    where present, else seeded data (standard normal inputs, zero outputs)."""
     from ptoc.dtypes import Direction
     from ptoc.ir.types import TensorType
     from ptoc.testing.specs import TensorSpec
+    from ptoc.tools.loader import LoadError
 
-    params = [p for p in compiled.entry.params if isinstance(p.var.type, TensorType)]
-    if given is not None and len(given) == len(params):
-        return {p.var.name: np.array(v) for p, v in zip(params, given)}
+    given = given or {}
     rng = np.random.default_rng(seed)
-    return {p.var.name: TensorSpec(p.var.name, tuple(p.var.type.shape), p.var.type.dtype,
-                                   is_output=p.direction is Direction.Out).create(rng)
-            for p in params}
+    values = {}
+    for p in compiled.entry.params:
+        name = p.var.name
+        if name in given:
+            values[name] = np.array(given[name]) if isinstance(p.var.type, TensorType) \
+                else given[name]
+        elif isinstance(p.var.type, TensorType):
+            values[name] = TensorSpec(name, tuple(p.var.type.shape), p.var.type.dtype,
+                                      is_output=p.direction is Direction.Out).create(rng)
+        else:
+            raise LoadError(f"the entry has a scalar parameter '{name}' and no value for it",
+                            hint="write the program as @pl.jit and give the value in "
+                                 "example_inputs()")
+    return values
+
+
+def _copy(value):
+    return value.copy() if isinstance(value, np.ndarray) else value
 
 
 def output_names(compiled) -> list[str]:
@@ -68,7 +83,7 @@ def matmul_golden(compiled, tensors: dict) -> dict | None:
     if len(ins) != 2 or len(outs) != 1 or len(params) != 3:
         return None
     a, b, o = (tensors.get(p.var.name) for p in (ins[0], ins[1], outs[0]))
-    if a is None or b is None or o is None or a.ndim != 2 or b.ndim != 2 \
+    if not all(isinstance(x, np.ndarray) for x in (a, b, o)) or a.ndim != 2 or b.ndim != 2 \
             or a.shape[1] != b.shape[0] or o.shape != (a.shape[0], b.shape[1]):
         return None
     return {outs[0].var.name: a.astype(np.float64) @ b.astype(np.float64)}
@@ -98,7 +113,7 @@ def run_and_check(loaded, compiled, *, seed: int = 0, sim_mode: str = "reference
     from ptoc.testing.compare import max_error, mismatches
 
     tensors = entry_tensors(compiled, seed, loaded.example_args)
-    inputs = {k: v.copy() for k, v in tensors.items()}
+    inputs = {k: _copy(v) for k, v in tensors.items()}
     rtol, atol = tolerances(compiled)
     config = RunConfig(platform=compiled.target, rtol=rtol, atol=atol, sim_mode=sim_mode,
                        trace=trace)
@@ -125,7 +140,7 @@ def _golden(loaded, compiled, inputs: dict, outs: list[str], config):
 
     if loaded.golden is not None:
         try:
-            value = loaded.golden({k: v.copy() for k, v in inputs.items()})
+            value = loaded.golden({k: _copy(v) for k, v in inputs.items()})
         except PtocError:
             raise
         except Exception as exc:
@@ -148,7 +163,7 @@ def _golden(loaded, compiled, inputs: dict, outs: list[str], config):
         return derived, "numpy matmul"
     import dataclasses
 
-    serial = compiled.run(*[v.copy() for v in inputs.values()],
+    serial = compiled.run(*[_copy(v) for v in inputs.values()],
                           config=dataclasses.replace(config, sim_mode="serial", trace=False))
     return dict(serial.outputs), "serialised-run"
 

@@ -80,7 +80,8 @@ def what_if_dbc(loaded, args, compiled) -> WhatIfReport:
     config = RunConfig(platform=compiled.target, sim_mode=args.sim_mode)
 
     def side(label, c, dbc) -> Side:
-        result = c.run(*[v.copy() for v in tensors.values()], config=config)
+        result = c.run(*[v.copy() if hasattr(v, "copy") else v for v in tensors.values()],
+                       config=config)
         return Side(label, dbc, result.cycles, len(c.allocations_in(MemorySpace.Acc)),
                     len(result.races), Path(c.output_dir))
 
