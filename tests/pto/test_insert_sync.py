@@ -502,3 +502,17 @@ def test_unknown_ops_on_other_buffers_are_an_error():
     text = vec_kernel(f"pto.tmystery ins(%wx0 : {WIN}) outs(%t0 : {VEC})")
     with pytest.raises(PtoError, match="tmystery.*not in the PTO op table"):
         insert_sync(parse(text))
+
+
+def test_user_barriers_are_kept_and_respected():
+    # a PIPE_ALL barrier written by the user already orders the load before the vector op
+    text = vec_kernel("\n".join([load("t0", "%wx0"), "pto.barrier <PIPE_ALL>",
+                                 vop("tabs", "t1", "t0"), "pto.barrier <PIPE_V>",
+                                 vop("tneg", "t2", "t1"), store("t2", "%wy0")]))
+    result = insert_sync(parse(text))
+    assert result.notes == []
+    lines = sync_lines(result.module)
+    assert lines.count("pto.barrier <ALL>") == 1 and lines.count("pto.barrier <V>") == 1
+    assert not any("<MTE2>, <V>" in s for s in lines)       # ordered by the user's barrier
+    assert "pto.wait_flag[<V>, <MTE3>, <0>]" in lines
+    run_checked(result.module, xy())

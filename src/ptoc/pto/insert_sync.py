@@ -27,8 +27,9 @@ Usage::
 
 Guarantees (checked by the tests with the simulator): the output has no data race under
 the happens-before checker, never deadlocks, and every flag is balanced for any loop trip
-count (zero included) and either arm of every branch. Kernels that already contain sync ops
-are left untouched (as PTOAS skips hand-synchronised functions), with a note.
+count (zero included) and either arm of every branch. Kernels that already contain flags
+are left untouched (as PTOAS skips hand-synchronised functions), with a note; a user's
+``pto.barrier`` is kept and counted as ordering.
 """
 
 from __future__ import annotations
@@ -136,7 +137,7 @@ def insert_sync(module: "Module | str", target: "str | Target | None" = None, *,
     for kernel in module.kernels:
         if has_sync(kernel):
             notes.append(SyncNote(kernel.name, "skipped", "the kernel already contains "
-                                  "set_flag/wait_flag/barrier; left unchanged"))
+                                  "set_flag/wait_flag; left unchanged"))
             kernels.append(kernel)
             continue
         new, plan, kernel_notes = sync_kernel(kernel, tgt, event_ids=event_ids)

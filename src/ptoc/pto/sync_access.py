@@ -244,5 +244,7 @@ class AccessResolver:
 
 
 def has_sync(kernel: Kernel) -> bool:
-    """True when the kernel already holds set_flag / wait_flag / barrier (Level 3)."""
-    return any(isinstance(op, SyncOp) for op in walk(kernel.body))
+    """True when the kernel already holds set_flag / wait_flag (Level 3). A user's
+    ``pto.barrier`` alone (PyPTO's ``system.bar_v`` / ``bar_m``) does not count: InsertSync
+    keeps it and takes the order it gives into account."""
+    return any(isinstance(op, SyncOp) and op.kind != "barrier" for op in walk(kernel.body))

@@ -35,7 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ptoc.backend.pipes import QUEUE_PIPES, Pipe
-from ptoc.pto.model import ForOp, IfOp, Instruction
+from ptoc.pto.model import ForOp, IfOp, Instruction, SyncOp
 from ptoc.pto.sync_access import Access, AccessResolver, hazard_kind
 from ptoc.pto.sync_plan import SyncPlan
 
@@ -163,6 +163,9 @@ class Walker:
                 self.loop(b, g, item, st, live, path)
             elif isinstance(item, IfOp):
                 self.branch(b, g, item, st, live, path)
+            elif isinstance(item, SyncOp) and item.kind == "barrier" and item.pipe is not None \
+                    and (item.pipe is Pipe.PIPE_ALL or item.pipe in IDX):
+                self.fire_barrier(item.pipe, st)        # a user's barrier orders too
         self.gap(b, len(items), st, live, path)
 
     def gap(self, b: int, g: int, st: State, live: list, path: tuple) -> None:
