@@ -161,3 +161,21 @@ def test_writers_handle_an_empty_log(tmp_path):
     assert json.loads(json_path.read_text())["decisions"] == []
     assert "No decision points" in md_path.read_text()
     assert render_markdown(DecisionLog()).startswith("# Compile decisions")
+
+
+def test_compile_sync_step_reports_ph_sync_001_and_records_the_fallback():
+    """The InsertSync step of ir.compile turns each PIPE_ALL fallback note into a PH-SYNC-001
+    perf hint and a pipe_all_fallback decision."""
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "pto"))
+    from test_insert_sync import many_live_pairs
+
+    from ptoc.pto import parse
+    from ptoc.runtime.compile import _insert_sync
+
+    ctx = PassContext()
+    with ctx, collect_decisions() as log:
+        _insert_sync(parse(many_live_pairs(9)), "a2a3")
+    (diag,) = [d for d in ctx.diagnostics if d.code == "PH-SYNC-001"]
+    assert "barrier(PIPE_ALL)" in diag.message and diag.pass_name == "InsertSync"
+    (d,) = log.of_kind("pipe_all_fallback")
+    assert d.summary == diag.message
