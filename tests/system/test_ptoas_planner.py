@@ -3,6 +3,8 @@ with ``memory_planner=PTOAS`` (codegen without addresses, ``ptoc.pto.planner`` p
 tiles, InsertSync adds the flags), run on the simulator: numpy-equal, race-free, and the
 chooser's automatic dbC survives as two distinct L0C placements."""
 
+import copy
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -13,6 +15,8 @@ from ptoc.dtypes import MemorySpace
 from ptoc.passes import MemoryPlanner
 from ptoc.pto import parse
 from ptoc.pto.planner import kernel_lifetimes, tile_addresses
+
+from cases import END_TO_END
 
 BF16 = ml_dtypes.bfloat16
 
@@ -143,3 +147,14 @@ def test_planned_addresses_are_the_reported_allocations(tmp_path):
     reported = {(a.name, a.addr) for a in compiled.allocations}
     assert reported <= set(planned.items())
     assert all(addr % 32 == 0 for addr in planned.values())
+
+
+@pytest.mark.parametrize("case", END_TO_END, ids=lambda c: c.get_name())
+def test_end_to_end_cases_under_ptoas(case, tmp_path):
+    """The end-to-end system programs (vector, cube, mixed) also compile and run correctly
+    when the PTO planner, not MemoryReuse + AllocateMemoryAddr, places their tiles."""
+    ptoas = copy.copy(case)
+    ptoas.get_memory_planner = lambda: MemoryPlanner.PTOAS
+    outcome = ptoas.run(tmp_path)
+    assert outcome.compiled.memory_planner is MemoryPlanner.PTOAS
+    assert outcome.result.races == []
