@@ -50,12 +50,16 @@ def compile_ir(program: Program, output_dir: str | os.PathLike | None = None, *,
             (pto_dir / f"{name}.pto").write_text(text)
         write_report(ctx.diagnostics, out)
         write_decisions(decisions, out)
-    return CompiledProgram(program=lowered, source_program=program, pto_text=kernels,
-                           allocations=allocations, diagnostics=list(ctx.diagnostics),
-                           output_dir=out, target=target,
-                           memory_planner=planner,
-                           enable_pypto_l0c_double_buffer=ctx.enable_pypto_l0c_double_buffer,
-                           profile=manager.last_profile)
+    compiled = CompiledProgram(program=lowered, source_program=program, pto_text=kernels,
+                               allocations=allocations, diagnostics=list(ctx.diagnostics),
+                               output_dir=out, target=target,
+                               memory_planner=planner,
+                               enable_pypto_l0c_double_buffer=ctx.enable_pypto_l0c_double_buffer,
+                               profile=manager.last_profile)
+    from ptoc.report.memmap_write import write_memory_maps
+
+    write_memory_maps(compiled)  # report/memmap_<kernel>.html
+    return compiled
 
 
 def _kernels(lowered: Program, target: str, baked: bool):
