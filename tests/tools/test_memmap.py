@@ -150,3 +150,32 @@ def test_cli_memmap_on_a_directory_without_pto_is_one_line_error(tmp_path, capsy
     assert main(["memmap", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("ptoc: error:") and "pto/*.pto" in err and err.count("\n") == 1
+
+
+def slice_program():
+    @pl.program
+    class Slice:
+        @pl.function(type=pl.FunctionType.InCore)
+        def kernel(self, a: pl.Tensor[[32, 64], pl.FP32],
+                   out: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+            x = pl.load(a, [0, 0], [32, 64], target_memory=pl.Mem.Vec)
+            s = pl.slice(x, [16, 64], [8, 0])
+            e = pl.exp(s)
+            out = pl.store(e, [0, 0], out)
+            return out
+    return Slice
+
+
+def test_compile_writes_the_page_and_the_cli_redraws_it_with_the_saved_storage(tmp_path, capsys):
+    """A Vec window (pl.slice) under the PYPTO planner shares bytes with its parent's
+    storage: not a conflict, and ``ptoc memmap DIR`` knows it from report/allocations.json."""
+    compiled = ir.compile(slice_program(), output_dir=tmp_path, dump_passes=False)
+    page = tmp_path / "report" / "memmap_kernel.html"
+    first = page.read_text()                     # written by the compile itself
+    assert conflicts(first) == 0 and "storage mem_vec" in first
+    assert compiled.pto_text["kernel"].count("pto.alloc_tile") == first.count('<g class="buf')
+    assert main(["memmap", str(tmp_path)]) == 0
+    assert page.read_text() == first
+    (tmp_path / "report" / "allocations.json").unlink()   # PTO only: storage = exact range
+    assert main(["memmap", str(tmp_path)]) == 0
+    assert "storage Vec@" in page.read_text() and "storage mem_vec" not in page.read_text()

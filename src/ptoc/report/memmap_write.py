@@ -1,15 +1,19 @@
 """Where memory maps go: ``<output_dir>/report/memmap_<kernel>.html``, one per kernel.
 
 Two entry points: ``write_memory_maps(compiled)`` for a ``CompiledProgram`` in hand (its
-allocations name each tile's storage, so aliases under the PYPTO planner are exact), and
-``write_dir_memory_maps(dir)`` for a compile output directory on disk (the Level-3 PTO in
-``pto/`` only; storage is then a tile's exact space, address and size).
+allocations name each tile's storage, so aliases under the PYPTO planner are exact; they
+are saved beside the pages as ``report/allocations.json``), and ``write_dir_memory_maps(dir)``
+for a compile output directory on disk (the Level-3 PTO in ``pto/`` plus that file when
+present; without it a tile's storage is its exact space, address and size).
 """
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
+
+from ptoc.dtypes import MemorySpace
 
 from ptoc.errors import PtocError
 from ptoc.report.memmap_html import render_memory_map
@@ -38,6 +42,7 @@ def write_memory_map(module, kernel: str, output_dir, *, target=None, allocation
 
 def write_memory_maps(compiled) -> list[Path]:
     """A page per kernel of a ``CompiledProgram`` (what the compile/run path calls)."""
+    _save_allocations(compiled.allocations, compiled.output_dir)
     return [write_memory_map(compiled.pto_module(name), name, compiled.output_dir,
                              target=compiled.target, allocations=compiled.allocations,
                              source=f"pto/{name}.pto")
@@ -54,6 +59,7 @@ def write_dir_memory_maps(output_dir: str | os.PathLike) -> list[Path]:
         raise MemoryMapError(f"{root} holds no pto/*.pto files",
                              hint="give the output directory of a compile (ir.compile(..., "
                                   "output_dir=DIR) or `ptoc compile -o DIR`)")
+    allocations = _load_allocations(root)
     paths = []
     for file in files:
         try:
@@ -62,6 +68,29 @@ def write_dir_memory_maps(output_dir: str | os.PathLike) -> list[Path]:
             raise MemoryMapError(f"cannot read {file}: {exc.strerror}") from None
         module = parse(text, filename=file.name)
         for kernel in module.kernels:
-            paths.append(write_memory_map(module, kernel.name, root,
+            paths.append(write_memory_map(module, kernel.name, root, allocations=allocations,
                                           source=f"pto/{file.name}"))
     return paths
+
+
+_ALLOCATIONS = "allocations.json"
+
+
+def _save_allocations(allocations, output_dir) -> None:
+    rows = [{"function": a.function, "space": a.space.value, "name": a.name, "addr": a.addr,
+             "size": a.size} for a in allocations]
+    path = Path(output_dir) / "report" / _ALLOCATIONS
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(rows, indent=1), encoding="utf-8")
+
+
+def _load_allocations(root: Path):
+    """The compile's allocations saved by ``write_memory_maps`` (None when absent or bad)."""
+    from types import SimpleNamespace
+
+    try:
+        rows = json.loads((root / "report" / _ALLOCATIONS).read_text(encoding="utf-8"))
+        return [SimpleNamespace(function=r["function"], space=MemorySpace(r["space"]),
+                                name=r["name"], addr=r["addr"], size=r["size"]) for r in rows]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
