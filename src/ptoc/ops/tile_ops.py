@@ -5,11 +5,11 @@ Each ``register`` call below is the single definition of one op.
 
 from __future__ import annotations
 
-from ptoc.dtypes import DataType, MemorySpace
+from ptoc.dtypes import MemorySpace
 from ptoc.errors import TypeCheckError
 from ptoc.ir.types import PtrType, TensorType, TileType
 from ptoc.ops import checks
-from ptoc.ops.registry import OpDef, ParamSpec, register
+from ptoc.ops.registry import REQUIRED, OpDef, ParamSpec, register
 
 Mem = MemorySpace
 CUBE_LHS = (Mem.Left, Mem.Mat)
@@ -18,13 +18,11 @@ ON_CHIP = (Mem.Vec, Mem.Mat, Mem.Left, Mem.Right, Mem.Acc, Mem.Bias)
 CAST_MODES = ("none", "rint", "round", "floor", "ceil", "trunc", "odd")
 
 
-def _kw(name, kind="static", default=None):
-    return ParamSpec(name, kind, positional=False, default=default)
+def _kw(name, kind="static", default=None, also_positional=False):
+    return ParamSpec(name, kind, positional=False, default=default, also_positional=also_positional)
 
 
 def _pos(name, kind="expr", default=...):
-    from ptoc.ops.registry import REQUIRED
-
     return ParamSpec(name, kind, positional=True, default=REQUIRED if default is ... else default)
 
 
@@ -136,7 +134,8 @@ def _infer_create(a, loc):
 
 register(OpDef(
     "tile.create",
-    (_pos("shape", "list"), _kw("dtype", default=DataType.FP32), _kw("target_memory")),
+    (_pos("shape", "list"), _kw("dtype", default=REQUIRED, also_positional=True),
+     _kw("target_memory", also_positional=True)),
     _infer_create, pipe=None, dsl_names=("create_tile",),
     doc="Allocate a scratch or accumulator tile (target_memory=Acc gives an L0C accumulator)."))
 
@@ -280,7 +279,10 @@ def _infer_cast(a, loc):
     if mode not in CAST_MODES:
         raise TypeCheckError(f"pl.tile.cast mode {mode!r} is not one of {', '.join(CAST_MODES)}",
                              loc)
-    return TileType(src.shape, dtype, src.memory_space)
+    # A cast of an accumulator is placed by the compiler: folded into the FIXPIPE write to
+    # Mat when a matmul consumes it (AutoTileMatmulL0), otherwise a Vector tcvt.
+    space = None if src.memory_space is Mem.Acc else src.memory_space
+    return TileType(src.shape, dtype, space)
 
 
 register(OpDef(
