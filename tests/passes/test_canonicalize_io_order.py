@@ -134,3 +134,69 @@ def test_matches_pypto(folder):
     want = pl.parse_program(open(os.path.join(folder, "30_after_CanonicalizeIOOrder.py")).read())
     with PassContext():
         assert_structural_equal(canonicalize_io_order()(before), want)
+
+
+VEC_HEAD = """import ptoc.language as pl
+
+@pl.program
+class V:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[512, 64], pl.FP32], y: pl.Out[pl.Tensor[[512, 64], pl.FP32]]) -> pl.Tensor[[512, 64], pl.FP32]:
+"""
+
+
+def _ops(seq):
+    out = []
+    for s in seq.stmts:
+        if isinstance(s, AssignStmt):
+            out.append(s.value.op if hasattr(s.value, "args") else "scalar")
+        else:
+            out.append(type(s).__name__)
+    return out
+
+
+def test_scalars_lift_loads_hoist_and_the_yield_stays_last():
+    src = VEC_HEAD + """        for i, (yc,) in pl.pipeline(0, 512, 128, stage=1, init_values=(y,)):
+            t0 = pl.tile.load(x, [i, 0], [64, 64], [64, 64], attrs={"pipeline_membership": "0:0"})
+            e0 = pl.tile.exp(t0, attrs={"pipeline_membership": "0:0"})
+            s0 = pl.tile.store(e0, [i, 0], yc)
+            j = i + 64
+            t1 = pl.tile.load(x, [j, 0], [64, 64], [64, 64], attrs={"pipeline_membership": "0:1"})
+            e1 = pl.tile.exp(t1, attrs={"pipeline_membership": "0:1"})
+            s1 = pl.tile.store(e1, [j, 0], s0)
+            r = pl.yield_(s1)
+        return r
+"""
+    loop = run(src).functions[0].body.stmts[0]
+    assert _ops(loop.body) == ["scalar", "tile.load", "tile.load", "tile.exp", "tile.store",
+                               "tile.exp", "tile.store", "YieldStmt"]
+
+
+def test_outside_pipelines_nothing_moves():
+    src = VEC_HEAD + """        t0 = pl.tile.load(x, [0, 0], [64, 64], [64, 64])
+        e0 = pl.tile.exp(t0)
+        t1 = pl.tile.load(x, [64, 0], [64, 64], [64, 64])
+        y = pl.tile.store(e0, [0, 0], y)
+        return y
+"""
+    before = pl.parse_program(src)
+    assert_structural_equal(run(src), before)
+
+
+def test_non_l0_extract_is_compute_and_nested_pipelines_are_demoted():
+    src = VEC_HEAD + """        for o, (oc,) in pl.pipeline(0, 2, 1, stage=1, init_values=(y,)):
+            for i, (yc,) in pl.pipeline(0, 512, 128, stage=1, init_values=(oc,)):
+                t = pl.tile.load(x, [i, 0], [64, 64], [64, 64], attrs={"pipeline_membership": "0:0"})
+                e = pl.tile.exp(t, attrs={"pipeline_membership": "0:0"})
+                w = pl.tile.extract(e, 0, 0, [64, 64], target_memory=pl.Mem.Vec, attrs={"pipeline_membership": "0:0"})
+                t2 = pl.tile.load(x, [i + 64, 0], [64, 64], [64, 64], attrs={"pipeline_membership": "0:1"})
+                s = pl.tile.store(w, [i, 0], yc)
+                r = pl.yield_(s)
+            ro = pl.yield_(r)
+        return ro
+"""
+    outer = run(src).functions[0].body.stmts[0]
+    inner = outer.body.stmts[0]
+    assert outer.kind is ForKind.Sequential and inner.kind is ForKind.Sequential
+    assert _ops(inner.body) == ["tile.load", "tile.load", "tile.exp", "tile.extract", "tile.store",
+                                "YieldStmt"], "a Vec extract stays with compute; loads lift"

@@ -192,3 +192,60 @@ def test_dynamic_step_is_rejected():
                                                      stmts=(bad,) + program.functions[0].body.stmts[1:]))
     with PassContext(verification_level="NONE"), pytest.raises(PassError, match="compile-time step"):
         lower_pipeline_loops()(replace(program, functions=(fn,)))
+
+
+def _loop_shapes(program):
+    """(start, stop, step) of each top-level loop and the loads' offsets expressions."""
+    from ptoc.ir.printer import format_node
+
+    loops = [(format_node(s.start), format_node(s.stop), format_node(s.step), s.attrs.get("pipeline_stages"))
+             for s in program.functions[0].body.stmts if isinstance(s, ForStmt)]
+    return loops
+
+
+def _load_rows(stmts):
+    from ptoc.ir.printer import format_node
+
+    return [format_node(s.value.args[1].items[0]) for s in stmts
+            if isinstance(s, AssignStmt) and getattr(s.value, "op", None) == "tile.load"]
+
+
+LOOP_SRC = """
+        for i in pl.pipeline({start}, {stop}, 1, stage={stages}):
+            y = pl.store(pl.load(x, [i, 0], [64, 64]), [i, 0], y)
+        return y
+"""
+
+
+@pytest.mark.parametrize("trips,stages,loops,tail_rows", [
+    (8, 4, [("0", "8", "4", 1)], []),                 # clean divide
+    (10, 4, [("0", "8", "4", 1)], ["8", "9"]),        # static remainder: two bare tail clones
+    (4, 4, [("0", "4", "4", 1)], []),                  # F == trip
+])
+def test_static_trip_counts(trips, stages, loops, tail_rows):
+    out = lower(kernel(LOOP_SRC.format(start=0, stop=trips, stages=stages)))
+    assert _loop_shapes(out) == loops
+    loop = [s for s in out.functions[0].body.stmts if isinstance(s, ForStmt)][0]
+    assert _load_rows(loop.body.stmts) == ["i"] + [f"i + {k}" for k in range(1, stages)]
+    assert _load_rows(out.functions[0].body.stmts) == tail_rows
+
+
+def test_stage_one_is_left_alone():
+    src = kernel(LOOP_SRC.format(start=0, stop=8, stages=1))
+    before = pl.parse_program(src)
+    assert_structural_equal(lower(src), before)
+
+
+def test_dynamic_non_unit_step_uses_iteration_units():
+    from ptoc.ir.printer import format_node
+
+    out = lower(kernel("""
+        for i in pl.pipeline(0, n, 2, stage=2):
+            y = pl.store(pl.load(x, [i, 0], [64, 64]), [i, 0], y)
+        return y
+""", params="x: pl.Tensor[[512, 64], pl.FP32], y: pl.Out[pl.Tensor[[512, 64], pl.FP32]], n: pl.Scalar[pl.INDEX]"))
+    stmts = out.functions[0].body.stmts
+    assert format_node(stmts[0].value) == "0 + (n - 0 + 1) // 2 // 2 * 4"
+    assert format_node(stmts[2].value) == "(n - 0 + 1) // 2 - (n - 0 + 1) // 2 // 2 * 2"
+    assert stmts[1].step.value == 4
+    assert _load_rows(stmts[1].body.stmts) == ["i", "i + 2"]
