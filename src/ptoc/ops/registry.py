@@ -35,6 +35,7 @@ class ParamSpec:
     kind: str = "expr"
     positional: bool = True
     default: Any = REQUIRED
+    also_positional: bool = False  # a keyword that callers may also pass by position
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,7 @@ class OpDef:
 
     def bind(self, args: tuple, kwargs: dict, loc: SourceLoc | None = None) -> dict:
         """Match call arguments to parameters and canonicalise them; returns name -> value."""
-        positional = [p for p in self.params if p.positional]
+        positional = [p for p in self.params if p.positional or p.also_positional]
         if len(args) > len(positional):
             raise TypeCheckError(
                 f"pl.{self.name} takes at most {len(positional)} positional arguments "

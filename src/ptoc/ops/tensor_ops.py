@@ -16,8 +16,8 @@ def _pos(name, kind="expr", default=REQUIRED):
     return ParamSpec(name, kind, positional=True, default=default)
 
 
-def _kw(name, kind="static", default=None):
-    return ParamSpec(name, kind, positional=False, default=default)
+def _kw(name, kind="static", default=None, also_positional=False):
+    return ParamSpec(name, kind, positional=False, default=default, also_positional=also_positional)
 
 
 def _matmul_shape(op, a_ty, b_ty, a_trans, b_trans, loc):
@@ -80,7 +80,7 @@ def _infer_create(a, loc):
 
 register(OpDef(
     "tensor.create",
-    (_pos("shape", "list"), _kw("dtype", default=DataType.FP32), _kw("init_value"),
+    (_pos("shape", "list"), _kw("dtype", default=REQUIRED, also_positional=True), _kw("init_value"),
      _kw("manual_dep", default=False)),
     _infer_create, level="tensor", dsl_names=("create_tensor",),
     doc="Allocate a DDR tensor in orchestration (or an accumulator seed inside a scope)."))
