@@ -239,3 +239,17 @@ def test_later_tiles_coalesce_into_dead_buffers():
     _, at = plan(kernel(body))
     assert (at["a"], at["b"]) == (0, 8192)
     assert (at["c"], at["d"]) == (0, 8192)
+
+
+def test_tiles_joined_through_a_loop_yield_stay_apart_and_alive():
+    # %n is yielded into %t for the next iteration and read after the loop as %r, so %a and
+    # %n (one group) are both kept for the group's whole life; %z after the loop must not
+    # land on either while %r is still read.
+    body = (alloc("a") + load("a")
+            + f"  %r = scf.for %i = %c0 to %c16 step %c1 iter_args(%t = %a) -> ({T16}) {{\n"
+            + "  " + alloc("n") + "  " + exp("t", "n")
+            + f"    scf.yield %n : {T16}\n  }}\n"
+            + alloc("z") + exp("r", "z") + store("z"))
+    planned = plan_memory(parse(kernel(body)), "a2a3")
+    at = tile_addresses(planned)["k"]
+    assert len({at["a"], at["n"], at["z"]}) == 3

@@ -14,8 +14,9 @@ Computing that interval is the delicate part, so it lives here on its own:
   whole of that loop (outermost such loop): the bytes are needed on every iteration.
 * A buffer allocated inside a loop whose first access is a *read* carries a value from the
   previous iteration, so it too is kept for the whole of that loop.
-* Tile values joined by ``scf.for`` iter_args / ``scf.yield`` / ``scf.if`` results are one
-  buffer (one interval) and get one placement.
+* Tile values joined by ``scf.for`` iter_args / ``scf.yield`` / ``scf.if`` results form one
+  group; every buffer of a group is kept alive over the whole group's life (ptoc's codegen
+  never yields tiles, but hand-written PTO may).
 
 An ``alloc_tile`` that already names a constant ``addr`` is reported as fixed: the planner
 keeps it where it is and places the others around it.
@@ -87,27 +88,30 @@ class _Walk:
         self.in_place = in_place
         self.pos = 0
         self.buffers: dict[str, _Buffer] = {}
-        self.alias: dict[str, str] = {}
+        self.parent: dict[str, str] = {}
         self.loop_end: dict[int, int] = {}
-        self.accesses: list[tuple[_Buffer, int, int, tuple[int, ...], bool]] = []
+        self.accesses: list[tuple[str, int, int, tuple[int, ...], bool]] = []
 
-    # -- aliases (tile values that are one buffer) -----------------------------------------
+    # -- joins (tile values that flow into one another through loops and branches) ---------
     def root(self, name: str) -> str:
-        while name in self.alias:
-            name = self.alias[name]
+        while name in self.parent:
+            name = self.parent[name]
         return name
 
     def join(self, value: Value, onto: Value) -> None:
-        """Make ``value`` another name of ``onto``'s buffer (loop/branch joins of tiles)."""
+        """Put ``value`` in ``onto``'s group: loop/branch joins of tiles, whose buffers are
+        then kept alive together over the group's whole life."""
         if not isinstance(value.type, TileBufType) or not isinstance(onto.type, TileBufType):
             return
         a, b = self.root(value.name), self.root(onto.name)
-        if a == b:
-            return
-        if a not in self.buffers:
-            self.alias[a] = b
-        elif b not in self.buffers:
-            self.alias[b] = a
+        if a != b:
+            self.parent[a] = b
+
+    def groups(self) -> dict[str, list[_Buffer]]:
+        out: dict[str, list[_Buffer]] = {}
+        for buf in self.buffers.values():
+            out.setdefault(self.root(buf.name), []).append(buf)
+        return out
 
     # -- the walk ---------------------------------------------------------------------------
     def next_pos(self) -> int:
@@ -127,6 +131,10 @@ class _Walk:
             for result, (region_arg, _) in zip(op.results, op.iter_args):
                 self.join(result, region_arg)
             self.body(op.body, loops + (head,))
+            last = op.body[-1] if op.body else None
+            if isinstance(last, YieldOp):
+                for (region_arg, _), value in zip(op.iter_args, last.values):
+                    self.join(value, region_arg)
             self.loop_end[head] = self.next_pos()
             return
         if isinstance(op, IfOp):
@@ -166,11 +174,8 @@ class _Walk:
 
     def access(self, value: Value, lo: int, hi: int, loops: tuple[int, ...], *,
                read: bool) -> None:
-        if not isinstance(value.type, TileBufType):
-            return
-        buf = self.buffers.get(self.root(value.name))
-        if buf is not None:
-            self.accesses.append((buf, lo, hi, loops, read))
+        if isinstance(value.type, TileBufType):
+            self.accesses.append((value.name, lo, hi, loops, read))
 
 
 def analyse(kernel: Kernel, target: Target, constants: dict[str, int], *,
@@ -183,21 +188,29 @@ def analyse(kernel: Kernel, target: Target, constants: dict[str, int], *,
     """
     walk = _Walk(constants, in_place)
     walk.body(kernel.body, ())
-    for buf, lo, hi, loops, read in walk.accesses:
-        outside = [head for head in loops if head not in buf.def_loops]
-        if outside:  # used on every iteration of a loop the buffer was allocated outside
-            buf.cover(outside[0], walk.loop_end[outside[0]])
-        else:
-            buf.cover(lo, hi)
-        if buf.first_access is None or lo < buf.first_access[0]:
-            buf.first_access = (lo, read)
-    lives: list[TileLife] = []
+    groups = walk.groups()
+    for name, lo, hi, loops, read in walk.accesses:
+        for buf in groups.get(walk.root(name), ()):
+            outside = [head for head in loops if head not in buf.def_loops]
+            if outside:  # used on every iteration of a loop the buffer was allocated outside
+                buf.cover(outside[0], walk.loop_end[outside[0]])
+            else:
+                buf.cover(lo, hi)
+            if buf.first_access is None or lo < buf.first_access[0]:
+                buf.first_access = (lo, read)
     for buf in walk.buffers.values():
         if buf.first_access is None:
             buf.cover(buf.def_pos, buf.def_pos)
         elif buf.first_access[1] and buf.def_loops:  # read before written: carried
             head = buf.def_loops[-1]
             buf.cover(head, walk.loop_end[head])
+    for members in groups.values():  # joined buffers stay alive over the whole group's life
+        if len(members) > 1:
+            lo, hi = min(b.lo for b in members), max(b.hi for b in members)
+            for buf in members:
+                buf.cover(lo, hi)
+    lives: list[TileLife] = []
+    for buf in walk.buffers.values():
         size = target.tile_bytes(buf.ty.loc, buf.ty.rows, buf.ty.cols, buf.ty.dtype)
         lives.append(TileLife(buf.name, buf.ty.loc, align_up(size, target.address_alignment),
                               buf.lo, buf.hi, buf.order, buf.fixed, buf.loc, buf.line))
