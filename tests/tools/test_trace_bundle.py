@@ -125,6 +125,11 @@ def test_flows_connect_each_set_flag_to_the_wait_it_releases(run):
         assert (s["tid"], s["ts"]) == (setter["tid"], setter["ts"])
         assert (f["tid"], f["ts"]) == (waiter["tid"], waiter["ts"] + waiter["dur"])
         assert s["ts"] <= f["ts"]
+        # flow v2: the set slice and the wait slice carry the same bind_id
+        assert setter["flow_out"] and waiter["flow_in"]
+        assert setter["bind_id"] == waiter["bind_id"]
+    bound = [e["bind_id"] for e in events if e["ph"] == "X" and "bind_id" in e]
+    assert len(bound) == 2 * len(set(bound)) == 2 * len(starts)
 
 
 def test_occupancy_tracks_per_used_space(run):

@@ -3,7 +3,7 @@
 Why this layout: one track per pipe in the order the PyPTO trace cleaner uses (MTE2, MTE1,
 CUBE, VECTOR, FIXPIPE, MTE3), so a simulated trace can sit next to an op-simulator trace;
 flags are flow arrows from the ``set_flag`` on the source track to the ``wait_flag`` that
-consumed it; each data race is an instant marker on the later instruction's track. Timestamps are cycles written in the trace's microsecond field (1 cycle
+consumed it (written both as v2 slice bindings and as v1 ``s``/``f`` events); each data race is an instant marker on the later instruction's track. Timestamps are cycles written in the trace's microsecond field (1 cycle
 shows as 1 us).
 
 Each instruction slice's args name its PTO line (``pto``, ``pto_line``) and, when the op
@@ -56,6 +56,14 @@ def chrome_trace_events(result, *, pid: int = _PID, ts_offset: float = 0.0,
                        "args": {"name": pipe.lane}})
         events.append({"ph": "M", "pid": pid, "tid": tid, "name": "thread_sort_index",
                        "args": {"sort_index": tid - tid_base}})
+    flow_base = pid * 1_000_000
+    # Flow v2 (``bind_id`` + ``flow_out``/``flow_in`` on the slices themselves) binds even to
+    # the zero-length set/wait slices; the v1 ``s``/``f`` events below serve older viewers.
+    bind_out: dict[int, int] = {}
+    bind_in: dict[int, int] = {}
+    for flow_id, (set_seq, wait_seq) in enumerate(result.flows):
+        if set_seq not in bind_out and wait_seq not in bind_in:
+            bind_out[set_seq] = bind_in[wait_seq] = flow_base + flow_id
     by_seq = {}
     for rec in result.instructions:
         tid = tids.get(rec.pipe, scalar_tid)
@@ -68,11 +76,14 @@ def chrome_trace_events(result, *, pid: int = _PID, ts_offset: float = 0.0,
         if rec.flag is not None:
             src, dst, ident = rec.flag
             args["flag"] = f"{src.short}->{dst.short} #{ident}"
-        events.append({"ph": "X", "pid": pid, "tid": tid, "name": rec.name,
-                       "cat": rec.kind, "ts": rec.start + ts_offset,
-                       "dur": rec.end - rec.start, "args": args})
+        event = {"ph": "X", "pid": pid, "tid": tid, "name": rec.name, "cat": rec.kind,
+                 "ts": rec.start + ts_offset, "dur": rec.end - rec.start, "args": args}
+        if rec.seq in bind_out:
+            event.update(bind_id=bind_out[rec.seq], flow_out=True)
+        elif rec.seq in bind_in:
+            event.update(bind_id=bind_in[rec.seq], flow_in=True)
+        events.append(event)
         by_seq[rec.seq] = (rec, tid)
-    flow_base = pid * 1_000_000
     for flow_id, (set_seq, wait_seq) in enumerate(result.flows):
         if set_seq not in by_seq or wait_seq not in by_seq:
             continue
