@@ -136,6 +136,7 @@ def test_compiled_kernel_page_has_every_panel_and_every_tile(planner, tmp_path):
     assert not re.search(r"<script|<link|<img|@import|url\(", html)
     assert "http" not in html.replace('xmlns="http://www.w3.org/2000/svg"', "")
     assert "Legend" in html and '<table class="totals">' in html
+    assert f"planner {planner.name}" in html
 
 
 def test_cli_memmap_renders_every_kernel_and_prints_paths(tmp_path, capsys):
@@ -175,7 +176,7 @@ def test_compile_writes_the_page_and_the_cli_redraws_it_with_the_saved_storage(t
     assert conflicts(first) == 0 and "storage mem_vec" in first
     assert compiled.pto_text["kernel"].count("pto.alloc_tile") == first.count('<g class="buf')
     assert main(["memmap", str(tmp_path)]) == 0
-    assert page.read_text() == first
+    assert page.read_text() == first.replace(" · planner PYPTO", "")
     (tmp_path / "report" / "allocations.json").unlink()   # PTO only: storage = exact range
     assert main(["memmap", str(tmp_path)]) == 0
     assert "storage Vec@" in page.read_text() and "storage mem_vec" not in page.read_text()

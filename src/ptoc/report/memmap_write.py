@@ -43,9 +43,11 @@ def write_memory_map(module, kernel: str, output_dir, *, target=None, allocation
 def write_memory_maps(compiled) -> list[Path]:
     """A page per kernel of a ``CompiledProgram`` (what the compile/run path calls)."""
     _save_allocations(compiled.allocations, compiled.output_dir)
+    planner = getattr(compiled.memory_planner, "name", compiled.memory_planner)
+    note = f" · planner {planner}" if planner else ""
     return [write_memory_map(compiled.pto_module(name), name, compiled.output_dir,
                              target=compiled.target, allocations=compiled.allocations,
-                             source=f"pto/{name}.pto")
+                             source=f"pto/{name}.pto{note}")
             for name in sorted(compiled.pto_text)]
 
 
