@@ -158,3 +158,45 @@ def test_end_to_end_cases_under_ptoas(case, tmp_path):
     outcome = ptoas.run(tmp_path)
     assert outcome.compiled.memory_planner is MemoryPlanner.PTOAS
     assert outcome.result.races == []
+
+
+OVERFLOW_SIG = ("x: pl.Tensor[[128, 128], pl.FP32], y: pl.Out[pl.Tensor[[128, 128], pl.FP32]]"
+                ") -> pl.Tensor[[128, 128], pl.FP32]")
+
+
+def test_co_live_tiles_beyond_ub_fail_with_the_tiles_named(tmp_path):
+    src = f"""
+import ptoc.language as pl
+
+@pl.program
+class TooBig:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, {OVERFLOW_SIG}:
+        a = pl.load(x, [0, 0], [128, 128], target_memory=pl.Mem.Vec)
+        b = pl.exp(a)
+        c = pl.add(a, b)
+        d = pl.add(c, a)
+        e = pl.add(d, b)
+        y = pl.store(e, [0, 0], y)
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, {OVERFLOW_SIG}:
+        y = self.k(x, y)
+        return y
+"""
+    from ptoc.errors import AllocationError
+    from ptoc.pto.planner import PlanMemoryError
+    with pytest.raises(PlanMemoryError) as info:
+        compile_ptoas(pl.parse_program(src), tmp_path)
+    assert isinstance(info.value, AllocationError)
+    msg = str(info.value)
+    # a, b and c (64 KiB each) are live together; UB holds 184 KiB. Same verdict as PYPTO.
+    assert "Vec buffer usage (196608 bytes) exceeds platform limit (188416 bytes)" in msg
+    assert all(f"%{t} (65536 bytes" in msg for t in "abc")
+
+
+def test_ptoas_compilation_is_deterministic(tmp_path):
+    first = compile_ptoas(direct_store(320, 320), tmp_path / "one")
+    second = compile_ptoas(direct_store(320, 320), tmp_path / "two")
+    assert first.pto_text == second.pto_text
