@@ -50,6 +50,7 @@ UNROLL = 2
 
 NP = len(QUEUE_PIPES)
 IDX = {p: i for i, p in enumerate(QUEUE_PIPES)}
+_BARRIER_IDX = frozenset(IDX[p] for p in BARRIER_PIPES)
 
 
 @dataclass
@@ -155,7 +156,10 @@ class Walker:
     # -- blocks ------------------------------------------------------------------------
     def block(self, b: int, st: State, live: list, path: tuple) -> None:
         items = self.plan.tree[b].items
+        top = b == self.plan.tree.root
         for g, item in enumerate(items):
+            if top and g % 32 == 31:
+                self.collect(st, live)
             self.gap(b, g, st, live, path)
             if isinstance(item, Instruction):
                 self.instruction(b, g, item, st, live, path)
@@ -167,6 +171,17 @@ class Walker:
                     and (item.pipe is Pipe.PIPE_ALL or item.pipe in IDX):
                 self.fire_barrier(item.pipe, st)        # a user's barrier orders too
         self.gap(b, len(items), st, live, path)
+
+    @staticmethod
+    def collect(st: State, live: list) -> None:
+        """Forget accesses every pipe is already ordered after (only between top-level
+        items: inside a region the list is shared with the other arm or the loop summary).
+        Clocks only grow from here on, so a forgotten access could never need sync again."""
+        def settled(r: Rec) -> bool:
+            if r.pipe in _BARRIER_IDX and st.last_bar[r.pipe] < r.stamp:
+                return False
+            return all(st.clock[q][r.pipe] >= r.stamp for q in range(NP))
+        live[:] = [r for r in live if not settled(r)]
 
     def gap(self, b: int, g: int, st: State, live: list, path: tuple) -> None:
         key, plan = (b, g), self.plan
@@ -253,8 +268,9 @@ class Walker:
         d = IDX[pipe]
         if pipe in BARRIER_PIPES:
             last = st.last_bar[d]
-            if any(r.pipe == d and r.stamp > last and r.access.conflicts(a)
-                   for r in live for a in accesses):
+            if any(r.pipe == d and r.stamp > last and any(r.access.conflicts(a)
+                                                          for a in accesses)
+                   for r in live):
                 if self.plan.add_barrier(b, g, pipe):
                     self.discovered = True
                 self.fire_barrier(pipe, st)
