@@ -38,8 +38,8 @@ def relative_links(path: Path) -> list[tuple[int, str]]:
             continue
         line = re.sub(r"`[^`]*`", "", line)
         for target in LINK.findall(line):
-            if re.match(r"^[a-z][a-z0-9+.-]*:", target) or target.startswith("#"):
-                continue  # http:, https:, mailto: ... and same-page anchors
+            if re.match(r"^[a-z][a-z0-9+.-]*:", target):
+                continue  # http:, https:, mailto: ...
             links.append((number, target))
     return links
 
@@ -68,16 +68,39 @@ def test_every_code_has_a_chinese_translation():
                          "docs/gen_diagnostics.py, then rerun it")
 
 
+def slug(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def anchors(path: Path) -> set[str]:
+    out, in_fence = set(), False
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if FENCE.match(line.strip()):
+            in_fence = not in_fence
+        elif not in_fence and (m := re.match(r"#{1,6}\s+(.*)", line)):
+            out.add(slug(m.group(1)))
+    return out
+
+
 def test_relative_links_resolve():
     broken = []
     for path in markdown_files():
         for number, target in relative_links(path):
-            file_part = target.split("#", 1)[0]
-            if not file_part:
-                continue
-            if not (path.parent / file_part).exists():
+            file_part, _, anchor = target.partition("#")
+            resolved = path.parent / file_part if file_part else path
+            if not resolved.exists():
                 broken.append(f"{path.relative_to(ROOT)}:{number}: {target}")
+            elif anchor and resolved.suffix == ".md" and anchor not in anchors(resolved):
+                broken.append(f"{path.relative_to(ROOT)}:{number}: {target} (no heading "
+                              f"#{anchor} in {resolved.relative_to(ROOT)})")
     assert not broken, "broken relative links:\n" + "\n".join(broken)
+
+
+def test_slug_matches_github():
+    assert slug("Reading a trace in Perfetto") == "reading-a-trace-in-perfetto"
+    assert slug("`ptoc sim`") == "ptoc-sim"
+    assert slug("在 Perfetto 中阅读 trace") == "在-perfetto-中阅读-trace"
 
 
 def test_every_english_page_has_a_chinese_page():
@@ -90,4 +113,4 @@ def test_link_extraction_skips_code_and_urls(tmp_path):
     page = tmp_path / "p.md"
     page.write_text("see [a](a.md) and `[b](b.md)` and [c](https://x.y) and [d](#e)\n"
                     "```\n[f](f.md)\n```\n![img](pic.png)\n", encoding="utf-8")
-    assert relative_links(page) == [(1, "a.md"), (5, "pic.png")]
+    assert relative_links(page) == [(1, "a.md"), (1, "#e"), (5, "pic.png")]
