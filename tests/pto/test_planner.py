@@ -53,8 +53,8 @@ def store(src, ty=T16):
     return f"  pto.tstore ins(%{src} : {ty}) outs(%yp : {PV})\n"
 
 
-def plan(text: str):
-    planned = plan_memory(parse(text), "a2a3")
+def plan(text: str, spread: bool = False):
+    planned = plan_memory(parse(text), "a2a3", spread=spread)
     again = parse(print_module(planned))
     assert again == planned                      # print -> parse round trip
     verify(planned, "a2a3")
@@ -253,3 +253,25 @@ def test_tiles_joined_through_a_loop_yield_stay_apart_and_alive():
     planned = plan_memory(parse(kernel(body)), "a2a3")
     at = tile_addresses(planned)["k"]
     assert len({at["a"], at["n"], at["z"]}) == 3
+
+
+def test_spread_rotates_through_free_bytes_and_packs_when_short():
+    # With room, each new tile takes bytes nobody used yet, so the load of p's successor
+    # need not wait for the store of p; with four big tiles in the loop it must pack.
+    body = ("  scf.for %i = %c0 to %c16 step %c1 {\n"
+            + "  " + alloc("p") + "  " + load("p") + "  " + store("p")
+            + "  " + alloc("q") + "  " + load("q") + "  " + store("q") + "  }\n")
+    planned, at = plan(kernel(body), spread=True)
+    assert at["p"] != at["q"]
+    x, y = run(planned)
+    np.testing.assert_allclose(y, x)
+    _, packed = plan(big_kernel("  pto.tadd ins(%a, %b : {T}, {T}) outs(%c : {T})\n"), spread=True)
+    assert packed["c"] in (packed["a"], packed["b"])
+
+
+def test_spread_keeps_acc_packed():
+    acc = ("!pto.tile_buf<loc=acc, dtype=f32, rows=16, cols=16, v_row=16, v_col=16, "
+           "blayout=col_major, slayout=row_major, fractal=1024, pad=0>")
+    body = alloc("acc0", acc) + alloc("acc1", acc)
+    _, at = plan(kernel(body), spread=True)
+    assert at == {"acc0": 0, "acc1": 0}

@@ -9,7 +9,8 @@ see dependences):
    is used across iterations; only when a space does not fit this way does an element-wise
    vector result reuse the bytes of the operand it consumes (more reuse, fewer overlaps);
 2. placement per memory space (``planner_place``): tiles with disjoint lifetimes may share
-   bytes, co-live tiles never do, 32-byte (``Target.address_alignment``) aligned, a
+   bytes, co-live tiles never do; outside L0C a tile first takes the bytes released longest
+   ago while the space has room (so pipes overlap), else tiles pack with reuse; 32-byte (``Target.address_alignment``) aligned, a
    ``PlanMemoryError`` naming the co-live tiles when a space overflows;
 3. rewrite: ``addr = %cN_i64`` on each ``alloc_tile``, with the ``arith.constant`` i64
    values added at the top of the kernel (existing ones are reused).
@@ -28,7 +29,7 @@ from __future__ import annotations
 import dataclasses
 
 from ptoc.backend.targets import Target, get_target
-from ptoc.dtypes import DataType
+from ptoc.dtypes import DataType, MemorySpace
 from ptoc.pto.model import (
     ForOp, IfOp, Instruction, Kernel, Module, Op, ScalarType, TileBufType, Value, walk,
 )
@@ -40,10 +41,17 @@ __all__ = ["PlanMemoryError", "TileLife", "kernel_lifetimes", "plan_memory", "ti
 _I64 = ScalarType(DataType.INT64)
 
 
-def plan_memory(module: Module, target: "str | Target | None" = None) -> Module:
-    """``module`` with an address on every ``alloc_tile`` (see the module docstring)."""
+def plan_memory(module: Module, target: "str | Target | None" = None, *,
+                spread: bool = True) -> Module:
+    """``module`` with an address on every ``alloc_tile`` (see the module docstring).
+
+    ``spread`` (default) places non-Acc tiles on the bytes released longest ago while they
+    fit, which keeps DMA and compute pipes from waiting on each other; ``spread=False``
+    packs every space (lowest addresses, maximal reuse). Acc tiles are always packed, so
+    tail accumulators coalesce into the dbC pair's buffers as under PyPTO.
+    """
     tgt = get_target(target or module.target_arch or "a2a3")
-    kernels = tuple(_plan_kernel(k, tgt) for k in module.kernels)
+    kernels = tuple(_plan_kernel(k, tgt, spread) for k in module.kernels)
     return dataclasses.replace(module, kernels=kernels)
 
 
@@ -65,7 +73,7 @@ def tile_addresses(module: Module) -> dict[str, dict[str, int]]:
     return out
 
 
-def _plan_kernel(kernel: Kernel, target: Target) -> Kernel:
+def _plan_kernel(kernel: Kernel, target: Target, spread: bool) -> Kernel:
     constants = _int_constants(kernel)
     _reject_dynamic_addresses(kernel, constants)
     lives = analyse(kernel, target, constants)
@@ -73,7 +81,8 @@ def _plan_kernel(kernel: Kernel, target: Target) -> Kernel:
     addresses: dict[str, int] = {}
     for space in sorted({t.space for t in lives}, key=lambda s: s.value):
         try:
-            addresses.update(place_space(space, [t for t in lives if t.space is space], target))
+            addresses.update(place_space(space, [t for t in lives if t.space is space], target,
+                                         spread=spread and space is not MemorySpace.Acc))
         except PlanMemoryError:
             # Out of room: let element-wise results overwrite their operands and try again.
             tight = tight or analyse(kernel, target, constants, in_place=True)

@@ -5,13 +5,18 @@ interval-packing problem that is easiest to test on its own. Two buffers may sha
 only when their lifetimes are disjoint; co-live buffers (e.g. the two accumulators of an
 L0C double buffer) always get disjoint byte ranges.
 
-Strategy: fixed buffers stay where the program put them; the others are placed first-fit:
-the start of an already placed buffer that is dead by then and at least as large (so a
-later tile coalesces into an earlier buffer, as PyPTO's MemoryReuse does), else the lowest
-aligned address that clashes with no co-live buffer already placed. Two orders are
-tried — by start of life (keeps program order, so the first of two co-live accumulators
-lands at 0) and then largest-first (packs better when the first order fragments). The
-first order that fits wins, so the result is deterministic.
+Strategy: fixed buffers stay where the program put them; the others are placed one by one
+in order of their start of life (so the first of two co-live accumulators lands at 0):
+
+* spread (optional, first): the free address whose bytes were released longest ago,
+  untouched bytes first, so a tile does not wait for the pipe that used the bytes just
+  before (what PyPTO's pipeline-stage separation achieves for pipelined clones);
+* pack: the start of an already placed buffer that is dead by then and at least as large
+  (a later tile coalesces into an earlier buffer, as PyPTO's MemoryReuse does), else the
+  lowest aligned address that clashes with no co-live buffer; then the same largest-first
+  when program order fragments the space.
+
+The first attempt that fits wins, so the result is deterministic.
 """
 
 from __future__ import annotations
@@ -26,43 +31,72 @@ class PlanMemoryError(AllocationError):
     """The co-live tiles of one memory space do not fit its capacity."""
 
 
-def place_space(space: MemorySpace, lives: list[TileLife], target: Target) -> dict[str, int]:
-    """Address of every buffer in ``lives`` (all in ``space``); PlanMemoryError on overflow."""
+def place_space(space: MemorySpace, lives: list[TileLife], target: Target, *,
+                spread: bool = False) -> dict[str, int]:
+    """Address of every buffer in ``lives`` (all in ``space``); PlanMemoryError on overflow.
+
+    ``spread`` first tries to give each tile the free bytes that were released longest ago
+    (never-used bytes first), so consecutive tiles land on different bytes and their pipes
+    need not wait for each other; when that does not fit, tiles are packed as usual.
+    """
     capacity = target.capacity(space)
     fixed = [t for t in lives if t.fixed is not None]
     free = [t for t in lives if t.fixed is None]
-    orders = (sorted(free, key=lambda t: (t.start, t.order)),
-              sorted(free, key=lambda t: (-t.nbytes, t.start, t.order)))
-    for order in orders:
-        placed = _first_fit(order, fixed, capacity, target.address_alignment)
+    by_start = sorted(free, key=lambda t: (t.start, t.order))
+    attempts = [(by_start, _spread_choice)] if spread else []
+    attempts += [(by_start, _pack_choice),
+                 (sorted(free, key=lambda t: (-t.nbytes, t.start, t.order)), _pack_choice)]
+    for order, choose in attempts:
+        placed = _place(order, fixed, capacity, target.address_alignment, choose)
         if placed is not None:
             return placed
     raise _overflow(space, lives, capacity)
 
 
-def _first_fit(order: list[TileLife], fixed: list[TileLife], capacity: int,
-               alignment: int) -> dict[str, int] | None:
+def _place(order: list[TileLife], fixed: list[TileLife], capacity: int, alignment: int,
+           choose) -> dict[str, int] | None:
     at: dict[str, int] = {t.name: t.fixed for t in fixed}
     done: list[TileLife] = list(fixed)
     for tile in order:
         clashes = [(at[o.name], at[o.name] + o.nbytes) for o in done if o.overlaps(tile)]
 
-        def free(addr: int) -> bool:
+        def free(addr: int, tile=tile, clashes=clashes) -> bool:
             end = addr + tile.nbytes
             return end <= capacity and all(end <= lo or hi <= addr for lo, hi in clashes)
 
-        # Prefer the slot of a buffer that is dead by now (as PyPTO coalesces a tile into an
-        # existing MemRef), else the lowest free address.
-        reuse = sorted({at[o.name] for o in done if not o.overlaps(tile) and o.nbytes >= tile.nbytes})
-        fresh = sorted({0, *(-(-hi // alignment) * alignment for _, hi in clashes)})
-        addr = next((a for a in reuse if free(a)), None)
-        if addr is None:
-            addr = next((a for a in fresh if free(a)), None)
+        addr = choose(tile, done, at, clashes, free, alignment)
         if addr is None:
             return None
         at[tile.name] = addr
         done.append(tile)
     return at
+
+
+def _pack_choice(tile, done, at, clashes, free, alignment):
+    """The slot of a buffer that is dead by now (as PyPTO coalesces a tile into an existing
+    MemRef), else the lowest free address."""
+    reuse = sorted({at[o.name] for o in done if not o.overlaps(tile) and o.nbytes >= tile.nbytes})
+    fresh = sorted({0, *(_up(hi, alignment) for _, hi in clashes)})
+    return next((a for a in (*reuse, *fresh) if free(a)), None)
+
+
+def _spread_choice(tile, done, at, clashes, free, alignment):
+    """The free address whose bytes were last used longest ago (unused bytes first)."""
+    dead = [o for o in done if not o.overlaps(tile)]
+    candidates = sorted({0, *(at[o.name] for o in done),
+                         *(_up(at[o.name] + o.nbytes, alignment) for o in done)})
+
+    def last_use(addr: int) -> int:
+        end = addr + tile.nbytes
+        return max((o.end for o in dead if at[o.name] < end and addr < at[o.name] + o.nbytes),
+                   default=-1)
+
+    valid = [a for a in candidates if free(a)]
+    return min(valid, key=lambda a: (last_use(a), a)) if valid else None
+
+
+def _up(value: int, alignment: int) -> int:
+    return -(-value // alignment) * alignment
 
 
 def _overflow(space: MemorySpace, lives: list[TileLife], capacity: int) -> PlanMemoryError:
