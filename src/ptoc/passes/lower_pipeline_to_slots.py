@@ -13,9 +13,14 @@ the body with every eligible load re-bound to a fresh variable (so InitMemRef gi
 buffer of its own: slot k) and tagged ``pipeline_slot = "k/F"``. One loop iteration runs
 exactly one arm, so the program computes what the pipeline loop computed, stays in the IR
 and PTO that codegen, the planner, InsertSync and the simulator already understand, and
-every slot is a distinct ``alloc_tile`` for ``ptoc.pto.planner`` to place. (The planner may
-still let two slots share bytes when their lifetimes allow it; correctness never depends
-on the slots being apart.)
+every slot is a distinct ``alloc_tile`` for ``ptoc.pto.planner`` to place (with room, on
+distinct bytes; correctness never depends on that).
+
+Known cost: ptoc's InsertSync cannot tell that consecutive iterations take different arms,
+so it synchronises each iteration with the previous one at the ``scf.if`` and the slots do
+not make iterations overlap. Measured on the simulator (a2a3, 8 trips of load/exp/store on
+16x64 f32): 1099 cycles slotted against 665 when the loop is declined and replicated by
+LowerPipelineLoops. Real overlap needs slot-aware sync (PTOAS's multi-buffer event ids).
 
 Eligible load (§11.1): a top-level ``x = tile.load(...)`` of the loop body landing in Vec or
 Mat, not already bound to a buffer (no MemRef), with a constant valid shape, whose result is not yielded, not the source of a view op
