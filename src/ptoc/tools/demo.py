@@ -55,6 +55,7 @@ class DemoRow:
     races: int
     ok: bool
     output_dir: Path
+    trace_path: Path | None = None
 
 
 def program_for(m: int, k: int, n: int, dtype: str):
@@ -119,7 +120,7 @@ def run_variant(m, k, n, dtype, planner, dbc, work: Path, trace: bool) -> DemoRo
         cycles=result.cycles, speedup=None,
         drain=f"{overlap.hidden:.0f}/{overlap.total:.0f} ({100 * overlap.share:.0f}%)",
         max_error=error, races=len(result.races), ok=error <= tol and not result.races,
-        output_dir=compiled.output_dir)
+        output_dir=compiled.output_dir, trace_path=result.trace_path)
 
 
 def format_table(rows: list[DemoRow]) -> str:
@@ -150,10 +151,11 @@ def run(args) -> int:
             r.speedup = base / r.cycles
     print(format_table(rows))
     flagship = next(r for r in rows if r.shape.startswith("448") and r.dbc == "on")
-    traces = sorted((flagship.output_dir / "trace").glob("*.json"))
     print(f"\nartifacts: {work}  ({time.perf_counter() - started:.1f} s)")
-    if traces:
-        print(f"trace (open in https://ui.perfetto.dev): {traces[0]}")
+    if flagship.trace_path is not None:
+        print(f"trace of 448x64x448 dbC=on (open in https://ui.perfetto.dev): {flagship.trace_path}")
+    for memmap in sorted((flagship.output_dir / "report").glob("memmap_*.html")):
+        print(f"memory map of 448x64x448 dbC=on: {memmap}")
     print(f"PTO and reports of each variant: {work}/<variant>/pto, .../report")
     failed = [r for r in rows if not r.ok]
     if failed:
