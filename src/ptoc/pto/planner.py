@@ -10,8 +10,9 @@ see dependences):
    vector result reuse the bytes of the operand it consumes (more reuse, fewer overlaps);
 2. placement per memory space (``planner_place``): tiles with disjoint lifetimes may share
    bytes, co-live tiles never do; outside L0C a tile first takes the bytes released longest
-   ago while the space has room (so pipes overlap), else tiles pack with reuse; 32-byte (``Target.address_alignment``) aligned, a
-   ``PlanMemoryError`` naming the co-live tiles when a space overflows;
+   ago while the space has room (so pipes overlap), else tiles pack with reuse; addresses
+   are ``Target.address_alignment`` (32-byte) aligned; a ``PlanMemoryError`` names the
+   co-live tiles when a space overflows;
 3. rewrite: ``addr = %cN_i64`` on each ``alloc_tile``, with the ``arith.constant`` i64
    values added at the top of the kernel (existing ones are reused).
 
