@@ -137,14 +137,15 @@ def format_table(rows: list[dict]) -> str:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", default="dbc_benchmark.json",
-                        help="where to write the table as JSON (default: %(default)s)")
+    parser.add_argument("--json", default=None,
+                        help="also write the table as JSON to this file")
     parser.add_argument("--quick", action="store_true", help="fewer bf16 reference shapes")
     args = parser.parse_args(argv)
     rows = measure(args.quick)
     print(format_table(rows))
-    Path(args.json).write_text(json.dumps(rows, indent=2))
-    print(f"\nwrote {args.json}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=2))
+        print(f"\nwrote {args.json}")
 
 
 if __name__ == "__main__":
