@@ -82,16 +82,21 @@ def _pack_choice(tile, done, at, clashes, free, alignment):
 
 def _spread_choice(tile, done, at, clashes, free, alignment):
     """The free address whose bytes were last used longest ago (unused bytes first)."""
-    dead = [o for o in done if not o.overlaps(tile)]
-    candidates = sorted({0, *(at[o.name] for o in done),
-                         *(_up(at[o.name] + o.nbytes, alignment) for o in done)})
+    released: dict[tuple[int, int], int] = {}   # (addr, bytes) of a dead placement -> its end
+    for o in done:
+        if not o.overlaps(tile):
+            key = (at[o.name], at[o.name] + o.nbytes)
+            released[key] = max(released.get(key, -1), o.end)
+    bounds = {0, *(_up(hi, alignment) for _, hi in clashes)}
+    for lo, hi in released:
+        bounds.update((lo, _up(hi, alignment)))
+    size = tile.nbytes
 
     def last_use(addr: int) -> int:
-        end = addr + tile.nbytes
-        return max((o.end for o in dead if at[o.name] < end and addr < at[o.name] + o.nbytes),
-                   default=-1)
+        end = addr + size
+        return max((e for (lo, hi), e in released.items() if lo < end and addr < hi), default=-1)
 
-    valid = [a for a in candidates if free(a)]
+    valid = [a for a in sorted(bounds) if free(a)]
     return min(valid, key=lambda a: (last_use(a), a)) if valid else None
 
 
