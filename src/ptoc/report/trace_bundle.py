@@ -24,12 +24,12 @@ _TID_BLOCK = 10_000
 
 def tile_namer(module, kernel: str):
     """``names(buffer, lo, hi)``: the tiles of ``kernel`` whose bytes hold [lo, hi)."""
+    from ptoc.errors import PtocError
     from ptoc.pto.planner import kernel_lifetimes
 
-    k = module.kernel(kernel)
     try:
-        lives = kernel_lifetimes(k, module.target_arch or "a2a3")
-    except Exception:  # noqa: BLE001 - names are a nicety; the trace is complete without
+        lives = kernel_lifetimes(module.kernel(kernel), module.target_arch or "a2a3")
+    except PtocError:  # names are a nicety: the trace is complete without them
         return None
     tiles = [(t.space.value, t.fixed, t.fixed + t.nbytes, t.name) for t in lives
              if t.fixed is not None]

@@ -114,11 +114,12 @@ def occupancy_events(result, *, pid: int = _PID, ts_offset: float = 0.0, tid_bas
                      label: str | None = None, region_names=None) -> list[dict]:
     """A process per on-chip space used: a ``live bytes`` counter and a thread per region."""
     from ptoc.backend import get_target
+    from ptoc.errors import PtocError
 
     spans = live_spans(result.instructions)
     try:
         capacities = {s.value: c for s, c in get_target(result.target).capacities.items()}
-    except Exception:  # noqa: BLE001 - an unknown target only loses the capacity label
+    except PtocError:  # an unknown target only loses the capacity in the track names
         capacities = {}
     events: list[dict] = []
     tid = tid_base + _OCC_SORT
@@ -159,11 +160,6 @@ def occupancy_events(result, *, pid: int = _PID, ts_offset: float = 0.0, tid_bas
                            "name": "live", "cat": "occupancy", "ts": span.start + ts_offset,
                            "dur": max(end - span.start, 0), "args": args})
     return events
-
-
-def occupancy_process_count(result) -> int:
-    """How many process ids after its own ``pid`` ``chrome_trace_events`` may use."""
-    return len(live_spans(result.instructions))
 
 
 def write_chrome_trace(result, path, *, occupancy: bool = False) -> None:
