@@ -30,10 +30,20 @@ def linear_relu(a: pl.Tensor, b: pl.Tensor, bias: pl.Tensor, y: pl.Out[pl.Tensor
     return y
 
 
-def main(output_dir=None) -> float:
+def example_inputs():
+    """Inputs for `ptoc run examples/05_jit_linear_relu.py` (outputs included, in order)."""
     rng = np.random.default_rng(4)
     a, b, bias = (rng.standard_normal((64, 64)).astype(np.float32) for _ in range(3))
-    y = np.zeros((64, 64), np.float32)
+    return a, b, bias, np.zeros((64, 64), np.float32)
+
+
+def golden(inputs):
+    """The numpy reference `ptoc run` compares against."""
+    return {"y": np.maximum(inputs["a"] @ inputs["b"] + inputs["bias"], 0)}
+
+
+def main(output_dir=None) -> float:
+    a, b, bias, y = example_inputs()
     linear_relu(a, b, bias, y)
     error = float(np.abs(y - np.maximum(a @ b + bias, 0)).max())
     assert error < 1e-4
