@@ -12,8 +12,9 @@ import gc
 from ptoc.backend import get_profile, get_target
 from ptoc.errors import PtocError
 
+from ptoc.pto.sync_access import has_sync
 from ptoc.sim.execute import execute
-from ptoc.pto.model import Instruction, SyncOp, walk
+from ptoc.pto.model import Instruction, walk
 from ptoc.sim.issue import ScalarUnit, SimProgramError, bind_params
 from ptoc.sim.memory import BufferMemory
 from ptoc.sim.races import find_races
@@ -80,7 +81,7 @@ def _simulate(pto, tensors, *, target, profile, mode, kernel, flag_mode) -> SimR
         module = plan_memory(module, tgt)
         kern = _kernel(module, kern.name)
         notes.append(PLANNED_NOTE)
-    level = 3 if any(isinstance(op, SyncOp) for op in walk(kern.body)) else 2
+    level = 3 if has_sync(kern) else 2  # a user's pto.barrier alone is still Level 2
     if level == 2 and mode != "serial":
         from ptoc.pto import insert_sync
         synced = insert_sync(module, target=tgt)
