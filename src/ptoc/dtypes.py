@@ -105,7 +105,14 @@ class MemorySpace(enum.Enum):
         return self.value.lower()
 
 
-class FunctionType(enum.Enum):
+class DslEnum(enum.Enum):
+    """An enum the DSL spells ``pl.<ClassName>.<member>``; prints that way in IR and errors."""
+
+    def __repr__(self) -> str:
+        return f"pl.{type(self).__name__}.{self.value}"
+
+
+class FunctionType(DslEnum):
     """Kind of a function (``pl.FunctionType.X``)."""
 
     Opaque = "Opaque"
@@ -120,11 +127,8 @@ class FunctionType(enum.Enum):
     def is_kernel(self) -> bool:
         return self in (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV)
 
-    def __repr__(self) -> str:
-        return f"pl.FunctionType.{self.value}"
 
-
-class Level(enum.Enum):
+class Level(DslEnum):
     """Hierarchy level a function runs at (``pl.Level.X``); recorded, not interpreted."""
 
     AIC = "AIC"
@@ -135,32 +139,23 @@ class Level(enum.Enum):
     HOST = "HOST"
     CLUSTER = "CLUSTER"
 
-    def __repr__(self) -> str:
-        return f"pl.Level.{self.value}"
 
-
-class Role(enum.Enum):
+class Role(DslEnum):
     """Role of a function in the runtime (``pl.Role.X``); recorded, not interpreted."""
 
     Orchestrator = "Orchestrator"
     SubWorker = "SubWorker"
     Worker = "Worker"
 
-    def __repr__(self) -> str:
-        return f"pl.Role.{self.value}"
 
-
-class AtomicType(enum.Enum):
+class AtomicType(DslEnum):
     """Atomic mode of a store or tensor assemble (``pl.AtomicType.X``)."""
 
     None_ = "None_"
     Add = "Add"
 
-    def __repr__(self) -> str:
-        return f"pl.AtomicType.{self.value}"
 
-
-class ForKind(enum.Enum):
+class ForKind(DslEnum):
     """Kind of a for loop."""
 
     Sequential = "Sequential"
@@ -168,11 +163,8 @@ class ForKind(enum.Enum):
     Unroll = "Unroll"
     Parallel = "Parallel"
 
-    def __repr__(self) -> str:
-        return f"pl.ForKind.{self.value}"
 
-
-class Direction(enum.Enum):
+class Direction(DslEnum):
     """Direction of a function parameter."""
 
     In = "In"

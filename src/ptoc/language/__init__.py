@@ -28,16 +28,10 @@ UINT8 = DataType.UINT8
 BOOL = DataType.BOOL
 INDEX = DataType.INDEX
 
-range = kernel_only("range")  # noqa: A001 - mirrors the DSL spelling
-pipeline = kernel_only("pipeline")
-unroll = kernel_only("unroll")
-parallel = kernel_only("parallel")
-yield_ = kernel_only("yield_")
-const = kernel_only("const")
-static_assert = kernel_only("static_assert")
-static_print = kernel_only("static_print")
-func_attr = kernel_only("func_attr")
-at = kernel_only("at")
+#: Loops, scopes and directives: meaningful only inside kernels (``pl.range``, ``pl.at``, ...).
+KERNEL_ONLY = ("range", "pipeline", "unroll", "parallel", "yield_", "const", "static_assert",
+               "static_print", "func_attr", "at")
+globals().update({_name: kernel_only(_name) for _name in KERNEL_ONLY})
 
 tile = OpNamespace("tile", sorted(op.short_name for op in _all_ops() if op.namespace == "tile"))
 tensor = OpNamespace("tensor", sorted(op.short_name for op in _all_ops() if op.namespace == "tensor"))

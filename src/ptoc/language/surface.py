@@ -29,14 +29,8 @@ class TypeMarker:
         return f"pl.{self._name}"
 
 
-Tensor = TypeMarker("Tensor")
-Tile = TypeMarker("Tile")
-Scalar = TypeMarker("Scalar")
-Out = TypeMarker("Out")
-InOut = TypeMarker("InOut")
-Ptr = TypeMarker("Ptr")
-MemRef = TypeMarker("MemRef")
-TileView = TypeMarker("TileView")
+TYPE_NAMES = ("Tensor", "Tile", "Scalar", "Out", "InOut", "Ptr", "MemRef", "TileView")
+Tensor, Tile, Scalar, Out, InOut, Ptr, MemRef, TileView = (TypeMarker(n) for n in TYPE_NAMES)
 
 
 def kernel_only(name: str):

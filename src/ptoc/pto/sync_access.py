@@ -64,12 +64,7 @@ class Access:
     rect: tuple | None = None
 
     def overlaps(self, other: "Access") -> bool:
-        if self.buffer != other.buffer or self.hi <= other.lo or other.hi <= self.lo:
-            return False
-        r, s = self.rect, other.rect
-        if r is not None and s is not None and r[0] == s[0]:
-            return r[1] < s[2] and s[1] < r[2] and r[3] < s[4] and s[3] < r[4]
-        return True
+        return ranges_overlap(self, other)
 
     def conflicts(self, other: "Access") -> bool:
         """True when the two accesses form a RAW, WAR or WAW hazard."""
@@ -248,3 +243,17 @@ def has_sync(kernel: Kernel) -> bool:
     ``pto.barrier`` alone (PyPTO's ``system.bar_v`` / ``bar_m``) does not count: InsertSync
     keeps it and takes the order it gives into account."""
     return any(isinstance(op, SyncOp) and op.kind != "barrier" for op in walk(kernel.body))
+
+
+def ranges_overlap(a, b) -> bool:
+    """Whether two accesses (``buffer``, ``lo``, ``hi``, optional ``rect``) touch a common byte.
+
+    Two windows of the same GM tensor view (``rect`` = view key, row0, row1, col0, col1) are
+    compared element-exactly instead of by their byte bounding boxes.
+    """
+    if a.buffer != b.buffer or a.hi <= b.lo or b.hi <= a.lo:
+        return False
+    r, s = a.rect, b.rect
+    if r is not None and s is not None and r[0] == s[0]:
+        return r[1] < s[2] and s[1] < r[2] and r[3] < s[4] and s[3] < r[4]
+    return True

@@ -17,11 +17,12 @@ from dataclasses import dataclass, field
 _LAYOUT = {
     "mat": ("col_major", "row_major", 512), "left": ("row_major", "row_major", 512),
     "right": ("row_major", "col_major", 512), "acc": ("col_major", "row_major", 1024),
-    "vec": ("row_major", "none_box", 512),
+    "vec": ("row_major", "none_box", 512), "bias": ("row_major", "none_box", 512),
 }
 
 
 def tile_type(loc: str, dtype: str, rows: int, cols: int) -> str:
+    """The ``!pto.tile_buf`` type text of a static tile in ``loc`` with PyPTO's layouts."""
     blayout, slayout, fractal = _LAYOUT[loc]
     return (f"!pto.tile_buf<loc={loc}, dtype={dtype}, rows={rows}, cols={cols}, v_row={rows}, "
             f"v_col={cols}, blayout={blayout}, slayout={slayout}, fractal={fractal}, pad=0>")

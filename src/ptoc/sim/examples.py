@@ -16,15 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-
-def tile_type(loc: str, dtype: str, rows: int, cols: int) -> str:
-    blayout, slayout, fractal = {
-        "mat": ("col_major", "row_major", 512), "left": ("row_major", "row_major", 512),
-        "right": ("row_major", "col_major", 512), "acc": ("col_major", "row_major", 1024),
-        "vec": ("row_major", "none_box", 512), "bias": ("row_major", "none_box", 512),
-    }[loc]
-    return (f"!pto.tile_buf<loc={loc}, dtype={dtype}, rows={rows}, cols={cols}, v_row={rows}, "
-            f"v_col={cols}, blayout={blayout}, slayout={slayout}, fractal={fractal}, pad=0>")
+from ptoc.pto.sync_examples import tile_type
 
 
 @dataclass

@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 from ptoc.backend.pipes import Pipe
 from ptoc.errors import SourceLoc
+from ptoc.pto.sync_access import ranges_overlap
 
 #: Instruction kinds.
 WORK, SET, WAIT, BARRIER = 0, 1, 2, 3
@@ -32,12 +33,7 @@ class Access:
     rect: tuple | None = None
 
     def overlaps(self, other: "Access") -> bool:
-        if self.buffer != other.buffer or self.hi <= other.lo or other.hi <= self.lo:
-            return False
-        r, s = self.rect, other.rect
-        if r is not None and s is not None and r[0] == s[0]:
-            return r[1] < s[2] and s[1] < r[2] and r[3] < s[4] and s[3] < r[4]
-        return True
+        return ranges_overlap(self, other)
 
     def intersection(self, other: "Access") -> tuple[int, int]:
         return max(self.lo, other.lo), min(self.hi, other.hi)
