@@ -12,9 +12,13 @@ Opt out for one test with ``@pytest.mark.no_roundtrip``, or for a whole run with
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 
 import pytest
+
+# Shared test helpers at the top of tests/ (``oracle_data``) are importable from every test.
+sys.path.insert(0, os.path.dirname(__file__))
 
 
 def pytest_configure(config):

@@ -23,8 +23,9 @@ from ptoc.language import parse_program
 from ptoc.passes import MemoryPlanner, OptimizationStrategy, PassContext, PassManager
 from ptoc.pto.insert_sync import insert_sync
 from ptoc.sim.api import simulate
+from oracle_data import ORACLE_ROOT
 
-CASES_FILE = Path("/work/shared/data/pypto-oracle/acc_cases.json")
+CASES_FILE = (ORACLE_ROOT / "acc_cases.json")
 CASES = json.loads(CASES_FILE.read_text())["cases"] if CASES_FILE.exists() else []
 
 _DTYPES = {"fp32": ("FP32", np.float32), "bf16": ("BF16", ml_dtypes.bfloat16),

@@ -28,10 +28,9 @@ import ptoc.pto as pto
 from ptoc.codegen import generate_kernels
 from ptoc.language import parse_program
 from ptoc.pto.model import ForOp, IfOp, Instruction, Kernel, Module
+from oracle_data import ORACLE_ROOT
 
-DUMPS = Path(__file__).resolve().parents[3] / "shared" / "data" / "pypto-oracle" / "dumps"
-if not DUMPS.is_dir():  # the checkout may live elsewhere; the shared data is at /work/shared
-    DUMPS = Path("/work/shared/data/pypto-oracle/dumps")
+DUMPS = ORACLE_ROOT / "dumps"
 FOLDERS = sorted(p.name for p in DUMPS.iterdir() if p.is_dir()) if DUMPS.is_dir() else []
 
 _LOC = re.compile(r' loc\("[^"]*":\d+:\d+\)')

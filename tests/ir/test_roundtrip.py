@@ -18,11 +18,11 @@ from ptoc.ir.nodes import (
 )
 from ptoc.ir.types import ScalarType, TensorType
 from ptoc.ir.verifier import verify
+from oracle_data import ORACLE_ROOT
 
 language = pytest.importorskip("ptoc.language")
 
-DUMPS = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared",
-                                      "data", "pypto-oracle", "dumps", "*", "*.py")))
+DUMPS = sorted(glob.glob(os.path.join(str(ORACLE_ROOT), "dumps", "*", "*.py")))
 FP32 = DataType.FP32
 
 

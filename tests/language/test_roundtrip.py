@@ -5,6 +5,7 @@ import os
 
 import pytest
 
+from oracle_data import ORACLE_ROOT
 import ptoc.language as pl
 from ptoc.dtypes import Direction, ForKind, FunctionType, MemorySpace
 from ptoc.ir.nodes import AssignStmt, ForStmt, IfStmt, ReturnStmt, YieldStmt
@@ -13,8 +14,7 @@ from ptoc.ir.verifier import verify
 from ptoc.language.roundtrip import roundtrip
 from programs import ALL
 
-ORACLE = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared",
-                                       "data", "pypto-oracle", "dumps", "*", "*.py")))
+ORACLE = sorted(glob.glob(os.path.join(str(ORACLE_ROOT), "dumps", "*", "*.py")))
 
 
 @pytest.mark.parametrize("name", sorted(ALL))

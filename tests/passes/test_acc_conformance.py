@@ -29,8 +29,9 @@ from ptoc.backend import get_target
 from ptoc.dtypes import MemorySpace
 from ptoc.errors import PtocError
 from ptoc.language import parse_program
+from oracle_data import ORACLE_ROOT
 
-CASES_FILE = Path("/work/shared/data/pypto-oracle/acc_cases.json")
+CASES_FILE = (ORACLE_ROOT / "acc_cases.json")
 CASES = json.loads(CASES_FILE.read_text())["cases"] if CASES_FILE.is_file() else []
 A2A3 = get_target("a2a3")
 

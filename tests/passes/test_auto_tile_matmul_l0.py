@@ -15,9 +15,9 @@ from ptoc.ir.equality import assert_structural_equal
 from ptoc.ir.nodes import AssignStmt, ForStmt, IfStmt
 from ptoc.passes import MemoryPlanner, PassContext, auto_tile_matmul_l0
 from ptoc.passes.auto_tile_analysis import L0OperandTooLargeError
+from oracle_data import ORACLE_ROOT
 
-ORACLE = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared",
-                                       "data", "pypto-oracle", "dumps", "*", "")))
+ORACLE = sorted(glob.glob(os.path.join(str(ORACLE_ROOT), "dumps", "*", "")))
 HEADER = "import ptoc.language as pl\n\n@pl.program\nclass P:\n    @pl.function(type=pl.FunctionType.InCore)\n"
 
 

@@ -11,9 +11,9 @@ from ptoc.ir.equality import assert_structural_equal
 from ptoc.ir.nodes import AssignStmt, ForStmt
 from ptoc.passes import PassContext
 from ptoc.passes.canonicalize_io_order import canonicalize_io_order
+from oracle_data import ORACLE_ROOT
 
-ORACLE = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared",
-                                       "data", "pypto-oracle", "dumps", "*", "")))
+ORACLE = sorted(glob.glob(os.path.join(str(ORACLE_ROOT), "dumps", "*", "")))
 
 HEAD = """import ptoc.language as pl
 

@@ -22,9 +22,10 @@ from ptoc.dtypes import MemorySpace
 from ptoc.errors import PassError, PtocError
 from ptoc.passes import L0TileConfig, L0TileResult, Stationarity, choose_l0_tile
 from ptoc.passes.l0_tile_chooser import L0TileCandidate, rank_l0_tiles
+from oracle_data import ORACLE_ROOT
 
 OS, AS, BS = Stationarity.OutputStationary, Stationarity.AStationary, Stationarity.BStationary
-ORACLE = Path("/work/shared/data/pypto-oracle/chooser_cases.json")
+ORACLE = (ORACLE_ROOT / "chooser_cases.json")
 ALL_GATES = dict(allow_a_stationary=True, allow_b_stationary=True, allow_double_buffer_c=True,
                  allow_k_boundary=True)
 FP32 = dict(bytes_a=4, bytes_b=4, bytes_c=4)

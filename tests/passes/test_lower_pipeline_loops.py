@@ -5,6 +5,7 @@ import os
 
 import pytest
 
+from oracle_data import ORACLE_ROOT
 import ptoc.language as pl
 from ptoc.dtypes import ForKind
 from ptoc.errors import PassError
@@ -13,8 +14,7 @@ from ptoc.ir.nodes import AssignStmt, ForStmt, IfStmt
 from ptoc.passes import PassContext
 from ptoc.passes.lower_pipeline_loops import lower_pipeline_loops
 
-ORACLE = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared",
-                                       "data", "pypto-oracle", "dumps", "*", "")))
+ORACLE = sorted(glob.glob(os.path.join(str(ORACLE_ROOT), "dumps", "*", "")))
 
 
 def lower(src: str):

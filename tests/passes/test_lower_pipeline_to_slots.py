@@ -14,9 +14,9 @@ from ptoc.ir.equality import assert_structural_equal
 from ptoc.ir.nodes import ForStmt, IfStmt
 from ptoc.passes import MemoryPlanner, PassContext, PassManager
 from ptoc.passes.lower_pipeline_to_slots import lower_pipeline_to_slots
+from oracle_data import ORACLE_ROOT
 
-ORACLE = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared",
-                                       "data", "pypto-oracle", "dumps", "*", "")))
+ORACLE = sorted(glob.glob(os.path.join(str(ORACLE_ROOT), "dumps", "*", "")))
 
 SIG = ("x: pl.Tensor[[128, 64], pl.FP32], y: pl.Out[pl.Tensor[[128, 64], pl.FP32]]"
        ") -> pl.Tensor[[128, 64], pl.FP32]")

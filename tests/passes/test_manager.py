@@ -14,6 +14,7 @@ from ptoc.passes import (
 )
 from ptoc.passes import manager as manager_mod
 from ptoc.passes import properties as properties_mod
+from oracle_data import ORACLE_ROOT
 
 
 @pytest.fixture
@@ -276,7 +277,7 @@ def test_report_can_be_deferred(tmp_path, tiny_program):
     assert not (tmp_path / "report" / "perf_hints.log").exists()
 
 
-ORACLE = (__import__("pathlib").Path(__file__).resolve().parents[3] / "shared" / "data" / "pypto-oracle"
+ORACLE = (ORACLE_ROOT
           / "dumps" / "matmul_160x64x160_fp32_dbc_on")
 
 

@@ -19,8 +19,9 @@ from ptoc.errors import PtocError
 from ptoc.language import parse_program
 from ptoc.passes import PassContext, PassManager, default_pipeline_entries
 from ptoc.passes.memref_rewrite import defined_vars, is_alloc, memref_of
+from oracle_data import ORACLE_ROOT
 
-CASES_FILE = Path("/work/shared/data/pypto-oracle/acc_cases.json")
+CASES_FILE = (ORACLE_ROOT / "acc_cases.json")
 CASES = json.loads(CASES_FILE.read_text())["cases"] if CASES_FILE.is_file() else []
 
 KERNEL = """import ptoc.language as pl

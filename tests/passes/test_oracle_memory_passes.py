@@ -24,8 +24,9 @@ from ptoc.passes.infer_tile_memory_space import infer_tile_memory_space
 from ptoc.passes.init_mem_ref import init_mem_ref
 from ptoc.passes.materialize_semantic_aliases import materialize_semantic_aliases
 from ptoc.passes.memory_reuse import memory_reuse
+from oracle_data import ORACLE_ROOT
 
-DUMPS = Path("/work/shared/data/pypto-oracle/dumps")
+DUMPS = (ORACLE_ROOT / "dumps")
 FOLDERS = sorted(p.name for p in DUMPS.iterdir() if p.is_dir()) if DUMPS.is_dir() else []
 
 PASSES = {

@@ -18,6 +18,7 @@ from ptoc.pto import parse, print_module, verify
 from ptoc.pto.insert_sync import insert_sync, strip_sync
 from ptoc.pto.model import ForOp, IfOp, SyncOp, walk
 from ptoc.sim import simulate
+from oracle_data import ORACLE_ROOT
 
 VEC = ("!pto.tile_buf<loc=vec, dtype=f32, rows=16, cols=16, v_row=16, v_col=16, "
        "blayout=row_major, slayout=none_box, fractal=512, pad=0>")
@@ -424,7 +425,7 @@ def test_extract_reads_only_its_window():
 def test_textract_window_with_constant_offsets_is_narrowed():
     from ptoc.backend import get_target
     from ptoc.pto.sync_access import AccessResolver
-    path = "/work/shared/data/pypto-oracle/dumps/matmul_160x64x160_fp32_dbc_on/kernel.pto"
+    path = str(ORACLE_ROOT / "dumps/matmul_160x64x160_fp32_dbc_on/kernel.pto")
     try:
         kernel = parse(open(path).read()).kernel()
     except FileNotFoundError:

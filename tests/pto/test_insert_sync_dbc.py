@@ -21,8 +21,9 @@ from ptoc.pto import parse
 from ptoc.pto.insert_sync import insert_sync
 from ptoc.pto.sync_examples import dbc_matmul
 from ptoc.sim import simulate
+from oracle_data import ORACLE_ROOT
 
-ORACLE = Path("/work/shared/data/pypto-oracle/dumps")
+ORACLE = (ORACLE_ROOT / "dumps")
 
 
 def overlaps(a, b) -> bool:

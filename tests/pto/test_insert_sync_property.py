@@ -22,8 +22,9 @@ from ptoc.pto.insert_sync import insert_sync, strip_sync
 from ptoc.pto import sync_examples as ex
 from ptoc.sim import examples as sim_examples
 from ptoc.sim import simulate
+from oracle_data import ORACLE_ROOT
 
-ORACLE = Path("/work/shared/data/pypto-oracle/dumps")
+ORACLE = (ORACLE_ROOT / "dumps")
 BF16 = ml_dtypes.bfloat16
 
 

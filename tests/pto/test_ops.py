@@ -13,6 +13,7 @@ from ptoc.pto import (
     OP_TABLE, Instruction, PartitionViewType, ScalarType, TileBufType, Value, op_info, parse,
     pipe_of, reads, writes,
 )
+from oracle_data import ORACLE_ROOT
 
 INDEX = ScalarType(DataType.INDEX)
 
@@ -78,10 +79,10 @@ def test_illegal_move_has_no_pipe():
         pipe_of(_mv("pto.tmov", MemorySpace.Acc, MemorySpace.Vec), "a2a3")
 
 
-@pytest.mark.skipif(not glob.glob("/work/shared/data/pypto-oracle/dumps/*/kernel.pto"),
+@pytest.mark.skipif(not glob.glob(str(ORACLE_ROOT / "dumps/*/kernel.pto")),
                     reason="oracle data not available")
 def test_oracle_pipes():
-    path = sorted(glob.glob("/work/shared/data/pypto-oracle/dumps/*dbc_off/kernel.pto"))[0]
+    path = sorted(glob.glob(str(ORACLE_ROOT / "dumps/*dbc_off/kernel.pto")))[0]
     module = parse(open(path).read())
     seen = {}
     for op in module.kernel().walk():

@@ -16,8 +16,9 @@ from ptoc.pto import (
     EnumAttr, ForOp, IfOp, Instruction, Kernel, Module, PtrType, ScalarType, SyncOp, TileBufType,
     Value, YieldOp, load, parse, print_module, verify, walk,
 )
+from oracle_data import ORACLE_ROOT
 
-ORACLE = sorted(glob.glob("/work/shared/data/pypto-oracle/dumps/*/kernel.pto"))
+ORACLE = sorted(glob.glob(str(ORACLE_ROOT / "dumps/*/kernel.pto")))
 DATA = os.path.join(os.path.dirname(__file__), "data")
 EXAMPLES = sorted(glob.glob(os.path.join(DATA, "*.pto")))
 
