@@ -22,13 +22,11 @@ The emitted order overlaps, so it is kept. (The device regression PyPTO saw with
 flags; the simulator attributes any loss to the flags, as the id-starvation tests in
 ``tests/pto/test_insert_sync_dbc.py`` show.)
 
-Where overlap is lost: between two consecutive dbC loops (the next outer block's inner
-loop, or a straight-line tail after the loop). InsertSync keeps region boundaries simple: a
-loop's carried FIX->M pairs are closed by post-loop waits on both slots, and a hazard into
-the next loop is waited before that loop starts, so the first MAD of the next region waits
-for the last drain of the previous one (e.g. 448x448: 662 cycles at each of the two block
-boundaries). Overlapping there would need the first iteration's waits to be sunk into the
-loop (peeling), a change to ``ptoc.pto.sync_walk``; recorded below as a strict xfail.
+Between two consecutive dbC loops (the next outer block's inner loop) InsertSync chains
+the loops' carried FIX->M pairs (``ptoc.pto.sync_chain``): the second loop's first MAD on a
+slot waits for the first loop's last drain of *that* slot only, so the seam overlaps too
+(448x448: both block boundaries). A straight-line tail after a loop still starts after the
+loop's drains.
 """
 
 from __future__ import annotations
@@ -125,9 +123,6 @@ def test_mat_scratch_chain_drains_overlap(tmp_path):
     assert [p > 0 for p in overlap.per_pair] == [True, True, True, False, True, True, True]
 
 
-@pytest.mark.xfail(strict=True, reason="InsertSync closes a loop's FIX->M pairs at the loop "
-                   "boundary (post-loop waits on both L0C slots), so the next outer block's "
-                   "first MAD waits for the previous block's last drain")
 def test_overlap_survives_inner_loop_exits(tmp_path_factory):
     _, sim, _, _ = dbc_run(tmp_path_factory, 448, 448)
     overlap = dp.drain_overlap(sim)

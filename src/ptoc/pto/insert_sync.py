@@ -41,6 +41,7 @@ from ptoc.backend.targets import Target, get_target
 from ptoc.errors import PtocError, SourceLoc
 from ptoc.pto.model import ForOp, IfOp, Kernel, Module, SyncOp
 from ptoc.pto.sync_access import AccessResolver, has_sync
+from ptoc.pto.sync_chain import chain_sibling_loops
 from ptoc.pto.sync_emit import emit_kernel
 from ptoc.pto.sync_events import SELF_OVERLAP, allocate_events
 from ptoc.pto.sync_plan import BlockTree, SyncPlan
@@ -175,7 +176,7 @@ def sync_kernel(kernel: Kernel, target: Target, *, event_ids: int = NUM_EVENT_ID
         if not failed:
             failed = allocate_events(plan, walker.instances, limit=event_ids)
         if not failed:
-            return emit_kernel(kernel, plan), plan, notes
+            return chain_sibling_loops(emit_kernel(kernel, plan), target), plan, notes
         # first answer every flag that could be set twice with a rendezvous; otherwise the
         # first failing pair of each pipe pair falls back (its PIPE_ALL barrier often orders
         # what made the others fail), and the plan is walked again

@@ -1,0 +1,178 @@
+"""Chaining the loop-carried flags of sibling loops, so a double buffer stays double across
+the boundary between two loops.
+
+InsertSync closes each loop's loop-carried pairs with post-loop waits and opens the next
+loop's with pre-loop sets. For two back-to-back dbC loops that costs the overlap at the
+seam: the waits after loop 1 hold the consumer pipe until loop 1's last drain of *every*
+slot is done, and the pre-loop sets of loop 2 only fire once the producer pipe finished
+all of loop 1. Here the post-loop wait of loop 1 and the pre-loop set of loop 2 for the
+same pipe pair are dropped, and loop 2 takes over loop 1's event ids slot by slot: its
+first wait on a slot now consumes the token loop 1's last iteration left on that slot,
+which is exactly the hazard (the next write of that slot after its last read).
+
+It is only done where it is evidently equivalent: the two loops are adjacent statements of
+one block, both are flat and run at least once (constant bounds), the code between them has no instruction on the consumer pipe, every id of the
+pair kind is waited after loop 1 and set before loop 2 in equal numbers, both loops use
+each of their ids as one loop-carried pair (a wait, later a set, at the top of the body),
+and loop 2 (up to its own post-loop waits) does not already use loop 1's ids for that
+pair kind.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ptoc.pto.model import ForOp, IfOp, Instruction, Kernel, SyncOp, walk
+from ptoc.pto.ops import queue_of
+
+
+def chain_sibling_loops(kernel: Kernel, target) -> Kernel:
+    """The kernel with loop-carried pairs chained across adjacent loops (see module doc)."""
+    constants = {op.results[0].name: op.attr("value") for op in kernel.walk()
+                 if isinstance(op, Instruction) and op.opcode == "arith.constant"}
+    body = _block(kernel.body, (target, constants))
+    return kernel if body is kernel.body else replace(kernel, body=body)
+
+
+def _runs(loop: ForOp, constants: dict) -> bool:
+    """A flat loop (no nested region) whose constant bounds make it run at least once, so
+    its last iteration's set happens and every flag of its body is at the top level."""
+    if any(isinstance(op, (ForOp, IfOp)) for op in loop.body):
+        return False
+    bounds = [constants.get(v.name) for v in (loop.lower, loop.upper, loop.step)]
+    if any(not isinstance(b, int) for b in bounds):
+        return False
+    lower, upper, step = bounds
+    return step > 0 and upper > lower
+
+
+def _block(ops: tuple, env) -> tuple:
+    target, constants = env
+    ops = tuple(_nested(op, env) for op in ops)
+    first = _next_loop(ops, 0)
+    while first is not None:
+        second = _next_loop(ops, first + 1)
+        if second is None:
+            break
+        if not any(isinstance(op, IfOp) for op in ops[first + 1:second]) and \
+                _runs(ops[first], constants) and _runs(ops[second], constants):
+            ops = _chain(ops, first, second, target)  # may drop flags between the loops
+            second = _next_loop(ops, first + 1)
+        first = second
+    return ops
+
+
+def _next_loop(ops: tuple, start: int) -> int | None:
+    return next((i for i in range(start, len(ops)) if isinstance(ops[i], ForOp)), None)
+
+
+def _nested(op, env):
+    if isinstance(op, ForOp):
+        body = _block(op.body, env)
+        return op if body is op.body else replace(op, body=body)
+    if isinstance(op, IfOp):
+        then_body = _block(op.then_body, env)
+        else_body = _block(op.else_body, env)
+        if then_body is op.then_body and else_body is op.else_body:
+            return op
+        return replace(op, then_body=then_body, else_body=else_body)
+    return op
+
+
+def _chain(ops: tuple, first: int, second: int, target) -> tuple:
+    between = ops[first + 1:second]
+    for kind in sorted({(op.src, op.dst) for op in between if _flag(op)}):
+        src, dst = kind
+        waits = [op.event for op in between if _flag(op, "wait_flag", kind)]
+        sets = [op.event for op in between if _flag(op, "set_flag", kind)]
+        if not waits or len(waits) != len(sets) or len(set(waits)) != len(waits):
+            continue
+        if any(isinstance(op, Instruction) and queue_of(op, target) is dst for op in between):
+            continue
+        loop1, loop2 = ops[first], ops[second]
+        if _carried_ids(loop1.body, kind) != set(waits) or \
+                _carried_ids(loop2.body, kind) != set(sets):
+            continue
+        renamed = dict(zip(_first_use_order(loop2.body, kind), _first_use_order(loop1.body, kind)))
+        if sorted(renamed) != sorted(sets) or sorted(renamed.values()) != sorted(waits):
+            continue
+        scope_end = _closing_waits_end(ops, second, kind, set(sets))
+        if scope_end is None:
+            continue
+        scope = ops[second:scope_end]
+        taken = set(waits) - set(sets)  # loop 1's ids that loop 2 does not rename onto
+        if any(_flag(op, None, kind) and op.event in taken for top in scope for op in _ops_of(top)):
+            continue
+        kept = tuple(op for op in between if not _flag(op, None, kind))
+        scope = tuple(_rename(op, kind, renamed) for op in scope)
+        ops = ops[:first + 1] + kept + scope + ops[scope_end:]
+        second = first + 1 + len(kept)
+        between = kept
+    return ops
+
+
+def _closing_waits_end(ops: tuple, loop: int, pair: tuple, ids: set) -> int | None:
+    """Index after the post-loop waits that close ``ids`` of ``pair`` after loop 2 (the
+    renaming scope), or None when they are not all found before the next region."""
+    open_ids = set(ids)
+    for index in range(loop + 1, len(ops)):
+        op = ops[index]
+        if isinstance(op, (ForOp, IfOp)):
+            return None
+        if _flag(op, None, pair) and op.event in open_ids:
+            if op.kind != "wait_flag":
+                return None
+            open_ids.discard(op.event)
+            if not open_ids:
+                return index + 1
+    return None
+
+
+def _flag(op, kind_name: str | None = None, pair: tuple | None = None) -> bool:
+    if not (isinstance(op, SyncOp) and op.kind in ("set_flag", "wait_flag")
+            and isinstance(op.event, int)):
+        return False
+    if kind_name is not None and op.kind != kind_name:
+        return False
+    return pair is None or (op.src, op.dst) == pair
+
+
+def _ops_of(op) -> list:
+    return list(walk((op,)))
+
+
+def _top_flags(body: tuple, pair: tuple) -> list[SyncOp]:
+    return [op for op in body if _flag(op, None, pair)]
+
+
+def _carried_ids(body: tuple, pair: tuple) -> set | None:
+    """The ids of ``pair`` a loop body uses only as one loop-carried pair each: a wait at the
+    top of the body followed later by a set (None when the body uses them any other way)."""
+    if any(_flag(op, None, pair) for top in body if isinstance(top, (ForOp, IfOp))
+           for op in walk((top,))):
+        return None
+    uses: dict = {}
+    for op in _top_flags(body, pair):
+        uses.setdefault(op.event, []).append(op.kind)
+    if any(kinds != ["wait_flag", "set_flag"] for kinds in uses.values()):
+        return None
+    return set(uses)
+
+
+def _first_use_order(body: tuple, pair: tuple) -> list[int]:
+    order: list[int] = []
+    for op in _top_flags(body, pair):
+        if op.event not in order:
+            order.append(op.event)
+    return order
+
+
+def _rename(op, pair: tuple, renamed: dict):
+    if _flag(op, None, pair) and op.event in renamed:
+        return replace(op, event=renamed[op.event])
+    if isinstance(op, ForOp):
+        return replace(op, body=tuple(_rename(o, pair, renamed) for o in op.body))
+    if isinstance(op, IfOp):
+        return replace(op, then_body=tuple(_rename(o, pair, renamed) for o in op.then_body),
+                       else_body=tuple(_rename(o, pair, renamed) for o in op.else_body))
+    return op
