@@ -126,3 +126,10 @@ def test_cli_examples_and_emit(capsys):
     assert capsys.readouterr().out.startswith("module attributes")
     assert main(["sim"]) == 2
     assert "no PTO file given" in capsys.readouterr().err
+
+
+def test_cli_exits_1_when_the_run_has_races(tmp_path, capsys):
+    racy = tmp_path / "racy.pto"
+    racy.write_text(two_acc_matmul().replace("addr = %addr65536", "addr = %addr0"))
+    assert main(["sim", str(racy), "--mode", "fast"]) == 1
+    assert "race" in capsys.readouterr().out.lower()
