@@ -107,7 +107,8 @@ def _insert_sync(module, target):
 
 
 def _allocations_from_pto(kernel: str, module) -> list[Allocation]:
-    """Distinct (space, address, size) buffers of a PTO kernel's ``alloc_tile`` ops."""
+    """One buffer per (space, address) of a PTO kernel's ``alloc_tile`` ops, as large as the
+    largest tile the planner placed there (smaller tail tiles reuse the same buffer)."""
     from ptoc.pto import Instruction, walk
 
     ops = list(walk(module.kernel(kernel).body))
@@ -119,8 +120,9 @@ def _allocations_from_pto(kernel: str, module) -> list[Allocation]:
             ty = op.result.type
             addr_value = op.attr("addr")
             addr = constants.get(addr_value.name) if addr_value is not None else None
-            key = (ty.loc, addr, ty.nbytes)
-            seen.setdefault(key, Allocation(kernel, ty.loc, op.result.name, addr, ty.nbytes))
+            key = (ty.loc, addr if addr is not None else op.result.name)
+            if key not in seen or seen[key].size < ty.nbytes:
+                seen[key] = Allocation(kernel, ty.loc, op.result.name, addr, ty.nbytes)
     return list(seen.values())
 
 
