@@ -9,7 +9,6 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-import ptoc.language as pl
 from ptoc import ir
 from ptoc.dtypes import MemorySpace
 from ptoc.passes import MemoryPlanner
@@ -17,52 +16,9 @@ from ptoc.pto import parse
 from ptoc.pto.planner import kernel_lifetimes, tile_addresses
 
 from cases import END_TO_END
+from dbc_programs import direct_store, mat_scratch_chain
 
 BF16 = ml_dtypes.bfloat16
-
-
-def direct_store(M, N, K=64):
-    """FP32 a[M, K] @ b[K, N] stored straight to out (the dbC ST's direct-store shape)."""
-    @pl.program
-    class DirectStore:
-        @pl.function(type=pl.FunctionType.InCore)
-        def kernel(self, a: pl.Tensor[[M, K], pl.FP32], b: pl.Tensor[[K, N], pl.FP32],
-                   out: pl.Out[pl.Tensor[[M, N], pl.FP32]]) -> pl.Tensor[[M, N], pl.FP32]:
-            lm = pl.load(a, [0, 0], [M, K], target_memory=pl.Mem.Mat)
-            rm = pl.load(b, [0, 0], [K, N], target_memory=pl.Mem.Mat)
-            c = pl.matmul(lm, rm)
-            out = pl.store(c, [0, 0], out)
-            return out
-
-        @pl.function(type=pl.FunctionType.Orchestration)
-        def main(self, a: pl.Tensor[[M, K], pl.FP32], b: pl.Tensor[[K, N], pl.FP32],
-                 out: pl.Out[pl.Tensor[[M, N], pl.FP32]]) -> pl.Tensor[[M, N], pl.FP32]:
-            out = self.kernel(a, b, out)
-            return out
-    return DirectStore
-
-
-def mat_scratch_chain():
-    """BF16 (a @ b) -> rint cast -> @ e, assembled into out (the dbC ST's Mat-scratch shape)."""
-    @pl.program
-    class MatScratch:
-        @pl.function(type=pl.FunctionType.InCore)
-        def kernel(self, a: pl.Tensor[[256, 64], pl.BF16], b: pl.Tensor[[64, 256], pl.BF16],
-                   e: pl.Tensor[[256, 64], pl.BF16],
-                   out: pl.Out[pl.Tensor[[256, 64], pl.FP32]]) -> pl.Tensor[[256, 64], pl.FP32]:
-            c = pl.matmul(a, b, out_dtype=pl.FP32)
-            cb = pl.cast(c, pl.BF16, mode="rint")
-            d = pl.matmul(cb, e, out_dtype=pl.FP32)
-            out = pl.assemble(out, d, [0, 0])
-            return out
-
-        @pl.function(type=pl.FunctionType.Orchestration)
-        def main(self, a: pl.Tensor[[256, 64], pl.BF16], b: pl.Tensor[[64, 256], pl.BF16],
-                 e: pl.Tensor[[256, 64], pl.BF16],
-                 out: pl.Out[pl.Tensor[[256, 64], pl.FP32]]) -> pl.Tensor[[256, 64], pl.FP32]:
-            out = self.kernel(a, b, e, out)
-            return out
-    return MatScratch
 
 
 def compile_ptoas(program, tmp_path):
@@ -163,7 +119,6 @@ OVERFLOW_SIG = ("x: pl.Tensor[[128, 128], pl.FP32], y: pl.Out[pl.Tensor[[128, 12
 
 def test_co_live_tiles_beyond_ub_fail_with_the_tiles_named(tmp_path):
     src = f"""
-import ptoc.language as pl
 
 @pl.program
 class TooBig:
