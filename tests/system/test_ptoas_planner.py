@@ -9,6 +9,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+import ptoc.language as pl
 from ptoc import ir
 from ptoc.dtypes import MemorySpace
 from ptoc.passes import MemoryPlanner
