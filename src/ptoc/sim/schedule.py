@@ -179,7 +179,7 @@ class _Timed:
                     if end[second.seq] >= end[done[k - 1].seq]:
                         continue
                     cleared = f"its wait {done[k - 1].label()} clears it only at cycle " \
-                              f"{end[done[k - 1].seq]}"
+                              f"{end[done[k - 1].seq]:.1f}"
                 elif not final:
                     continue
                 else:
@@ -187,8 +187,8 @@ class _Timed:
                 first = fired[k - 1]
                 raise FlagProtocolError(
                     f"flag {flag_name(flag)} set twice: {first.label()} set it at cycle "
-                    f"{end[first.seq]}, {second.label()} sets it again at cycle "
-                    f"{end[second.seq]} while it is still set ({cleared}); flags are bits, "
+                    f"{end[first.seq]:.1f}, {second.label()} sets it again at cycle "
+                    f"{end[second.seq]:.1f} while it is still set ({cleared}); flags are bits, "
                     f"so one set is lost", second.pto_loc,
                     hint="add the matching wait_flag between the two sets, or use a "
                          "different event id", timeline=self._timeline())
