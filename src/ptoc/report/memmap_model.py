@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from ptoc.backend.targets import Target, align_up, get_target
 from ptoc.dtypes import MemorySpace
 from ptoc.errors import SourceLoc
+from ptoc.sim.occupancy import union_length
 
 #: Panel order: the cube path (L1, L0A, L0B, L0C, BT) then the vector unit's UB.
 SPACES: tuple[MemorySpace, ...] = (MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right,
@@ -116,15 +117,7 @@ class SpacePanel:
         best = 0
         for pos in {b.start for b in self.buffers}:
             ranges = sorted((b.addr, b.hi) for b in self.buffers if b.start <= pos <= b.end)
-            total, cur_lo, cur_hi = 0, None, None
-            for lo, hi in ranges:
-                if cur_hi is None or lo > cur_hi:
-                    total += (cur_hi - cur_lo) if cur_hi is not None else 0
-                    cur_lo, cur_hi = lo, hi
-                else:
-                    cur_hi = max(cur_hi, hi)
-            total += (cur_hi - cur_lo) if cur_hi is not None else 0
-            best = max(best, total)
+            best = max(best, union_length(ranges))
         return best
 
 

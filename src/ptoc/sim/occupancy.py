@@ -82,13 +82,14 @@ def live_bytes(spans: list[LiveSpan]) -> list[tuple[float, int]]:
             _, opening, i = events[k]
             (active.add if opening else active.discard)(i)
             k += 1
-        total = _union(sorted((spans[i].lo, spans[i].hi) for i in active))
+        total = union_length(sorted((spans[i].lo, spans[i].hi) for i in active))
         if not steps or steps[-1][1] != total:
             steps.append((t, total))
     return steps
 
 
-def _union(ranges: list[tuple[int, int]]) -> int:
+def union_length(ranges: list[tuple[int, int]]) -> int:
+    """Bytes covered by sorted ``[lo, hi)`` ranges, overlaps counted once."""
     total, cur_lo, cur_hi = 0, 0, None
     for lo, hi in ranges:
         if cur_hi is None or lo > cur_hi:
