@@ -106,3 +106,19 @@ def test_syntax_error_has_line():
 def test_no_program_class():
     with pytest.raises(ParseError, match="no @pl.program class"):
         pl.parse_program("x = 1\n")
+
+
+@pytest.mark.parametrize("call,phrase", [
+    ("y = self.k(x, (1, 2), n)", "argument 'y' of k must be a tensor or a scalar value"),
+    ("y = self.k(x, pl.Mem.Acc, n)", "argument 'y' of k must be a tensor or a scalar value"),
+])
+def test_bad_function_call_arguments(call, phrase):
+    with pytest.raises(ParseError, match=phrase) as info:
+        pl.parse_program(body(call), filename="call.py")
+    assert info.value.loc.line == FIRST
+
+
+def test_comparing_unrelated_constants():
+    with pytest.raises(ParseError, match="cannot compare") as info:
+        pl.parse_program(body("if [0, 0] > 3:", "    pass"), filename="cmp.py")
+    assert info.value.loc.line == FIRST

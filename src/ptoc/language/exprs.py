@@ -18,6 +18,7 @@ from ptoc.errors import PtocError
 from ptoc.ir.nodes import AssignStmt, BinOp, Call, ConstFloat, ConstInt, Expr, ListExpr, UnaryOp, Var
 from ptoc.ir.types import ScalarType, TensorType, TileLayout, TileType, TupleType
 from ptoc.language.context import DslPath, SelfRef
+from ptoc.ops.checks import describe_type
 from ptoc.ops import get_op, has_op, make_call, ops_for_dsl_name, to_expr
 from ptoc.ops.registry import all_ops
 
@@ -218,7 +219,11 @@ class ExprParser:
             raise self.ctx.error(node, f"comparison '{ast.unparse(node)}' is not supported")
         lhs, rhs = self.expr(node.left), self.expr(node.comparators[0])
         if is_static(lhs) and is_static(rhs):
-            return _FOLD[op](lhs, rhs)
+            try:
+                return _FOLD[op](lhs, rhs)
+            except TypeError:
+                raise self.ctx.error(node, f"cannot compare {lhs!r} {op} {rhs!r}",
+                                     hint="compare numbers or scalar values") from None
         return BinOp(op, self.runtime_value(node, lhs), self.runtime_value(node, rhs))
 
     def _expr_BoolOp(self, node: ast.BoolOp) -> Any:
@@ -374,8 +379,11 @@ class ExprParser:
                 f"({', '.join(p[0] for p in params)}) but {len(args)} were given")
         exprs = []
         for (pname, ptype), value in zip(params, args):
-            arg = self.runtime(node, f"argument '{pname}' of self.{name}") if not isinstance(
-                value, Expr) else value
+            if not isinstance(value, Expr) and not _is_number(value):
+                raise self.ctx.error(node, f"argument '{pname}' of {name} must be a tensor or a "
+                                     f"scalar value, got {value!r}",
+                                     hint=f"pass a variable of type {describe_type(ptype)}")
+            arg = to_expr(value, f"argument '{pname}'", self.ctx.loc(node))
             if isinstance(ptype, TensorType) and not (
                     isinstance(arg.type, TensorType)
                     and tuple(arg.type.shape) == tuple(ptype.shape)
