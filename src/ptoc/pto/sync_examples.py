@@ -14,83 +14,23 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-_LAYOUT = {
-    "mat": ("col_major", "row_major", 512), "left": ("row_major", "row_major", 512),
-    "right": ("row_major", "col_major", 512), "acc": ("col_major", "row_major", 1024),
-    "vec": ("row_major", "none_box", 512), "bias": ("row_major", "none_box", 512),
-}
-
-
-def tile_type(loc: str, dtype: str, rows: int, cols: int) -> str:
-    """The ``!pto.tile_buf`` type text of a static tile in ``loc`` with PyPTO's layouts."""
-    blayout, slayout, fractal = _LAYOUT[loc]
-    return (f"!pto.tile_buf<loc={loc}, dtype={dtype}, rows={rows}, cols={cols}, v_row={rows}, "
-            f"v_col={cols}, blayout={blayout}, slayout={slayout}, fractal={fractal}, pad=0>")
-
+from ptoc.pto.text_writer import PtoTextWriter
 
 @dataclass
-class _Text:
-    """Collects constants, tiles and body lines of one kernel and renders the module."""
+class _Text(PtoTextWriter):
+    """Declarations (views, tiles) are hoisted above the body; params carry their types."""
 
-    params: list[tuple[str, str]]
-    consts: dict[str, str] = field(default_factory=dict)
     decls: list[str] = field(default_factory=list)
-    lines: list[str] = field(default_factory=list)
-    types: dict[str, str] = field(default_factory=dict)
-    depth: int = 1
-    n: int = 0
-
-    def idx(self, v: int) -> str:
-        name = f"%c{v}"
-        self.consts[name] = f"{name} = arith.constant {v} : index"
-        return name
-
-    def fresh(self, stem: str) -> str:
-        self.n += 1
-        return f"%{stem}{self.n}"
-
-    def emit(self, text: str) -> None:
-        self.lines.append("  " * self.depth + text)
 
     def view(self, name: str, ptr: str, dtype: str, rows: int, cols: int) -> str:
-        v = f"%{name}"
-        self.decls.append(f"{v} = pto.make_tensor_view {ptr}, shape = [{self.idx(rows)}, "
-                          f"{self.idx(cols)}], strides = [{self.idx(cols)}, {self.idx(1)}] "
-                          f"{{layout = #pto.layout<nd>}} : !pto.tensor_view<?x?x{dtype}>")
-        self.types[v] = dtype
+        v, decl = self.view_text(name, ptr, dtype, rows, cols)
+        self.decls.append(decl)
         return v
 
     def tile(self, name: str, loc: str, dtype: str, rows: int, cols: int, addr: int) -> str:
-        t = f"%{name}"
-        a = f"%addr{addr}"
-        self.consts[a] = f"{a} = arith.constant {addr} : i64"
-        self.types[t] = tile_type(loc, dtype, rows, cols)
-        self.decls.append(f"{t} = pto.alloc_tile addr = {a} : {self.types[t]}")
+        t, decl = self.tile_text(name, loc, dtype, rows, cols, addr)
+        self.decls.append(decl)
         return t
-
-    def window(self, view: str, r0: str, c0: str, rows: int, cols: int) -> tuple[str, str]:
-        dtype = self.types[view]
-        pv = self.fresh("pv")
-        ty = f"!pto.partition_tensor_view<{rows}x{cols}x{dtype}>"
-        self.emit(f"{pv} = pto.partition_view {view}, offsets = [{r0}, {c0}], sizes = "
-                  f"[{self.idx(rows)}, {self.idx(cols)}] : !pto.tensor_view<?x?x{dtype}> -> {ty}")
-        return pv, ty
-
-    def t(self, tile: str) -> tuple[str, str]:
-        return tile, self.types[tile]
-
-    def op(self, opcode: str, ins, outs, attrs: str = "") -> None:
-        def group(vs):
-            return ", ".join(v for v, _ in vs) + " : " + ", ".join(t for _, t in vs)
-        self.emit(f"{opcode} ins({group(ins)}) outs({group(outs)}){attrs}")
-
-    def open(self, head: str) -> None:
-        self.emit(head + " {")
-        self.depth += 1
-
-    def close(self, tail: str = "}") -> None:
-        self.depth -= 1
-        self.emit(tail)
 
     def render(self, name: str = "kernel") -> str:
         params = ", ".join(f"{p}: {t}" for p, t in self.params)

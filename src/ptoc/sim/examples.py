@@ -14,74 +14,24 @@ between two L0C slots (dbC = 2) or sharing one (``same_address``), hw-model.md Â
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from ptoc.pto.sync_examples import tile_type
+from ptoc.pto.text_writer import PtoTextWriter
 
 
 @dataclass
-class Writer:
-    """Collects constants and body lines; renders a module."""
-
-    params: list[tuple[str, str]]
-    consts: dict[str, str] = field(default_factory=dict)
-    lines: list[str] = field(default_factory=list)
-    types: dict[str, str] = field(default_factory=dict)
-    depth: int = 1
-    counter: int = 0
-
-    def idx(self, n: int) -> str:
-        name = f"%c{n}"
-        self.consts[name] = f"{name} = arith.constant {n} : index"
-        return name
-
-    def i64(self, n: int) -> str:
-        name = f"%addr{n}"
-        self.consts[name] = f"{name} = arith.constant {n} : i64"
-        return name
-
-    def emit(self, text: str) -> None:
-        self.lines.append("  " * self.depth + text)
-
-    def fresh(self, stem: str) -> str:
-        self.counter += 1
-        return f"%{stem}{self.counter}"
+class Writer(PtoTextWriter):
+    """Views and tiles are declared where they are made; params are (name, element dtype)."""
 
     def view(self, name: str, ptr: str, dtype: str, rows: int, cols: int) -> str:
-        v = f"%{name}"
-        self.emit(f"{v} = pto.make_tensor_view {ptr}, shape = [{self.idx(rows)}, "
-                  f"{self.idx(cols)}], strides = [{self.idx(cols)}, {self.idx(1)}] "
-                  f"{{layout = #pto.layout<nd>}} : !pto.tensor_view<?x?x{dtype}>")
-        self.types[v] = dtype
+        v, decl = self.view_text(name, ptr, dtype, rows, cols)
+        self.emit(decl)
         return v
 
-    def window(self, view: str, r0: str, c0: str, rows: int, cols: int) -> tuple[str, str]:
-        dtype = self.types[view]
-        pv = self.fresh("pv")
-        ty = f"!pto.partition_tensor_view<{rows}x{cols}x{dtype}>"
-        self.emit(f"{pv} = pto.partition_view {view}, offsets = [{r0}, {c0}], sizes = "
-                  f"[{self.idx(rows)}, {self.idx(cols)}] : !pto.tensor_view<?x?x{dtype}> -> {ty}")
-        return pv, ty
-
     def alloc(self, name: str, loc: str, dtype: str, rows: int, cols: int, addr: int) -> str:
-        t = f"%{name}"
-        ty = tile_type(loc, dtype, rows, cols)
-        self.types[t] = ty
-        self.emit(f"{t} = pto.alloc_tile addr = {self.i64(addr)} : {ty}")
+        t, decl = self.tile_text(name, loc, dtype, rows, cols, addr)
+        self.emit(decl)
         return t
-
-    def op(self, opcode: str, ins: list[str], outs: list[str]) -> None:
-        def typed(vs):
-            names = ", ".join(v for v, _ in vs)
-            tys = ", ".join(t for _, t in vs)
-            return f"{names} : {tys}"
-        self.emit(f"{opcode} ins({typed(ins)}) outs({typed(outs)})")
-
-    def t(self, tile: str) -> tuple[str, str]:
-        return tile, self.types[tile]
-
-    def sync(self, kind: str, src: str, dst: str, ident: int) -> None:
-        self.emit(f"pto.{kind}[<PIPE_{src}>, <PIPE_{dst}>, <EVENT_ID{ident}>]")
 
     def render(self, name: str = "kernel") -> str:
         params = ", ".join(f"{p}: !pto.ptr<{d}>" for p, d in self.params)

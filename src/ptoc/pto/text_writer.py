@@ -1,0 +1,93 @@
+"""A small writer of PTO text, shared by the hand-written example kernels (sim and sync tests).
+
+It collects ``arith.constant``s, SSA types and indented body lines; subclasses decide where
+declarations go and how the module is rendered.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+_LAYOUT = {
+    "mat": ("col_major", "row_major", 512), "left": ("row_major", "row_major", 512),
+    "right": ("row_major", "col_major", 512), "acc": ("col_major", "row_major", 1024),
+    "vec": ("row_major", "none_box", 512), "bias": ("row_major", "none_box", 512),
+}
+
+
+def tile_type(loc: str, dtype: str, rows: int, cols: int) -> str:
+    """The ``!pto.tile_buf`` type text of a static tile in ``loc`` with PyPTO's layouts."""
+    blayout, slayout, fractal = _LAYOUT[loc]
+    return (f"!pto.tile_buf<loc={loc}, dtype={dtype}, rows={rows}, cols={cols}, v_row={rows}, "
+            f"v_col={cols}, blayout={blayout}, slayout={slayout}, fractal={fractal}, pad=0>")
+
+
+@dataclass
+class PtoTextWriter:
+    """Constants, SSA types and body lines of one kernel."""
+
+    params: list[tuple[str, str]]
+    consts: dict[str, str] = field(default_factory=dict)
+    lines: list[str] = field(default_factory=list)
+    types: dict[str, str] = field(default_factory=dict)
+    depth: int = 1
+    counter: int = 0
+
+    def idx(self, n: int) -> str:
+        name = f"%c{n}"
+        self.consts[name] = f"{name} = arith.constant {n} : index"
+        return name
+
+    def i64(self, n: int) -> str:
+        name = f"%addr{n}"
+        self.consts[name] = f"{name} = arith.constant {n} : i64"
+        return name
+
+    def fresh(self, stem: str) -> str:
+        self.counter += 1
+        return f"%{stem}{self.counter}"
+
+    def emit(self, text: str) -> None:
+        self.lines.append("  " * self.depth + text)
+
+    def view_text(self, name: str, ptr: str, dtype: str, rows: int, cols: int) -> tuple[str, str]:
+        """(value, declaration) of a row-major tensor view of ``ptr``."""
+        v = f"%{name}"
+        self.types[v] = dtype
+        return v, (f"{v} = pto.make_tensor_view {ptr}, shape = [{self.idx(rows)}, "
+                   f"{self.idx(cols)}], strides = [{self.idx(cols)}, {self.idx(1)}] "
+                   f"{{layout = #pto.layout<nd>}} : !pto.tensor_view<?x?x{dtype}>")
+
+    def tile_text(self, name: str, loc: str, dtype: str, rows: int, cols: int,
+                  addr: int) -> tuple[str, str]:
+        """(value, declaration) of a static tile at byte ``addr``."""
+        t = f"%{name}"
+        self.types[t] = tile_type(loc, dtype, rows, cols)
+        return t, f"{t} = pto.alloc_tile addr = {self.i64(addr)} : {self.types[t]}"
+
+    def window(self, view: str, r0: str, c0: str, rows: int, cols: int) -> tuple[str, str]:
+        dtype = self.types[view]
+        pv = self.fresh("pv")
+        ty = f"!pto.partition_tensor_view<{rows}x{cols}x{dtype}>"
+        self.emit(f"{pv} = pto.partition_view {view}, offsets = [{r0}, {c0}], sizes = "
+                  f"[{self.idx(rows)}, {self.idx(cols)}] : !pto.tensor_view<?x?x{dtype}> -> {ty}")
+        return pv, ty
+
+    def t(self, tile: str) -> tuple[str, str]:
+        return tile, self.types[tile]
+
+    def op(self, opcode: str, ins, outs, attrs: str = "") -> None:
+        def group(vs):
+            return ", ".join(v for v, _ in vs) + " : " + ", ".join(t for _, t in vs)
+        self.emit(f"{opcode} ins({group(ins)}) outs({group(outs)}){attrs}")
+
+    def sync(self, kind: str, src: str, dst: str, ident: int) -> None:
+        self.emit(f"pto.{kind}[<PIPE_{src}>, <PIPE_{dst}>, <EVENT_ID{ident}>]")
+
+    def open(self, head: str) -> None:
+        self.emit(head + " {")
+        self.depth += 1
+
+    def close(self, tail: str = "}") -> None:
+        self.depth -= 1
+        self.emit(tail)
