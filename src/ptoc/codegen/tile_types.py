@@ -25,20 +25,11 @@ row narrower than 32 bytes cannot be expressed and is a CodegenError naming the 
 
 from __future__ import annotations
 
+from ptoc.backend.layouts import TILE_LAYOUTS
 from ptoc.dtypes import MemorySpace
 from ptoc.codegen.errors import CodegenError
 from ptoc.ir.types import TileLayout, TileType
 from ptoc.pto.model import TileBufType
-
-_DEFAULTS: dict[MemorySpace, tuple[str, str, int]] = {
-    MemorySpace.Mat: ("col_major", "row_major", 512),
-    MemorySpace.Left: ("row_major", "row_major", 512),
-    MemorySpace.Right: ("row_major", "col_major", 512),
-    MemorySpace.Acc: ("col_major", "row_major", 1024),
-    MemorySpace.Vec: ("row_major", "none_box", 512),
-    MemorySpace.Bias: ("row_major", "none_box", 512),
-}
-
 
 def _layout_name(value) -> str:
     if isinstance(value, TileLayout):
@@ -73,7 +64,7 @@ def tile_buf_type(ty: TileType, what: str, loc=None) -> TileBufType:
         raise CodegenError(f"tile {what} has no on-chip memory space at codegen", loc,
                         hint="run InferTileMemorySpace before codegen")
     rows, cols = static_2d(ty.shape, f"tile {what}", loc)
-    blayout, slayout, fractal = _DEFAULTS[space]
+    blayout, slayout, fractal = TILE_LAYOUTS[space]
     if space is MemorySpace.Vec and cols == 1 and rows > 1:
         blayout = "col_major"  # DN column vector
     elif space is MemorySpace.Vec and (cols * ty.dtype.nbytes) % _ROW_ALIGN:

@@ -25,6 +25,7 @@ from ptoc.ops import make_call
 from ptoc.passes.auto_tile_analysis import HintLog, acc_fits_l0c
 from ptoc.passes.auto_tile_emit import add
 from ptoc.passes.context import PassContext
+from ptoc.backend.layouts import C0_BYTES
 from ptoc.passes.l0_tile_chooser import L0TileConfig, choose_l0_tile
 
 Mem = MemorySpace
@@ -170,7 +171,7 @@ def _grid(match: _SplitK, stmts: list[Stmt], target: Target, hints: HintLog):
         l0c_align_m=target.acc_row_alignment_for(acc_dtype), c_read=True,
         allow_padding=False, allow_k_boundary=True,
         # the narrowed GM->Mat loads keep whole NZ boxes (16 rows x 32 bytes)
-        box_align_m=target.fractal_alignment, box_align_n=max(1, 32 // b_ty.dtype.nbytes))
+        box_align_m=target.fractal_alignment, box_align_n=max(1, C0_BYTES // b_ty.dtype.nbytes))
     try:
         result = choose_l0_tile(cfg)
     except PtocError as exc:

@@ -8,11 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-_LAYOUT = {
-    "mat": ("col_major", "row_major", 512), "left": ("row_major", "row_major", 512),
-    "right": ("row_major", "col_major", 512), "acc": ("col_major", "row_major", 1024),
-    "vec": ("row_major", "none_box", 512), "bias": ("row_major", "none_box", 512),
-}
+from ptoc.backend.layouts import TILE_LAYOUTS
+
+_LAYOUT = {space.lower: layout for space, layout in TILE_LAYOUTS.items()}
 
 
 def tile_type(loc: str, dtype: str, rows: int, cols: int) -> str:

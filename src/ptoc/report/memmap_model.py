@@ -161,16 +161,16 @@ def build_memory_map(kernel, target: "str | Target", *, allocations=None,
             continue
         tiles.append(TileSpan(life.name, life.space, addr, life.nbytes, life.start, life.end,
                               life.line, life.loc, _storage_of(life.space, addr, life.nbytes,
-                                                               mine)))
+                                                               mine, tgt.address_alignment)))
     positions = max((life.end for life in lives), default=0)
     return map_from_tiles(kernel.name, tgt, tiles, positions=positions, unplaced=unplaced,
                           source=source)
 
 
-def _storage_of(space, addr, nbytes, allocations) -> str | None:
-    """The smallest allocation holding [addr, addr + nbytes) (sizes compared 32-B aligned)."""
+def _storage_of(space, addr, nbytes, allocations, alignment: int) -> str | None:
+    """The smallest allocation holding [addr, addr + nbytes) (sizes compared aligned)."""
     holders = [a for a in allocations if a.space is space and a.addr <= addr
-               and addr + nbytes <= a.addr + align_up(a.size, 32)]
+               and addr + nbytes <= a.addr + align_up(a.size, alignment)]
     return min(holders, key=lambda a: a.size).name if holders else None
 
 
