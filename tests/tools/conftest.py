@@ -1,0 +1,8 @@
+"""Makes the CLI test programs and helpers of ``test_cli`` importable from the other tool tests."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
