@@ -148,8 +148,8 @@ def test_bias_matmul_and_tinsert_round_half_to_even_into_mat():
 
 def test_tinsert_writes_the_window_of_the_mat_tile():
     from ptoc.pto import parse
-    from ptoc.sim.issue import ScalarUnit, bind_params
-    from ptoc.sim.memory import BufferMemory
+    from ptoc.sim.core.issue import ScalarUnit, bind_params
+    from ptoc.sim.core.memory import BufferMemory
     from ptoc.backend import get_profile, get_target
     from ptoc.sim.execute import execute
     from ptoc.sim.schedule import schedule

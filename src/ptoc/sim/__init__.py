@@ -9,8 +9,11 @@ Usage::
     res.write_trace("t.json")            # Chrome / Perfetto, lanes MTE2 MTE1 CUBE VECTOR FIXPIPE MTE3
     print(res.pipe_summary_csv())
 
-Pipeline (one module each): ``issue`` (scalar unit: unroll loops, resolve tiles and GM
-windows, lower each op via ``tileops`` into an ``instr.Instr``) -> ``schedule`` (per-pipe
+Layers: ``core`` holds what belongs to one AI Core (its scalar unit, tile ops and
+on-chip buffers); the rest is shared by every layer.
+
+Pipeline (one module each): ``core.issue`` (scalar unit: unroll loops, resolve tiles and
+GM windows, lower each op via ``core.tileops`` into an ``instr.Instr``) -> ``schedule`` (per-pipe
 in-order queues, flags, barriers, deadlock and flag-protocol errors) -> ``races`` (vector
 clocks) -> ``execute`` (reads at start, commits at end) -> ``result`` / ``trace``.
 
@@ -32,7 +35,7 @@ Public API:
 
 from ptoc.sim.api import MODES, simulate
 from ptoc.sim.errors import SimProgramError
-from ptoc.sim.memory import MemoryAccessError
+from ptoc.sim.core.memory import MemoryAccessError
 from ptoc.sim.races import Race
 from ptoc.sim.result import InstrRecord, SimResult
 

@@ -15,8 +15,8 @@ from ptoc.errors import PtocError
 from ptoc.pto.sync_access import has_sync
 from ptoc.sim.execute import execute
 from ptoc.pto.model import Instruction, walk
-from ptoc.sim.issue import ScalarUnit, SimProgramError, bind_params
-from ptoc.sim.memory import BufferMemory
+from ptoc.sim.core.issue import ScalarUnit, SimProgramError, bind_params
+from ptoc.sim.core.memory import BufferMemory
 from ptoc.sim.races import find_races
 from ptoc.sim.result import SimResult, build_result
 from ptoc.sim.schedule import FLAG_MODES, schedule

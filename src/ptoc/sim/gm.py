@@ -15,7 +15,7 @@ from ptoc.dtypes import DataType
 from ptoc.errors import SourceLoc
 
 from ptoc.sim.instr import Access
-from ptoc.sim.memory import MemoryAccessError
+from ptoc.sim.core.memory import MemoryAccessError
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import numpy as np
 
 from ptoc.pto.model import Instruction, Kernel, PtrType
 
-from ptoc.sim.issue import SimProgramError
+from ptoc.sim.core.issue import SimProgramError
 
 
 def gm_shapes(kernel: Kernel) -> dict[str, tuple[int, ...]]:

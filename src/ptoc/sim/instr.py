@@ -2,7 +2,7 @@
 
 Why a separate, model-independent record: the scheduler, race checker, data executor
 and trace writer all work on this flat stream, so they do not care how the PTO text was
-spelled. The scalar unit (``ptoc.sim.issue``) produces it from a parsed PTO module.
+spelled. The scalar unit (``ptoc.sim.core.issue``) produces it from a parsed PTO module.
 """
 
 from __future__ import annotations

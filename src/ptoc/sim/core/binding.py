@@ -8,7 +8,7 @@ from ptoc.errors import SourceLoc
 from ptoc.pto.model import Kernel, PtrType, ScalarType
 
 from ptoc.sim.errors import SimProgramError
-from ptoc.sim.memory import bind_tensor
+from ptoc.sim.core.memory import bind_tensor
 
 
 def bind_params(kernel: Kernel, tensors, filename: str) -> tuple[dict, dict]:

@@ -3,7 +3,7 @@
 Why a mixin of the scalar unit: each tile op, once its operands are resolved, becomes one
 ``Instr`` with a pipe, a profile cost, the byte ranges it reads and writes, and the two
 data closures (``read`` at start computes the result from the operands as they are then;
-``commit`` at end writes it). The scalar unit (``ptoc.sim.issue``) supplies operand
+``commit`` at end writes it). The scalar unit (``ptoc.sim.core.issue``) supplies operand
 lookup and ``_emit``; this module knows what each op means.
 """
 
@@ -16,11 +16,12 @@ from ptoc.dtypes import DataType, MemorySpace
 from ptoc.errors import PtocError
 from ptoc.pto.model import EnumAttr, Instruction
 
-from ptoc.sim import numerics, vector
+from ptoc.sim import numerics
+from ptoc.sim.core import vector
 from ptoc.sim.errors import SimProgramError
 from ptoc.sim.gm import GMWindow
 from ptoc.sim.instr import WORK, Access
-from ptoc.sim.memory import TileRef
+from ptoc.sim.core.memory import TileRef
 
 _D, _M, _L, _R, _A, _V, _B = (MemorySpace.DDR, MemorySpace.Mat, MemorySpace.Left,
                               MemorySpace.Right, MemorySpace.Acc, MemorySpace.Vec,

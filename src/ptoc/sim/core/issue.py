@@ -23,13 +23,13 @@ from ptoc.pto.model import (
     EnumAttr, ForOp, IfOp, Instruction, Kernel, PtrType, SyncOp, TileBufType, Value, YieldOp,
 )
 
-from ptoc.sim import vector
-from ptoc.sim.binding import bind_params
+from ptoc.sim.core import vector
+from ptoc.sim.core.binding import bind_params
 from ptoc.sim.errors import SimProgramError
 from ptoc.sim.gm import GMView, GMWindow, make_view, make_window
 from ptoc.sim.instr import BARRIER, SET, WAIT, WORK, Instr
-from ptoc.sim.memory import BufferMemory, TileRef
-from ptoc.sim.tileops import TileOps
+from ptoc.sim.core.memory import BufferMemory, TileRef
+from ptoc.sim.core.tileops import TileOps
 
 #: Runaway-unrolling guard: more dynamic instructions than this is almost surely a bug.
 MAX_INSTRUCTIONS = 5_000_000
@@ -164,7 +164,7 @@ class ScalarUnit(TileOps):
         else:
             raise SimProgramError(f"the simulator does not support op {code!r}", self._loc(op),
                                   hint="use the ops listed in ptoc.sim's docs, or extend "
-                                       "ptoc.sim.issue")
+                                       "ptoc.sim.core.issue")
 
     def _work(self, op: Instruction, handler) -> None:
         """Lower a tile op, reusing the lowering of an earlier iteration when every operand
