@@ -13,7 +13,7 @@ def _build_parser() -> argparse.ArgumentParser:
         prog="ptoc", description="Tile compiler and simulated AI Core.",
         epilog="exit status: 0 success, 1 a check failed (golden mismatch, data races), "
                "2 user error (bad file, option or input; one line on stderr, --debug for the "
-               "traceback), 3 internal error (a ptoc bug)")
+               "traceback), 3 internal error (a ptoc bug), 130 interrupted (Ctrl-C)")
     parser.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     from ptoc.tools import commands
@@ -38,7 +38,12 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # output piped into e.g. `head`: not an error
         sys.stderr.close()
         return 0
-    except (KeyboardInterrupt, SystemExit):
+    except KeyboardInterrupt:  # files are written atomically, so nothing is left half-written
+        if args.debug:
+            raise
+        print("ptoc: interrupted", file=sys.stderr)
+        return 130
+    except SystemExit:
         raise
     except Exception as err:  # a ptoc bug: still one line, the traceback only with --debug
         if args.debug:

@@ -17,10 +17,11 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import enum
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
+
+from ptoc.files import write_json, write_text
 
 KINDS = ("tile_choice", "dbc", "capacity_shed", "capacity_fallback", "pipe_all_fallback")
 
@@ -133,14 +134,11 @@ def _plain(value: Any) -> Any:
 def write_decisions(log: DecisionLog, output_dir: str | Path) -> tuple[Path, Path]:
     """Write ``report/decisions.json`` and ``report/decisions.md``; returns both paths."""
     report = Path(output_dir) / "report"
-    report.mkdir(parents=True, exist_ok=True)
     records = [d.to_json() for d in log]
     counts = {kind: sum(1 for d in log if d.kind == kind) for kind in KINDS}
     json_path = report / "decisions.json"
-    json_path.write_text(json.dumps({"version": 1, "counts": counts, "decisions": records},
-                                    indent=2) + "\n")
-    md_path = report / "decisions.md"
-    md_path.write_text(render_markdown(log))
+    write_json(json_path, {"version": 1, "counts": counts, "decisions": records}, indent=2)
+    md_path = write_text(report / "decisions.md", render_markdown(log))
     return json_path, md_path
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Iterable, Iterator, TextIO
 
 from ptoc.errors import PassError, SourceLoc
+from ptoc.files import write_text
 
 
 class Severity(enum.Enum):
@@ -199,9 +200,8 @@ def write_report(sink: DiagnosticSink, output_dir: str | Path, *,
     this again after later stages added findings is safe. ``stream`` defaults to stderr.
     """
     path = Path(output_dir) / "report" / "perf_hints.log"
-    path.parent.mkdir(parents=True, exist_ok=True)
     lines = sink.log_lines()
-    path.write_text("".join(line + "\n" for line in lines))
+    write_text(path, "".join(line + "\n" for line in lines))
     line = summary_line(sink, path)
     if line is not None:
         print(line, file=stream if stream is not None else sys.stderr)

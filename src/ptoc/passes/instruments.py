@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from ptoc.errors import PassError, PtocError, VerificationError
+from ptoc.files import write_json, write_text
 from ptoc.passes.properties import check_property
 
 
@@ -174,9 +175,7 @@ class IRDumpInstrument(PassInstrument):
         self._write(f"{self._index:02d}_after_{pass_.name}.py", program)
 
     def _write(self, filename: str, program) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True)
-        path = self.directory / filename
-        path.write_text(program.as_python())
+        path = write_text(self.directory / filename, program.as_python())
         self.written.append(path)
 
 
@@ -221,7 +220,6 @@ class TimingInstrument(PassInstrument):
     def write(self, report_dir: str | Path) -> tuple[Path, Path]:
         data = self.profile()
         report_dir = Path(report_dir)
-        report_dir.mkdir(parents=True, exist_ok=True)
         txt, js = report_dir / "pipeline_profile.txt", report_dir / "pipeline_profile.json"
         width = max([len("pass")] + [len(p["name"]) + 2 * p["depth"] for p in data["passes"]])
         lines = [f"ptoc pass pipeline profile: {data['pass_count']} passes, {data['total_ms']:.3f} ms",
@@ -229,8 +227,8 @@ class TimingInstrument(PassInstrument):
         for p in data["passes"]:
             label = "  " * p["depth"] + p["name"]
             lines.append(f"{p['index']:>3}  {label:<{width}}  {p['ms']:>10.3f}  {p['percent']:>6.1f}")
-        txt.write_text("\n".join(lines) + "\n")
-        js.write_text(json.dumps(data, indent=2) + "\n")
+        write_text(txt, "\n".join(lines) + "\n")
+        write_json(js, data, indent=2)
         return txt, js
 
 

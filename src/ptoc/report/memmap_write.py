@@ -16,6 +16,7 @@ from pathlib import Path
 from ptoc.dtypes import MemorySpace
 
 from ptoc.errors import PtocError
+from ptoc.files import write_json, write_text
 from ptoc.report.memmap_html import render_memory_map
 from ptoc.report.memmap_model import build_memory_map
 
@@ -35,8 +36,7 @@ def write_memory_map(module, kernel: str, output_dir, *, target=None, allocation
     mm = build_memory_map(k, target or module.target_arch or "a2a3", allocations=allocations,
                           source=source)
     path = memory_map_path(output_dir, kernel)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_memory_map(mm), encoding="utf-8")
+    write_text(path, render_memory_map(mm))
     return path
 
 
@@ -81,9 +81,7 @@ _ALLOCATIONS = "allocations.json"
 def _save_allocations(allocations, output_dir) -> None:
     rows = [{"function": a.function, "space": a.space.value, "name": a.name, "addr": a.addr,
              "size": a.size} for a in allocations]
-    path = Path(output_dir) / "report" / _ALLOCATIONS
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(rows, indent=1), encoding="utf-8")
+    write_json(Path(output_dir) / "report" / _ALLOCATIONS, rows, indent=1)
 
 
 def _load_allocations(root: Path):

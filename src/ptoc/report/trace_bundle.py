@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ptoc.files import write_json
 from ptoc.sim.trace import chrome_trace_events
 
 _PID_BLOCK = 100
@@ -85,11 +86,7 @@ def write_run_trace(runs, path, *, compiled=None, modules=None) -> Path:
            "otherData": {"format": "ptoc run trace bundle v1", "time_unit": "cycle",
                          "wall_cycles": sum(c["wall_cycles"] for c in summary),
                          "calls": summary}}
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with open(out, "w", encoding="utf-8") as fh:
-        json.dump(doc, fh)
-    return out
+    return write_json(path, doc)
 
 
 def run_trace_path(output_dir) -> Path:

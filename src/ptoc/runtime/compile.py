@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 
 from ptoc.errors import PtocError, RuntimeConfigError
+from ptoc.files import write_text
 from ptoc.ir.nodes import Program
 from ptoc.runtime.allocations import Allocation, allocations_from_ir
 from ptoc.runtime.compiled import CompiledProgram
@@ -44,10 +45,8 @@ def compile_ir(program: Program, output_dir: str | os.PathLike | None = None, *,
                                      write_report=False)
         planner = ctx.memory_planner
         kernels, allocations = _kernels(lowered, target, planner is MemoryPlanner.PYPTO)
-        pto_dir = out / "pto"
-        pto_dir.mkdir(parents=True, exist_ok=True)
         for name, text in kernels.items():
-            (pto_dir / f"{name}.pto").write_text(text)
+            write_text(out / "pto" / f"{name}.pto", text)
         write_report(ctx.diagnostics, out)
         write_decisions(decisions, out)
     compiled = CompiledProgram(program=lowered, source_program=program, pto_text=kernels,

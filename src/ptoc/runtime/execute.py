@@ -152,9 +152,7 @@ class Executor:
                 np.copyto(args[index], result.reshape(args[index].shape), casting="unsafe")
         trace = None
         if self.config.trace:
-            trace_dir = self.compiled.output_dir / "trace"
-            trace_dir.mkdir(parents=True, exist_ok=True)
-            trace = trace_dir / f"{function.name}_{len(self.runs)}.json"
+            trace = self.compiled.output_dir / "trace" / f"{function.name}_{len(self.runs)}.json"
             sim.write_trace(trace)
         self.runs.append(KernelRun(function.name, sim, trace))
         return [args[i] if i is not None else None for i in returned_params(function)]

@@ -117,8 +117,9 @@ class SimResult:
         return "\n".join(rows) + "\n"
 
     def write_csv(self, path) -> None:
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(self.pipe_summary_csv())
+        from ptoc.files import write_text
+
+        write_text(path, self.pipe_summary_csv())
 
     def summary(self) -> str:
         """A few lines for a terminal: wall, binding pipe, busy per pipe, race count."""

@@ -19,9 +19,9 @@ several kernels can place each kernel's tracks side by side in one file.
 
 from __future__ import annotations
 
-import json
 
 from ptoc.backend.pipes import TRACE_LANE_ORDER
+from ptoc.files import write_json
 from ptoc.sim.occupancy import SPACE_ORDER, live_bytes
 from ptoc.sim.occupancy import occupancy as live_spans
 
@@ -169,8 +169,7 @@ def write_chrome_trace(result, path, *, occupancy: bool = False) -> None:
                          "binding_pipe": result.binding_pipe.short if result.binding_pipe
                          else None,
                          "races": [str(r) for r in result.races]}}
-    with open(path, "w", encoding="utf-8") as fh:
-        json.dump(doc, fh)
+    write_json(path, doc)
 
 
 __all__ = ["chrome_trace_events", "occupancy_events", "write_chrome_trace", "Pipe"]

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ptoc.errors import PtocError
+from ptoc.files import write_json
 
 
 class WhatIfError(PtocError):
@@ -91,9 +92,9 @@ def what_if_dbc(loaded, args, compiled) -> WhatIfReport:
     decisions = [d for d in json.loads(path.read_text())["decisions"] if d["kind"] == "dbc"] \
         if path.is_file() else []
     report = WhatIfReport(taken, other, decisions)
-    (Path(compiled.output_dir) / "report" / "what_if_dbc.json").write_text(json.dumps({
+    write_json(Path(compiled.output_dir) / "report" / "what_if_dbc.json", {
         "taken": {"dbc_flag": flag, "cycles": taken.cycles, "acc_buffers": taken.acc_buffers},
         "alternative": {"dbc_flag": not flag, "cycles": other.cycles,
                         "acc_buffers": other.acc_buffers, "output_dir": str(alt_dir)},
-        "delta_cycles": report.delta}, indent=2) + "\n")
+        "delta_cycles": report.delta}, indent=2)
     return report
