@@ -1,6 +1,11 @@
-"""The op registry (``ptoc.ops``): one entry per op, shared by parser, printer, verifier, passes."""
+"""The op registry (``ptoc.ops``): one entry per op, shared by parser, printer, verifier, passes.
 
-from ptoc.ops import tensor_ops, tile_ops  # noqa: F401  (registers the ops)
+One module per op family registers that family's tile- and tensor-level ops.
+"""
+
+from ptoc.ops import (  # noqa: F401  (registers the ops)
+    broadcast, cast, creation, elementwise, layout, matmul, memory, reduction,
+)
 from ptoc.ops.registry import (
     REQUIRED, OpDef, ParamSpec, all_ops, get_op, has_op, make_call, ops_for_dsl_name, to_expr,
 )

@@ -1,0 +1,45 @@
+"""Dtype conversion (``pl.cast``) at tile and tensor level. Each ``register`` call is one op's
+single entry."""
+
+from __future__ import annotations
+
+from ptoc.dtypes import MemorySpace
+from ptoc.errors import TypeCheckError
+from ptoc.ir.types import TensorType, TileType
+from ptoc.ops import checks
+from ptoc.ops.params import kw, pos
+from ptoc.ops.registry import OpDef, register
+
+CAST_MODES = ("none", "rint", "round", "floor", "ceil", "trunc", "odd")
+
+
+def _infer_tile_cast(a, loc):
+    src = checks.tile("tile.cast", "x", a["x"], loc)
+    dtype = checks.dtype_arg("tile.cast", "target_type", a["target_type"], loc)
+    mode = a["mode"]
+    if isinstance(mode, int) and 0 <= mode < len(CAST_MODES):
+        mode = CAST_MODES[mode]
+    if mode not in CAST_MODES:
+        raise TypeCheckError(f"pl.tile.cast mode {mode!r} is not one of {', '.join(CAST_MODES)}",
+                             loc)
+    # A cast of an accumulator is placed by the compiler: folded into the FIXPIPE write to
+    # Mat when a matmul consumes it (AutoTileMatmulL0), otherwise a Vector tcvt.
+    space = None if src.memory_space is MemorySpace.Acc else src.memory_space
+    return TileType(src.shape, dtype, space)
+
+
+register(OpDef(
+    "tile.cast", (pos("x"), pos("target_type", "static"), kw("mode", default="round")),
+    _infer_tile_cast, pipe="V", dsl_names=("cast",),
+    doc="Convert dtype; 'round' (default) rounds ties away from zero, 'rint' ties to even."))
+
+
+def _infer_tensor_cast(a, loc):
+    src = checks.tensor("tensor.cast", "x", a["x"], loc)
+    dtype = checks.dtype_arg("tensor.cast", "target_type", a["target_type"], loc)
+    return TensorType(src.shape, dtype)
+
+
+register(OpDef(
+    "tensor.cast", (pos("x"), pos("target_type", "static"), kw("mode", default="round")),
+    _infer_tensor_cast, level="tensor", dsl_names=("cast",), doc="Convert a tensor's dtype."))

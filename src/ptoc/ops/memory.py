@@ -1,0 +1,123 @@
+"""Data movement (``pl.load``, ``pl.store``, ``pl.move``, ``pl.tile.extract``) and the
+``tile.alloc`` base that InitMemRef creates. Each ``register`` call is one op's single entry."""
+
+from __future__ import annotations
+
+from ptoc.dtypes import MemorySpace
+from ptoc.errors import TypeCheckError
+from ptoc.ir.types import PtrType, TensorType, TileType
+from ptoc.ops import checks
+from ptoc.ops.params import kw, pos
+from ptoc.ops.registry import OpDef, register
+
+Mem = MemorySpace
+
+
+def copy_space_pipe(args) -> str:
+    """Pipe of a tile leaving its buffer: FIXPIPE drains Acc, MTE1 feeds L0, V copies in UB."""
+    src = args["src"].type.memory_space if "src" in args else args["tile"].type.memory_space
+    dst = args.get("target_memory")
+    if src is Mem.Acc:
+        return "FIX"
+    if src is Mem.Vec and dst in (Mem.Vec, None):
+        return "V"
+    if src is Mem.Vec:
+        return "MTE3"
+    return "MTE1"
+
+
+def _infer_load(a, loc):
+    src = checks.tensor("tile.load", "tensor", a["tensor"], loc)
+    checks.rank("tile.load", "offsets", a["offsets"], len(src.shape), loc)
+    shape = checks.shape("tile.load", "shapes", a["shapes"], loc)
+    if a["valid_shapes"] is not None:
+        checks.shape("tile.load", "valid_shapes", a["valid_shapes"], loc)
+    target = checks.space_arg("tile.load", "target_memory", a["target_memory"], loc)
+    if target is not None and target not in (Mem.Vec, Mem.Mat):
+        raise TypeCheckError(
+            f"pl.tile.load cannot load from DDR into pl.Mem.{target.value}: a DDR load lands only "
+            "in pl.Mem.Vec or pl.Mem.Mat", loc,
+            hint="load into pl.Mem.Mat, then pl.move(t, target_memory=pl.Mem.Left/Right)")
+    return TileType(shape, src.dtype, target)
+
+
+def _fill_valid_shapes(a):
+    """A load without valid_shapes is valid over its whole tile (printed explicitly, as PyPTO)."""
+    if a["valid_shapes"] is None:
+        a["valid_shapes"] = a["shapes"]
+    return a
+
+
+register(OpDef(
+    "tile.load",
+    (pos("tensor"), pos("offsets", "list"), pos("shapes", "list"),
+     pos("valid_shapes", "list", None), kw("target_memory"), kw("clamp", default=False)),
+    _infer_load, pipe="MTE2", dsl_names=("load",), normalize=_fill_valid_shapes,
+    doc="DDR -> Vec/Mat. Offsets first, then the tile shape; valid_shapes narrows the valid region."))
+
+
+def _infer_store(a, loc):
+    src = checks.tile("tile.store", "tile", a["tile"], loc)
+    out = checks.tensor("tile.store", "output_tensor", a["output_tensor"], loc)
+    checks.rank("tile.store", "offsets", a["offsets"], len(out.shape), loc)
+    if src.memory_space in (Mem.Left, Mem.Right, Mem.Bias):
+        raise TypeCheckError(
+            f"pl.tile.store cannot store a tile in pl.Mem.{src.memory_space.value} to DDR", loc,
+            hint="only Vec, Mat and Acc tiles reach DDR; store the matmul result (Acc) instead")
+    return TensorType(out.shape, out.dtype)
+
+
+register(OpDef(
+    "tile.store",
+    (pos("tile"), pos("offsets", "list"), pos("output_tensor"), pos("shapes", "list", None),
+     kw("atomic")),
+    _infer_store,
+    pipe=lambda a: "FIX" if a["tile"].type.memory_space is Mem.Acc else "MTE3",
+    dsl_names=("store",), reuses_input=2,
+    doc="On-chip -> DDR; returns the updated tensor (Acc -> DDR is the FIXPIPE drain)."))
+
+
+def _infer_move(a, loc):
+    src = checks.tile("tile.move", "tile", a["tile"], loc)
+    target = checks.space_arg("tile.move", "target_memory", a["target_memory"], loc)
+    if target is None or target is Mem.DDR:
+        raise TypeCheckError("pl.tile.move needs an on-chip target_memory", loc,
+                             hint="pass target_memory=pl.Mem.Left, Right, Bias, Vec or Mat")
+    return TileType(src.shape, src.dtype, target)
+
+
+register(OpDef(
+    "tile.move",
+    (pos("tile"), kw("target_memory", default=None), kw("blayout"), kw("slayout")),
+    _infer_move, pipe=copy_space_pipe, dsl_names=("move",),
+    doc="On-chip -> on-chip copy; the only user path into Left, Right and Bias."))
+
+
+def _infer_extract(a, loc):
+    src = checks.tile("tile.extract", "src", a["src"], loc)
+    checks.scalar_like("tile.extract", "index_row", a["index_row"], loc)
+    checks.scalar_like("tile.extract", "index_col", a["index_col"], loc)
+    shape = checks.shape("tile.extract", "shape", a["shape"], loc)
+    target = checks.space_arg("tile.extract", "target_memory", a["target_memory"], loc)
+    return TileType(shape, src.dtype, target)
+
+
+register(OpDef(
+    "tile.extract",
+    (pos("src"), pos("index_row"), pos("index_col"), pos("shape", "list"),
+     kw("target_memory")),
+    _infer_extract, pipe=copy_space_pipe, dsl_names=("extract",),
+    doc="TEXTRACT a sub-tile: Mat -> Left/Right, Acc -> Mat."))
+
+
+def _infer_alloc(a, loc):
+    if not isinstance(a["space"], MemorySpace) or a["space"] is Mem.DDR:
+        raise TypeCheckError("pl.tile.alloc needs an on-chip memory space", loc)
+    return PtrType()
+
+
+register(OpDef(
+    "tile.alloc",
+    (pos("space", "static"), pos("size", "static"), kw("pinned", default=False)),
+    _infer_alloc, pipe=None, level="system",
+    doc="One on-chip allocation (made by InitMemRef; printed as mem_x_N: pl.Ptr = ...)."))
