@@ -269,9 +269,20 @@ def test_spread_rotates_through_free_bytes_and_packs_when_short():
     assert packed["c"] in (packed["a"], packed["b"])
 
 
-def test_spread_keeps_acc_packed():
-    acc = ("!pto.tile_buf<loc=acc, dtype=f32, rows=16, cols=16, v_row=16, v_col=16, "
-           "blayout=col_major, slayout=row_major, fractal=1024, pad=0>")
-    body = alloc("acc0", acc) + alloc("acc1", acc)
-    _, at = plan(kernel(body), spread=True)
-    assert at == {"acc0": 0, "acc1": 0}
+def _acc_type(rows: int, cols: int) -> str:
+    return (f"!pto.tile_buf<loc=acc, dtype=f32, rows={rows}, cols={cols}, v_row={rows}, "
+            f"v_col={cols}, blayout=col_major, slayout=row_major, fractal=1024, pad=0>")
+
+
+def test_accumulators_that_fit_l0c_together_never_share_bytes():
+    # As PTOAS' PlanMemory: a space whose buffers fit all at once is planned without reuse,
+    # so lifetime-disjoint accumulators still get bytes of their own (no FIX->M wait).
+    acc = _acc_type(16, 16)
+    _, at = plan(kernel(alloc("acc0", acc) + alloc("acc1", acc)), spread=True)
+    assert at == {"acc0": 0, "acc1": 1024}
+
+
+def test_accumulators_that_do_not_fit_together_are_packed_by_lifetime():
+    acc = _acc_type(128, 128)   # 64 KiB each: three do not fit L0C (128 KiB) at once
+    _, at = plan(kernel("".join(alloc(f"acc{i}", acc) for i in range(3))), spread=True)
+    assert at == {"acc0": 0, "acc1": 0, "acc2": 0}

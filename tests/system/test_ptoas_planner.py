@@ -31,6 +31,17 @@ def acc_addresses(compiled):
     return {a.addr for a in compiled.allocations if a.space is MemorySpace.Acc}
 
 
+def acc_lives(compiled):
+    module = parse(compiled.pto_text["kernel"])
+    return [t for t in kernel_lifetimes(module.kernel("kernel"), compiled.target)
+            if t.space is MemorySpace.Acc]
+
+
+def acc_tiles_fit_together(compiled):
+    """Whether all L0C tiles fit at once: PTOAS then gives each its own bytes (no reuse)."""
+    return sum(-(-t.nbytes // 32) * 32 for t in acc_lives(compiled)) <= 128 * 1024
+
+
 def max_co_live_acc(compiled):
     """Largest number of L0C tiles live at one point of the planned kernel."""
     module = parse(compiled.pto_text["kernel"])
@@ -51,9 +62,11 @@ def test_direct_store_dbc_under_ptoas(M, N, tmp_path):
     assert compiled.memory_planner is MemoryPlanner.PTOAS
     # Codegen left the addresses to the planner; the final PTO has one on every tile.
     assert all(a.addr is not None for a in compiled.allocations)
-    # The chooser's dbC pair: two co-live accumulators at two distinct L0C placements
-    # (tail tiles of a non-divisible grid reuse the first one).
-    assert len(acc_addresses(compiled)) == 2
+    # The chooser's dbC pair: two co-live accumulators at two distinct L0C placements. When
+    # all accumulators fit L0C together each has its own (PTOAS plans without reuse then);
+    # otherwise tail tiles reuse the pair's buffers.
+    fit = acc_tiles_fit_together(compiled)
+    assert len(acc_addresses(compiled)) == (len(acc_lives(compiled)) if fit else 2)
     assert max_co_live_acc(compiled) == 2
     rng = np.random.default_rng(M * 1000 + N)
     a = rng.standard_normal((M, 64)).astype(np.float32)
@@ -65,8 +78,10 @@ def test_direct_store_dbc_under_ptoas(M, N, tmp_path):
 
 def test_mat_scratch_chain_256x64x256_bf16_under_ptoas(tmp_path):
     compiled = compile_ptoas(mat_scratch_chain(), tmp_path)
-    # Producer (64x256 tiles) and consumer (64x64 tiles) each keep a dbC pair, and the
-    # consumer's pair reuses the producer's two buffers: two Acc buffers of the producer's size.
+    # Producer (64x256 tiles) and consumer (64x64 tiles) each keep a dbC pair; the four do not
+    # fit L0C together, so the consumer's pair reuses the producer's two buffers: two Acc
+    # buffers of the producer's size.
+    assert not acc_tiles_fit_together(compiled)
     acc = [a for a in compiled.allocations if a.space is MemorySpace.Acc]
     assert sorted(a.size for a in acc) == [64 * 256 * 4] * 2
     assert len(acc_addresses(compiled)) == 2
@@ -82,17 +97,39 @@ def test_mat_scratch_chain_256x64x256_bf16_under_ptoas(tmp_path):
                                rtol=2e-2, atol=2e-2)
 
 
-@pytest.mark.parametrize("case", [*GRIDS, "chain"], ids=lambda c: "x".join(map(str, c))
+# Grids whose accumulators do not all fit L0C at once (448x448: ten 56 KiB tiles; 320x320:
+# eleven, the tails included) and the Mat-scratch chain (four).
+PACKED = [(448, 448), (320, 320), "chain"]
+
+
+@pytest.mark.parametrize("case", PACKED, ids=lambda c: "x".join(map(str, c))
                          if isinstance(c, tuple) else c)
-def test_acc_placements_match_the_pypto_planner_with_the_flag(case, tmp_path):
-    """PlanMemory on the PTO program finds the same L0C addresses as PyPTO's MemoryReuse +
-    AllocateMemoryAddr with enable_pypto_l0c_double_buffer=True: {0, align32(Acc bytes)}."""
+def test_packed_acc_placements_match_the_pypto_planner_with_the_flag(case, tmp_path):
+    """When the accumulators do not fit L0C together, PlanMemory reuses by lifetime and finds
+    the same L0C addresses as PyPTO's MemoryReuse + AllocateMemoryAddr with
+    enable_pypto_l0c_double_buffer=True: {0, align32(Acc bytes)}."""
     program = (lambda: mat_scratch_chain()) if case == "chain" else (lambda: direct_store(*case))
     ptoas = compile_ptoas(program(), tmp_path / "ptoas")
+    assert not acc_tiles_fit_together(ptoas)
     pypto = ir.compile(program(), output_dir=tmp_path / "pypto", dump_passes=False,
                        memory_planner=MemoryPlanner.PYPTO, enable_pypto_l0c_double_buffer=True)
     assert acc_addresses(ptoas) == acc_addresses(pypto)
     assert len(acc_addresses(ptoas)) == 2
+
+
+FITTING = [g for g in GRIDS if g not in PACKED]
+
+
+@pytest.mark.parametrize("M,N", FITTING, ids=[f"{m}x{n}" for m, n in FITTING])
+def test_accumulators_that_fit_together_get_bytes_of_their_own(M, N, tmp_path):
+    """PTOAS plans a space without reuse when all its buffers fit: every L0C tile its own
+    byte range, pairwise disjoint (tail tiles never wait for the loop's drains)."""
+    compiled = compile_ptoas(direct_store(M, N), tmp_path)
+    lives = acc_lives(compiled)
+    assert acc_tiles_fit_together(compiled)
+    placed = tile_addresses(parse(compiled.pto_text["kernel"]))["kernel"]
+    ranges = sorted((placed[t.name], placed[t.name] + t.nbytes) for t in lives)
+    assert all(hi <= lo for (_, hi), (lo, _) in zip(ranges, ranges[1:]))
 
 
 def test_planned_addresses_are_the_reported_allocations(tmp_path):

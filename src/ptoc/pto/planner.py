@@ -48,8 +48,10 @@ def plan_memory(module: Module, target: "str | Target | None" = None, *,
 
     ``spread`` (default) places non-Acc tiles on the bytes released longest ago while they
     fit, which keeps DMA and compute pipes from waiting on each other; ``spread=False``
-    packs every space (lowest addresses, maximal reuse). Acc tiles are always packed, so
-    tail accumulators coalesce into the dbC pair's buffers as under PyPTO.
+    packs every space (lowest addresses, maximal reuse). Acc tiles each get bytes of their
+    own when all of them fit L0C together (what PTOAS' PlanMemory does: no reuse while a
+    space fits), so a pipeline's accumulators never serialise the cube behind a drain;
+    otherwise they are packed by lifetime.
     """
     tgt = get_target(target or module.target_arch or "a2a3")
     kernels = tuple(_plan_kernel(k, tgt, spread) for k in module.kernels)
@@ -82,8 +84,9 @@ def _plan_kernel(kernel: Kernel, target: Target, spread: bool) -> Kernel:
     addresses: dict[str, int] = {}
     for space in sorted({t.space for t in lives}, key=lambda s: s.value):
         try:
+            acc = space is MemorySpace.Acc
             addresses.update(place_space(space, [t for t in lives if t.space is space], target,
-                                         spread=spread and space is not MemorySpace.Acc))
+                                         spread=spread and not acc, separate=acc))
         except PlanMemoryError:
             # Out of room: let element-wise results overwrite their operands and try again.
             tight = tight or analyse(kernel, target, constants, in_place=True)

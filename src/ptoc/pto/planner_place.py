@@ -8,6 +8,11 @@ L0C double buffer) always get disjoint byte ranges.
 Strategy: fixed buffers stay where the program put them; the others are placed one by one
 in order of their start of life (so the first of two co-live accumulators lands at 0):
 
+* separate (optional, first): every buffer on bytes of its own, as PTOAS' PlanMemory does
+  whenever the sum of a space's buffers fits its capacity (it plans "without reuse" then and
+  reuses by lifetime only when they do not fit; hw-native-sys/PTOAS
+  lib/PTO/Transforms/PTOPlanMemory.cpp, ``IsEnoughForBuffersNoReuse``). Used for L0C, so the
+  accumulators of a user's pipeline clones never make the cube wait for a drain;
 * spread (optional, first): the free address whose bytes were released longest ago,
   untouched bytes first, so a tile does not wait for the pipe that used the bytes just
   before (what PyPTO's pipeline-stage separation achieves for pipelined clones);
@@ -32,10 +37,11 @@ class PlanMemoryError(AllocationError):
 
 
 def place_space(space: MemorySpace, lives: list[TileLife], target: Target, *,
-                spread: bool = False) -> dict[str, int]:
+                spread: bool = False, separate: bool = False) -> dict[str, int]:
     """Address of every buffer in ``lives`` (all in ``space``); PlanMemoryError on overflow.
 
-    ``spread`` first tries to give each tile the free bytes that were released longest ago
+    ``separate`` first tries bytes of its own for every buffer (no reuse at all), as PTOAS
+    does when a space's buffers fit together. ``spread`` then tries to give each tile the free bytes that were released longest ago
     (never-used bytes first), so consecutive tiles land on different bytes and their pipes
     need not wait for each other; when that does not fit, tiles are packed as usual.
     """
@@ -43,7 +49,8 @@ def place_space(space: MemorySpace, lives: list[TileLife], target: Target, *,
     fixed = [t for t in lives if t.fixed is not None]
     free = [t for t in lives if t.fixed is None]
     by_start = sorted(free, key=lambda t: (t.start, t.order))
-    attempts = [(by_start, _spread_choice)] if spread else []
+    attempts = [(by_start, _separate_choice)] if separate else []
+    attempts += [(by_start, _spread_choice)] if spread else []
     attempts += [(by_start, _pack_choice),
                  (sorted(free, key=lambda t: (-t.nbytes, t.start, t.order)), _pack_choice)]
     for order, choose in attempts:
@@ -78,6 +85,15 @@ def _pack_choice(tile, done, at, clashes, free, alignment):
     reuse = sorted({at[o.name] for o in done if not o.overlaps(tile) and o.nbytes >= tile.nbytes})
     fresh = sorted({0, *(_up(hi, alignment) for _, hi in clashes)})
     return next((a for a in (*reuse, *fresh) if free(a)), None)
+
+
+def _separate_choice(tile, done, at, clashes, free, alignment):
+    """The lowest address that shares no byte with any placed buffer, live or dead."""
+    taken = [(at[o.name], at[o.name] + o.nbytes) for o in done]
+    end = max((hi for _, hi in taken), default=0)
+    addr = _up(end, alignment)
+    return addr if free(addr) and all(addr + tile.nbytes <= lo or hi <= addr
+                                      for lo, hi in taken) else None
 
 
 def _spread_choice(tile, done, at, clashes, free, alignment):
