@@ -84,3 +84,7 @@ class FlagProtocolError(SimulationError):
 
 class RuntimeConfigError(PtocError):
     """Bad options or tensors passed to compile/run."""
+
+
+class MissingApiError(PtocError, AttributeError):
+    """A DSL name (``pl.X``) ptoc does not provide; still an ``AttributeError`` for ``hasattr``."""

@@ -1,7 +1,7 @@
 """Hardware targets and timing profiles: the one place ptoc keeps hardware numbers.
 
 Public API:
-    get_target(name) -> Target        ("a2a3", "a5"; platforms "a2a3sim", "a5sim")
+    get_target(name) -> Target        ("a2a3", "a5"; platforms "a2a3sim", "a5sim"; BackendType)
     get_profile(name=None, target=None) -> TimingProfile
     Pipe, QUEUE_PIPES, TRACE_LANE_ORDER, NUM_EVENT_IDS
 """
@@ -11,10 +11,12 @@ from ptoc.backend.profiles import (
     PROFILES, FlatDrain, LinearTransfer, ProfileError, RowDrain, TimingProfile, VectorCost,
     get_profile,
 )
-from ptoc.backend.targets import A2A3, A5, TARGETS, MadShape, Target, TargetError, align_up, get_target
+from ptoc.backend.targets import (
+    A2A3, A5, TARGETS, BackendType, MadShape, Target, TargetError, align_up, get_target,
+)
 
 __all__ = [
-    "A2A3", "A5", "NUM_EVENT_IDS", "PROFILES", "QUEUE_PIPES", "TARGETS", "TRACE_LANE_ORDER",
+    "A2A3", "A5", "BackendType", "NUM_EVENT_IDS", "PROFILES", "QUEUE_PIPES", "TARGETS", "TRACE_LANE_ORDER",
     "FlatDrain", "LinearTransfer", "MadShape", "Pipe", "PipeError", "ProfileError", "RowDrain",
     "Target", "TargetError", "TimingProfile", "VectorCost", "align_up", "get_profile", "get_target",
 ]

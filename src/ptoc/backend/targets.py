@@ -7,6 +7,7 @@ follow hw-model.md: [S] sourced, [D] derived, [A] assumption.
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
@@ -254,10 +255,20 @@ A5 = Target(
 TARGETS: Mapping[str, Target] = MappingProxyType({"a2a3": A2A3, "a5": A5})
 
 
+class BackendType(enum.Enum):
+    """PyPTO's name for a chip's code-generation backend; the value is the ptoc target."""
+
+    Ascend910B = "a2a3"
+    Ascend950 = "a5"
+
+
 def get_target(name: "str | Target") -> Target:
-    """Look a target up by name (``a2a3``, ``a5``) or platform (``a2a3sim``, ``a5sim``)."""
+    """Look a target up by name (``a2a3``, ``a5``), platform (``a2a3sim``, ``a5sim``) or
+    PyPTO ``BackendType``."""
     if isinstance(name, Target):
         return name
+    if isinstance(name, BackendType):
+        return TARGETS[name.value]
     key = str(name).strip().lower()
     for target in TARGETS.values():
         if key == target.name or key in target.platforms:

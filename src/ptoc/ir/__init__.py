@@ -15,16 +15,33 @@ from ptoc.ir.visitor import IRMutator, IRVisitor, clone_with_fresh_vars, substit
 from ptoc.ir.builder import IRBuilder
 
 
-def compile(program, output_dir=None, *, platform="a2a3sim", memory_planner=None,  # noqa: A001
-            enable_pypto_l0c_double_buffer=None, dump_passes=True, verification_level=None,
-            profiling=False, disabled_diagnostics=None):
+def compile(program, output_dir=None, *, platform=None, backend_type=None,  # noqa: A001
+            strategy=None, memory_planner=None, enable_pypto_l0c_double_buffer=None,
+            dump_passes=True, verification_level=None, profiling=False,
+            disabled_diagnostics=None, skip_ptoas=False, diagnostic_phase=None,
+            distributed_config=None, analyze_auto_scopes_for_deps=False, emit_source_loc=None,
+            dump_ptoas_passes=False, runtime=None):
     """Compile a program (PyPTO's ``ir.compile``); see ``ptoc.runtime.compile_ir``.
 
-    Lives here for API parity with PyPTO; the work is done by ``ptoc.runtime`` (imported
-    lazily, so ``ptoc.ir`` itself stays independent of the layers after it).
+    Takes PyPTO's keywords: the platform defaults to the simulator of ``backend_type``
+    (``a2a3sim``); ``strategy`` has one value; ``skip_ptoas`` is what ptoc always does (it
+    stops at PTO text); the device-runtime options are reported once and ignored. Lives here
+    for API parity; the work is done by ``ptoc.runtime`` (imported lazily, so ``ptoc.ir``
+    stays independent of the layers after it).
     """
+    from ptoc.passes import PassManager
     from ptoc.runtime import compile_ir
+    from ptoc.runtime.config import report_ignored
 
+    if strategy is not None:
+        PassManager.get_strategy(strategy)  # raises for a strategy ptoc does not have
+    device_only = {"diagnostic_phase": diagnostic_phase, "distributed_config": distributed_config,
+                   "analyze_auto_scopes_for_deps": analyze_auto_scopes_for_deps,
+                   "emit_source_loc": emit_source_loc, "dump_ptoas_passes": dump_ptoas_passes,
+                   "runtime": runtime}
+    report_ignored("ir.compile", {k: v for k, v in device_only.items() if v}, stacklevel=3)
+    if platform is None:
+        platform = backend_type.value if backend_type is not None else "a2a3sim"
     return compile_ir(program, output_dir, platform=platform, memory_planner=memory_planner,
                       enable_pypto_l0c_double_buffer=enable_pypto_l0c_double_buffer,
                       dump_passes=dump_passes, verification_level=verification_level,

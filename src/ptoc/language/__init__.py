@@ -47,4 +47,10 @@ def __getattr__(name):
         from ptoc.jit import jit
 
         return jit
-    raise AttributeError(f"module 'ptoc.language' has no attribute {name!r}")
+    if name.startswith("__"):
+        raise AttributeError(f"module 'ptoc.language' has no attribute {name!r}")
+    from ptoc.errors import MissingApiError
+
+    raise MissingApiError(f"pl.{name} is not part of ptoc's DSL (module 'ptoc.language' has no "
+                          f"attribute {name!r})",
+                          hint="see the op catalogue in docs/en/dsl.md for what ptoc provides")

@@ -7,7 +7,7 @@
 from ptoc.runtime.allocations import Allocation
 from ptoc.runtime.compile import compile_ir, resolve_output_dir
 from ptoc.runtime.compiled import CompiledProgram
-from ptoc.runtime.config import RunConfig
+from ptoc.runtime.config import RunConfig, SimulatorIgnoredWarning
 from ptoc.runtime.execute import KernelRun, RunResult
 
 
@@ -23,12 +23,13 @@ def compile_program(program, work_dir, *, memory_planner=None,
 
 
 def run(program, *tensors, config: RunConfig | None = None) -> CompiledProgram:
-    """Compile with the config's knobs and, when tensors are given, run (no golden check)."""
+    """Compile with the config's knobs and, when tensors are given, run (no golden check).
+
+    As in PyPTO: artifacts go to ``config.save_kernels_dir`` when set, and
+    ``config.codegen_only`` compiles without running.
+    """
     config = config or RunConfig()
-    compiled = compile_ir(program, None, platform=config.platform,
-                          memory_planner=config.memory_planner,
-                          enable_pypto_l0c_double_buffer=config.enable_pypto_l0c_double_buffer,
-                          dump_passes=config.dump_passes)
-    if tensors:
+    compiled = compile_ir(program, config.save_kernels_dir, **config.compile_options())
+    if tensors and not config.codegen_only:
         compiled(*tensors, config=config)
     return compiled

@@ -2,11 +2,14 @@
 and the ability to run on the simulated core.
 
 Two call styles, as in PyPTO: pass every tensor (outputs included) and they are written in
-place, or pass inputs only and the outputs are allocated and returned.
+place, or pass inputs only and the outputs are allocated and returned. As in PyPTO, a
+CompiledProgram also stands for its output directory: ``os.path.join(compiled, "pto")``,
+``Path(compiled)``, ``str(compiled)`` and ``compiled == path`` work.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -22,7 +25,7 @@ from ptoc.runtime.config import RunConfig
 from ptoc.runtime.tensors import check_tensor, is_torch, to_numpy, write_back
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class CompiledProgram:
     program: Program
     source_program: Program
@@ -35,6 +38,25 @@ class CompiledProgram:
     enable_pypto_l0c_double_buffer: bool = False
     profile: dict | None = None
     _modules: dict = field(default_factory=dict, repr=False)
+
+    def __fspath__(self) -> str:
+        return str(self.output_dir)
+
+    def __str__(self) -> str:
+        return str(self.output_dir)
+
+    def __repr__(self) -> str:
+        return f"CompiledProgram({self.output_dir})"
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, CompiledProgram):
+            return self.output_dir == other.output_dir
+        if isinstance(other, (str, os.PathLike)):
+            return str(self.output_dir) == os.fspath(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.output_dir)
 
     def pto_module(self, kernel: str):
         """The parsed Level-3 PTO of one kernel (cached)."""

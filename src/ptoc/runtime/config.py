@@ -1,15 +1,59 @@
 """``RunConfig``: how a compiled program runs (platform, tolerances, planner, simulator knobs).
 
-Field names and defaults follow PyPTO's ``RunConfig`` so harness code ports unchanged.
+Field names and defaults follow PyPTO's ``RunConfig`` so harness code ports unchanged. The
+fields that steer a real device (``device_id``, swimlane/PMU/dump collection, runtime ring
+sizes, ...) are accepted so PyPTO scripts run as written; setting one reports once per
+process that it does not apply to the simulator (a ``SimulatorIgnoredWarning``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import warnings
+from dataclasses import dataclass, fields
 
 from ptoc.errors import RuntimeConfigError
 
 SIM_MODES = ("reference", "fast", "serial")
+
+
+class SimulatorIgnoredWarning(UserWarning):
+    """A PyPTO ``RunConfig`` field that only a real device uses was set; ptoc ignores it."""
+
+
+#: device-only fields and what each controls on a device; the value given is ignored
+DEVICE_ONLY = {
+    "device_id": "which NPU runs the program",
+    "enable_chip_swimlane": "per-task swimlane records from the device runtime",
+    "enable_dump_args": "per-task argument dumps from the device runtime",
+    "enable_pmu": "AICore PMU counters",
+    "enable_dep_gen": "the device runtime's dependency-edge capture",
+    "enable_scope_stats": "the device runtime's ring-fill statistics",
+    "golden_data_dir": "PyPTO's generated golden.py data files",
+    "aicpu_thread_num": "the AICPU scheduler's thread count",
+    "ring_task_window": "the device runtime's task ring",
+    "ring_heap": "the device runtime's output heap",
+    "ring_dep_pool": "the device runtime's dependency pool",
+    "distributed_config": "multi-chip (L3) execution",
+    "analyze_auto_scopes_for_deps": "the device runtime's task-dependency analysis",
+    "dump_ptoas_passes": "dumps of the external ptoas assembler's passes",
+    "diagnostic_phase": "PyPTO's diagnostic phase gate",
+}
+
+_reported: set[str] = set()
+
+
+def report_ignored(owner: str, values: dict, *, what: dict | None = None,
+                   stacklevel: int = 3) -> None:
+    """Warn once per process for each ``owner.name`` that a device-only setting is ignored."""
+    what = what or DEVICE_ONLY
+    for name, value in values.items():
+        key = f"{owner}.{name}"
+        if key in _reported:
+            continue
+        _reported.add(key)
+        reason = f" ({what[name]})" if name in what else ""
+        warnings.warn(f"ptoc: {key}={value!r} does not apply to the simulator{reason}; ignored",
+                      SimulatorIgnoredWarning, stacklevel=stacklevel)
 
 
 @dataclass(frozen=True)
@@ -22,7 +66,31 @@ class RunConfig:
     sim_mode: str = "reference"
     trace: bool = False
     enable_pypto_l0c_double_buffer: bool | None = None
-    dump_passes: bool = False
+    dump_passes: object = False
+    # PyPTO's fields that apply to ptoc
+    strategy: object = None
+    backend_type: object = None
+    save_kernels: bool = False
+    save_kernels_dir: str | None = None
+    codegen_only: bool = False
+    compile_profiling: bool = False
+    disabled_diagnostics: object = None
+    # PyPTO's device-only fields (see DEVICE_ONLY); accepted, reported once, ignored
+    device_id: int = 0
+    enable_chip_swimlane: int | bool = 0
+    enable_dump_args: int = 0
+    enable_pmu: int = 0
+    enable_dep_gen: bool = False
+    enable_scope_stats: bool = False
+    golden_data_dir: str | None = None
+    aicpu_thread_num: int | None = None
+    ring_task_window: object = None
+    ring_heap: object = None
+    ring_dep_pool: object = None
+    distributed_config: object = None
+    analyze_auto_scopes_for_deps: bool = False
+    dump_ptoas_passes: bool = False
+    diagnostic_phase: object = None
 
     def __post_init__(self) -> None:
         if self.sim_mode not in SIM_MODES:
@@ -31,10 +99,25 @@ class RunConfig:
         if self.rtol < 0 or self.atol < 0:
             raise RuntimeConfigError(f"RunConfig tolerances must be >= 0 (rtol={self.rtol}, "
                                      f"atol={self.atol})")
+        target = target_of_platform(self.platform)
+        from ptoc.backend import BackendType
+
+        # as in PyPTO, the platform decides the backend; a backend_type given is overridden
+        object.__setattr__(self, "backend_type", BackendType(target))
+        defaults = {f.name: f.default for f in fields(self)}
+        report_ignored("RunConfig", {name: getattr(self, name) for name in DEVICE_ONLY
+                                     if getattr(self, name) != defaults[name]}, stacklevel=4)
 
     @property
     def target(self) -> str:
         return target_of_platform(self.platform)
+
+    def compile_options(self) -> dict:
+        """The ``compile_ir`` keywords this config sets (planner, dbC, dumps, diagnostics)."""
+        return {"platform": self.platform, "memory_planner": self.memory_planner,
+                "enable_pypto_l0c_double_buffer": self.enable_pypto_l0c_double_buffer,
+                "dump_passes": bool(self.dump_passes), "profiling": self.compile_profiling,
+                "disabled_diagnostics": self.disabled_diagnostics}
 
 
 def target_of_platform(platform: str) -> str:
