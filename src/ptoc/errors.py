@@ -88,3 +88,11 @@ class RuntimeConfigError(PtocError):
 
 class MissingApiError(PtocError, AttributeError):
     """A DSL name (``pl.X``) ptoc does not provide; still an ``AttributeError`` for ``hasattr``."""
+
+
+class InternalError(PtocError):
+    """ptoc broke one of its own guarantees (a ptoc bug): raised instead of a wrong result."""
+
+    def render(self) -> str:
+        return super().render() + " [internal error: this is a ptoc bug, please report it]"
+

@@ -337,7 +337,7 @@ def test_remaining_value_spellings():
     class Mode(_enum.Enum):
         fast = 1
 
-    assert format_node(TupleType((INDEX, PtrType()))) == "tuple[pl.Scalar[pl.INDEX], pl.Ptr]"
+    assert format_node(TupleType((INDEX, PtrType()))) == "pl.Tuple[pl.Scalar[pl.INDEX], pl.Ptr]"
     assert format_node({"a": [1, "b"], "c": {"d": None}}) == '{"a": [1, "b"], "c": {"d": None}}'
     assert format_node(Mode.fast) == "pl.Mode.fast"
     assert format_node(FunctionType.AIC) == "pl.FunctionType.AIC"

@@ -15,7 +15,8 @@ from typing import Any
 
 from ptoc.ir.nodes import (
     AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, Expr, ForStmt, Function,
-    IfStmt, ListExpr, Param, Program, ReturnStmt, SeqStmts, Stmt, UnaryOp, Var, YieldStmt,
+    IfStmt, ListExpr, Param, Program, ReturnStmt, SeqStmts, Stmt, TupleGetItem, UnaryOp, Var,
+    YieldStmt,
 )
 from ptoc.ir.printer import flatten, format_node
 from ptoc.ir.types import (
@@ -302,6 +303,10 @@ class _Comparer:
             self.at(".operand", a.operand, b.operand)
         elif isinstance(a, ListExpr):
             self.seq(".items", a.items, b.items)
+        elif isinstance(a, TupleGetItem):
+            if a.index != b.index:
+                self.fail(f"tuple index {a.index} != {b.index}")
+            self.at(".tuple", a.tuple, b.tuple)
         elif isinstance(a, Call):
             self.call(a, b)
         else:  # pragma: no cover - new expression kinds must be added here

@@ -125,6 +125,18 @@ class ListExpr(Expr):
 
 
 @dataclass(frozen=True, eq=False)
+class TupleGetItem(Expr):
+    """Element ``index`` of a tuple value, e.g. one result of a function returning several."""
+
+    tuple: Expr
+    index: int
+
+    @property
+    def type(self) -> Type:
+        return self.tuple.type.types[self.index]
+
+
+@dataclass(frozen=True, eq=False)
 class Call(Expr):
     """A call of a registered op (``tile.load``) or, with ``is_function``, of a program function.
 

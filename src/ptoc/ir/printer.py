@@ -18,7 +18,8 @@ from typing import Any
 from ptoc.dtypes import DataType, Direction, ForKind, MemorySpace
 from ptoc.ir.nodes import (
     AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, Expr, ForStmt, Function,
-    IfStmt, ListExpr, Program, ReturnStmt, SeqStmts, Stmt, UnaryOp, Var, YieldStmt,
+    IfStmt, ListExpr, Program, ReturnStmt, SeqStmts, Stmt, TupleGetItem, UnaryOp, Var,
+    YieldStmt,
 )
 from ptoc.ir.types import (
     MemRef, PtrType, ScalarType, TensorType, TileLayout, TileType, TileView, TupleType, Type,
@@ -285,7 +286,7 @@ class _FunctionPrinter:
         if isinstance(ty, PtrType):
             return "pl.Ptr"
         if isinstance(ty, TupleType):
-            return f"tuple[{', '.join(self.type(t) for t in ty.types)}]"
+            return f"pl.Tuple[{', '.join(self.type(t) for t in ty.types)}]"
         raise TypeError(f"cannot print type {type(ty).__name__}")
 
     def shape(self, shape) -> str:
@@ -345,6 +346,8 @@ class _FunctionPrinter:
             return f"{e.op}{text}", _PREC_UNARY_MINUS
         if isinstance(e, ListExpr):
             return "[" + ", ".join(self.expr(i) for i in e.items) + "]", _PREC_ATOM
+        if isinstance(e, TupleGetItem):
+            return f"{self._expr(e.tuple)[0]}[{e.index}]", _PREC_ATOM
         if isinstance(e, Call):
             return self.call(e), _PREC_ATOM
         raise TypeError(f"cannot print expression {type(e).__name__}")

@@ -17,7 +17,8 @@ from ptoc.errors import PtocError, SourceLoc, VerificationError
 from ptoc.ir.equality import equal_by_identity
 from ptoc.ir.nodes import (
     AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, Expr, ForStmt, Function,
-    IfStmt, IterArg, ListExpr, Program, ReturnStmt, SeqStmts, Stmt, UnaryOp, Var, YieldStmt,
+    IfStmt, IterArg, ListExpr, Program, ReturnStmt, SeqStmts, Stmt, TupleGetItem, UnaryOp, Var,
+    YieldStmt,
 )
 from ptoc.ir.printer import flatten, format_node
 from ptoc.ir.types import MemRef, PtrType, ScalarType, TensorType, TileType, TupleType, Type
@@ -352,6 +353,13 @@ class _FunctionVerifier:
         elif isinstance(e, ListExpr):
             for item in e.items:
                 self.expr(item)
+        elif isinstance(e, TupleGetItem):
+            self.expr(e.tuple)
+            arity = len(e.tuple.type.types) if isinstance(e.tuple.type, TupleType) else None
+            if arity is None or not 0 <= e.index < arity:
+                raise self.error(f"'{format_node(e)}' indexes element {e.index} of a "
+                                 f"{'non-tuple' if arity is None else f'{arity}-tuple'} value",
+                                 "index a tuple result within its arity")
         elif isinstance(e, Call):
             self.call(e)
         elif isinstance(e, Expr):

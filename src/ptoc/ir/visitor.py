@@ -20,8 +20,8 @@ from typing import Any
 
 from ptoc.ir.nodes import (
     AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, Expr, ForStmt, Function,
-    IfStmt, IterArg, ListExpr, Param, Program, ReturnStmt, SeqStmts, Stmt, UnaryOp, Var,
-    YieldStmt,
+    IfStmt, IterArg, ListExpr, Param, Program, ReturnStmt, SeqStmts, Stmt, TupleGetItem, UnaryOp,
+    Var, YieldStmt,
 )
 from ptoc.ir.types import MemRef, TensorType, TileType, TupleType, Type
 
@@ -142,6 +142,9 @@ class IRVisitor:
     def visit_list_expr(self, node: ListExpr) -> None:
         for item in node.items:
             self.visit(item)
+
+    def visit_tuple_get_item(self, node: TupleGetItem) -> None:
+        self.visit(node.tuple)
 
     def visit_call(self, node: Call) -> None:
         for a in node.args:
@@ -339,6 +342,10 @@ class IRMutator:
     def mutate_list_expr(self, node: ListExpr) -> Expr:
         items = tuple(self.mutate(i) for i in node.items)
         return node if _same(items, node.items) else replace(node, items=items)
+
+    def mutate_tuple_get_item(self, node: TupleGetItem) -> Expr:
+        x = self.mutate(node.tuple)
+        return node if x is node.tuple else replace(node, tuple=x)
 
     def mutate_call(self, node: Call) -> Expr:
         args = tuple(self.mutate(a) for a in node.args)

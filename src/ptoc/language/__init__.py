@@ -11,7 +11,7 @@ from ptoc.dtypes import (
 from ptoc.ir.types import TileLayout
 from ptoc.language.program import function, parse_program, program
 from ptoc.language.surface import (
-    InOut, MemRef, OpNamespace, Out, Ptr, Scalar, Tensor, Tile, TileView, kernel_only,
+    InOut, MemRef, OpNamespace, Out, Ptr, Scalar, Tensor, Tile, TileView, Tuple, kernel_only,
 )
 from ptoc.ops import all_ops as _all_ops
 

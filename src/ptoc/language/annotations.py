@@ -66,6 +66,8 @@ class AnnotationParser:
             return ScalarType(self.expr(items[0]))
         if head == "Ptr" and not items:
             return PtrType()
+        if head == "Tuple":
+            return TupleType(tuple(self.annotation(item)[0] for item in items))
         if head == "Scalar":
             dtype = self.expr(items[0]) if len(items) == 1 else None
             if not isinstance(dtype, DataType):

@@ -15,7 +15,9 @@ from typing import Any
 
 from ptoc.dtypes import AtomicType, DataType, ForKind, FunctionType, Level, MemorySpace, Role
 from ptoc.errors import PtocError
-from ptoc.ir.nodes import AssignStmt, BinOp, Call, ConstFloat, ConstInt, Expr, ListExpr, UnaryOp, Var
+from ptoc.ir.nodes import (
+    AssignStmt, BinOp, Call, ConstFloat, ConstInt, Expr, ListExpr, TupleGetItem, UnaryOp, Var,
+)
 from ptoc.ir.types import ScalarType, TensorType, TileLayout, TileType, TupleType
 from ptoc.language.context import DslPath, SelfRef
 from ptoc.ops.checks import describe_type
@@ -397,13 +399,25 @@ class ExprParser:
 
     # --- subscripts (slice sugar) -------------------------------------------------------
 
-    def _expr_Subscript(self, node: ast.Subscript) -> Call:
+    def _expr_Subscript(self, node: ast.Subscript) -> Expr:
         base = self.expr(node.value)
+        if isinstance(base, Expr) and isinstance(base.type, TupleType):
+            return self.tuple_item(node, base)
         if not _is_shaped(base):
             raise self.ctx.error(node, f"'{ast.unparse(node)}' subscripts a non-tile value")
         shape, offsets = self.slice_window(node, base.type.shape)
         name = "tile.slice" if isinstance(base.type, TileType) else "tensor.slice"
         return make_call(name, (self.hoist(node, base), shape, offsets), {}, loc=self.ctx.loc(node))
+
+    def tuple_item(self, node: ast.Subscript, base: Expr) -> TupleGetItem:
+        """``ret[i]``: one element of a tuple result (PyPTO prints unpacking this way)."""
+        index = self.expr(node.slice)
+        arity = len(base.type.types)
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < arity:
+            raise self.ctx.error(node, f"'{ast.unparse(node)}' needs a constant index in "
+                                 f"[0, {arity}) into a {arity}-tuple",
+                                 hint="write ret[0], ret[1], ...")
+        return TupleGetItem(base, index)
 
     def slice_window(self, node: ast.Subscript, full: tuple) -> tuple[list, list]:
         """``x[a:b, c:d]`` -> (shape, offsets); every extent must fold to a constant."""

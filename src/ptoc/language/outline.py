@@ -1,19 +1,23 @@
 """Outlining ``with pl.at(level=pl.Level.CORE_GROUP, ...):`` scopes into InCore functions.
 
 A scope body is parsed like any other block; its free variables become the kernel's
-parameters, and the DDR tensors it rebinds (``y = pl.store(..., y)``, ``y[:] = expr``)
-become ``pl.Out`` parameters that the kernel returns. The scope is replaced by a call
-``y = self.<kernel>(...)``, named by ``name_hint`` or ``<function>_incore_<n>`` as PyPTO
-names them.
+parameters. Every captured DDR tensor the body writes in place (``pl.store(t, offs, y)``,
+bare or assigned, ``y[:] = expr``, ``pl.assemble``, in loops and branches alike) becomes a
+``pl.Out`` parameter (``pl.InOut`` when the body also reads it) that the kernel returns, as
+PyPTO's OutlineIncoreScopes does. The scope is replaced by a call ``y = self.<kernel>(...)``
+(``_tuple_tmp = ...`` and one item per name for several outputs), named by ``name_hint`` or
+``<function>_incore_<n>`` as PyPTO names them.
 """
 
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
 from ptoc.dtypes import Direction, FunctionType, Level
+from ptoc.ir.aliases import tensor_aliases
 from ptoc.ir.nodes import (
-    AssignStmt, Call, EvalStmt, Function, Param, ReturnStmt, SeqStmts, Stmt, Var,
+    AssignStmt, Call, EvalStmt, Function, Param, ReturnStmt, SeqStmts, Stmt, TupleGetItem, Var,
 )
 from ptoc.ir.types import ScalarType, TensorType, TupleType
 from ptoc.ir.visitor import IRVisitor, substitute
@@ -56,23 +60,46 @@ class ScopeOutliner:
             inner = self.scope
         finally:
             self.scope = outer
-        outputs = self._scope_outputs(node, outer, inner)
+        body = SeqStmts(tuple(stmts), self.ctx.loc(node))
+        outputs = self._scope_outputs(node, outer, inner, body)
         name = options.get("name_hint") or self._default_kernel_name()
         if name in self.functions:
             raise self.ctx.error(node, f"a function named '{name}' already exists",
                                  hint="give the scope a distinct name_hint")
-        kernel, args = self._make_kernel(node, name, stmts, outputs, inner)
+        kernel, args = self._make_kernel(node, name, body, outputs)
         self.outlined.append(kernel)
         self.functions[name] = ([(p.var.name, p.var.type) for p in kernel.params],
                                 kernel.return_types)
-        call_type = kernel.return_types[0] if len(kernel.return_types) == 1 else TupleType(())
-        call = Call(name, tuple(args), (), call_type, {}, is_function=True, loc=self.ctx.loc(node))
+        return self._call_site(node, name, kernel, args, outputs, outer)
+
+    def _call_site(self, node, name, kernel, args, outputs, outer) -> list[Stmt]:
+        """``y = self.k(...)`` (one output), ``_tuple_tmp = ...`` + items, or the bare call.
+
+        Every outer name bound to a written tensor is rebound to the call's result, so code
+        after the scope (and the next scope) sees the kernel's write.
+        """
+        loc = self.ctx.loc(node)
+        types = kernel.return_types
+        call_type = types[0] if len(types) == 1 else TupleType(tuple(types))
+        call = Call(name, tuple(args), (), call_type, {}, is_function=True, loc=loc)
         if not outputs:
-            return [EvalStmt(call, self.ctx.loc(node))]
-        out_name, out_var = outputs[0]
-        result = Var(out_name, out_var.type, self.ctx.loc(node))
-        outer.bind(out_name, result)
-        return [AssignStmt(result, call, self.ctx.loc(node))]
+            return [EvalStmt(call, loc)]
+        if len(outputs) == 1:
+            result = Var(outputs[0].names[0], types[0], loc)
+            self._rebind(outer, outputs[0], result)
+            return [AssignStmt(result, call, loc)]
+        whole = Var("_tuple_tmp", call_type, loc)
+        stmts: list[Stmt] = [AssignStmt(whole, call, loc)]
+        for index, out in enumerate(outputs):
+            item = Var(out.names[0], types[index], loc)
+            self._rebind(outer, out, item)
+            stmts.append(AssignStmt(item, TupleGetItem(whole, index), loc))
+        return stmts
+
+    @staticmethod
+    def _rebind(outer, out: "_Output", value: Var) -> None:
+        for name in out.names:
+            outer.bind(name, value)
 
     def _scope_options(self, node: ast.With) -> dict:
         if len(node.items) != 1 or node.items[0].optional_vars is not None:
@@ -107,11 +134,20 @@ class ScopeOutliner:
             index += 1
         return f"{self.function_name}_incore_{index}"
 
-    def _scope_outputs(self, node: ast.With, outer, inner) -> list[tuple[str, Var]]:
-        """Outer DDR tensors the scope rebinds (name, final value inside the scope)."""
+    def _scope_outputs(self, node: ast.With, outer, inner, body: SeqStmts) -> list[_Output]:
+        """The tensors a scope hands back: captured tensors it writes, then local results.
+
+        A captured tensor is written when it is the destination of an in-place tensor op
+        (``pl.store``, ``pl.assemble``) anywhere in the body, whether or not the result is
+        assigned: a bare ``pl.store(t, offs, c)`` writes ``c`` (PyPTO's OutlineIncoreScopes).
+        An outer name the scope rebinds to a tensor computed inside is a local result.
+        """
         from ptoc.language.stmts import assigned_names
 
-        outputs = []
+        captured = [v for v in _free_vars(body) if isinstance(v.type, TensorType)]
+        aliases = tensor_aliases(body, {v: v for v in captured})
+        outputs = [_Output(var, _names_bound_to(outer, var), var in aliases.read)
+                   for var in captured if var in aliases.written]
         for name in assigned_names(node.body):
             before, after = outer.lookup(name), inner.lookup(name)
             if before is None or after is None or after is before:
@@ -120,34 +156,54 @@ class ScopeOutliner:
                 raise self.ctx.error(node, f"the scope rebinds '{name}', a "
                                      f"{type(before.type).__name__}; only DDR tensors cross a "
                                      "kernel boundary", hint="compute it inside the scope")
-            outputs.append((name, after))
-        if len(outputs) > 1:
-            names = ", ".join(n for n, _ in outputs)
-            raise self.ctx.error(node, f"the scope writes {len(outputs)} tensors ({names}); "
-                                 "ptoc kernels return one tensor",
-                                 hint="split the scope into one scope per output tensor")
+            root = aliases.root_of(after)
+            written = next((o for o in outputs if o.key is root), None)
+            if written is not None:
+                if name not in written.names:
+                    written.names.append(name)
+            elif root is not None:
+                outer.bind(name, root)  # 'y = x' of a captured tensor the scope does not write
+            else:
+                outputs.append(_Output(after, [name], False, local=True))
+        for out in outputs:
+            if not out.names:
+                out.names.append(out.key.name)
         return outputs
 
-    def _make_kernel(self, node, name, stmts, outputs, inner) -> tuple[Function, list[Var]]:
-        collector = _FreeVars()
-        body = SeqStmts(tuple(stmts), self.ctx.loc(node))
-        collector.visit(body)
-        out_outer = {id(self.scope.lookup(n)) for n, _ in outputs}
-        free = [v for v in collector.free if isinstance(v.type, (TensorType, ScalarType))]
-        for n, _ in outputs:
-            var = self.scope.lookup(n)
-            if id(var) not in {id(v) for v in free}:
-                free.append(var)
+    def _make_kernel(self, node, name, body: SeqStmts, outputs) -> tuple[Function, list[Var]]:
+        free = [v for v in _free_vars(body) if isinstance(v.type, (TensorType, ScalarType))]
         params, mapping = [], {}
+        direction = {id(o.key): (Direction.InOut if o.read else Direction.Out)
+                     for o in outputs if not o.local}
         for var in free:
             param = Var(var.name, var.type, var.loc)
             mapping[var] = param
-            direction = Direction.Out if id(var) in out_outer else Direction.In
-            params.append(Param(param, direction))
+            params.append(Param(param, direction.get(id(var), Direction.In)))
         body = substitute(body, mapping)
-        returns = tuple(substitute(value, mapping) for _, value in outputs)
+        returns = tuple(substitute(o.key, mapping) for o in outputs)
         stmts = body.stmts + (ReturnStmt(returns, self.ctx.loc(node)),)
         kernel = Function(name, tuple(params), tuple(r.type for r in returns),
                           SeqStmts(stmts, body.loc), FunctionType.InCore, {}, True,
                           self.ctx.loc(node))
         return kernel, free
+
+
+@dataclass
+class _Output:
+    """One value a scope hands back: a written captured tensor (``key`` is the outer Var,
+    returned as its parameter) or a tensor computed inside (``local``, returned as is)."""
+
+    key: Var
+    names: list[str]
+    read: bool
+    local: bool = False
+
+
+def _free_vars(body: SeqStmts) -> list[Var]:
+    collector = _FreeVars()
+    collector.visit(body)
+    return collector.free
+
+
+def _names_bound_to(scope, var: Var) -> list[str]:
+    return [n for n in scope.names() if scope.lookup(n) is var]

@@ -17,7 +17,7 @@ from ptoc.dtypes import DataType, Direction, ForKind, FunctionType
 from ptoc.errors import PtocError
 from ptoc.ir.nodes import (
     AssignStmt, ConstBool, Call, ConstInt, EvalStmt, Expr, ForStmt, Function, IfStmt, IterArg, Param,
-    ReturnStmt, SeqStmts, Stmt, Var, YieldStmt,
+    ReturnStmt, SeqStmts, Stmt, TupleGetItem, Var, YieldStmt,
 )
 from ptoc.ir.types import PtrType, ScalarType, TensorType, TileType, TupleType, Type
 from ptoc.language.annotations import AnnotationParser
@@ -53,6 +53,9 @@ def compatible(declared: Type, actual: Type) -> bool:
     if isinstance(declared, ScalarType) and isinstance(actual, ScalarType):
         return declared.dtype is actual.dtype or (
             not declared.dtype.is_float and not actual.dtype.is_float)
+    if isinstance(declared, TupleType) and isinstance(actual, TupleType):
+        return len(declared.types) == len(actual.types) and all(
+            compatible(d, a) for d, a in zip(declared.types, actual.types))
     return type(declared) is type(actual) and isinstance(declared, PtrType)
 
 
@@ -316,9 +319,36 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeOutliner):
             return [self.assign(node, target.id, node.value, None)]
         if isinstance(target, ast.Subscript):
             return [self.subscript_assign(node, target, node.value)]
+        if isinstance(target, (ast.Tuple, ast.List)):
+            return self.unpack_assign(node, target)
         raise self.ctx.error(node, f"cannot assign to '{ast.unparse(target)}'",
-                             hint="unpacking is only supported for pl.yield_ results; assign "
-                                  "each value to its own name")
+                             hint="assign each value to its own name")
+
+    def unpack_assign(self, node: ast.Assign, target: ast.Tuple | ast.List) -> list[Stmt]:
+        """``a, b = self.kernel(...)``: the tuple goes to ``_tuple_tmp``, each name to an item."""
+        value = self.expr(node.value)
+        names = target.elts
+        if not (isinstance(value, Expr) and isinstance(value.type, TupleType)):
+            raise self.ctx.error(node, f"cannot unpack '{ast.unparse(node.value)}': unpacking is "
+                                 "only supported for pl.yield_ results and calls of functions "
+                                 "returning several values", hint="assign each value to its "
+                                 "own name")
+        if len(names) != len(value.type.types):
+            raise self.ctx.error(node, f"'{ast.unparse(node.value)}' gives "
+                                 f"{len(value.type.types)} values but {len(names)} names are "
+                                 "bound", hint="bind one name per returned value")
+        for name in names:
+            if not isinstance(name, ast.Name):
+                raise self.ctx.error(node, f"unpacking target '{ast.unparse(name)}' must be a "
+                                     "plain name", hint="write 'a, b = self.kernel(...)'")
+        loc = self.ctx.loc(node)
+        whole = Var("_tuple_tmp", value.type, loc)
+        stmts: list[Stmt] = [AssignStmt(whole, value, loc)]
+        for index, name in enumerate(names):
+            item = Var(name.id, value.type.types[index], loc)
+            self.scope.bind(name.id, item)
+            stmts.append(AssignStmt(item, TupleGetItem(whole, index), loc))
+        return stmts
 
     def _stmt_AnnAssign(self, node: ast.AnnAssign) -> list[Stmt]:
         if not isinstance(node.target, ast.Name) or node.value is None:
@@ -352,9 +382,6 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeOutliner):
             raise self.ctx.error(node, f"'{name}' must be bound to a value, got {value!r}",
                                  hint="capture constants in the enclosing Python scope instead")
         expr = to_expr(value, f"value of '{name}'", self.ctx.loc(node))
-        if isinstance(expr.type, TupleType):
-            raise self.ctx.error(node, f"'{name}' receives several results",
-                                 hint="functions returning several tensors are not supported yet")
         ty = expr.type
         if declared is not None:
             if not compatible(declared, ty):

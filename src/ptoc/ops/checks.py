@@ -7,7 +7,7 @@ from typing import Any
 from ptoc.dtypes import DataType, MemorySpace
 from ptoc.errors import SourceLoc, TypeCheckError
 from ptoc.ir.nodes import ConstInt, Expr, ListExpr
-from ptoc.ir.types import ScalarType, TensorType, TileType, Type
+from ptoc.ir.types import ScalarType, TensorType, TileType, Type, TupleType
 
 
 def describe_type(ty: Type) -> str:
@@ -18,6 +18,8 @@ def describe_type(ty: Type) -> str:
         return f"Tensor[{list(_dims(ty.shape))}, {ty.dtype.value}]"
     if isinstance(ty, ScalarType):
         return f"Scalar[{ty.dtype.value}]"
+    if isinstance(ty, TupleType):
+        return f"Tuple[{', '.join(describe_type(t) for t in ty.types)}]"
     return type(ty).__name__
 
 

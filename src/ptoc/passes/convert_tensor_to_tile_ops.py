@@ -7,14 +7,19 @@ extracts L0 tiles), into Vec for vector ops — each tensor op becomes its ``til
 ``tensor.assemble(out, value, offset)`` (what ``out[:] = value`` parses to) becomes a
 ``tile.store``. ``tensor.slice`` of a tensor is a view: loads read the sliced window of the
 base tensor directly. Orchestration functions are not touched.
+
+As in PyPTO, a tensor parameter declared ``In`` that the kernel writes (a store or assemble
+destination) is lifted to ``Out``, or ``InOut`` when the kernel also reads it: the write
+happens on the device whatever the declaration says, so the caller must receive it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ptoc.dtypes import FunctionType, MemorySpace
+from ptoc.dtypes import Direction, FunctionType, MemorySpace
 from ptoc.errors import PassError
+from ptoc.ir.aliases import tensor_aliases
 from ptoc.ir.nodes import (
     AssignStmt, BinOp, Call, ConstInt, EvalStmt, Expr, ForStmt, Function, IfStmt, ListExpr,
     ReturnStmt, SeqStmts, Stmt, UnaryOp, Var, YieldStmt,
@@ -27,6 +32,9 @@ from ptoc.passes.manager import register_default_pass
 
 Mem = MemorySpace
 KERNEL_TYPES = (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV)
+#: where the DDR tensor and the offsets sit in the tile ops that address a tensor window
+_TENSOR_SLOT = {"tile.load": 0, "tile.store": 2}
+_OFFSETS_SLOT = {"tile.load": 1, "tile.store": 1}
 ELEMENTWISE = ("add", "sub", "mul", "div", "maximum", "minimum", "adds", "muls", "exp", "neg",
                "relu")
 
@@ -37,9 +45,22 @@ def convert_tensor_to_tile_ops(function: Function, ctx) -> Function:
     """Lower the tensor-level ops of one kernel (see the module docstring)."""
     conv = _Converter(function)
     body = conv.seq(function.body, {})
-    if not conv.changed:
+    if conv.changed:
+        function = replace(function, body=_drop_dead_views(body))
+    return _lift_written_params(function)
+
+
+def _lift_written_params(function: Function) -> Function:
+    """``In`` tensor parameters the body writes become ``Out`` (``InOut`` if also read)."""
+    aliases = tensor_aliases(function.body, {p.var: i for i, p in enumerate(function.params)})
+    params = list(function.params)
+    for i, param in enumerate(params):
+        if param.direction is Direction.In and i in aliases.written:
+            params[i] = replace(param, direction=Direction.InOut if i in aliases.read
+                                else Direction.Out)
+    if params == list(function.params):
         return function
-    return replace(function, body=_drop_dead_views(body))
+    return replace(function, params=tuple(params))
 
 
 register_default_pass(convert_tensor_to_tile_ops)
@@ -89,6 +110,9 @@ class _Converter:
             if converted is not None:
                 self.changed = True
                 return converted
+        rewritten = self.through_views(stmt, env)
+        if rewritten is not None:
+            return rewritten
         self.check_no_tile_values(stmt, env)
         if isinstance(stmt, ForStmt):
             return [replace(stmt, body=self.seq(stmt.body, env))]
@@ -106,6 +130,40 @@ class _Converter:
                     f"this statement directly", stmt,
                     hint=f"write it to an output tensor first (out[:] = {var.name}) or keep it "
                          "in tensor ops")
+
+    def through_views(self, stmt: Stmt, env: dict) -> list[Stmt] | None:
+        """``pl.load``/``pl.store`` on a slice view address the sliced tensor itself.
+
+        The window's offsets are added to the op's own, so the write lands in the base
+        tensor's bytes (and the base is what the caller sees written). A store's result
+        names the updated window again: ``v = pl.store(t, o, v)`` becomes a store into the
+        base followed by ``v = tensor.slice(<stored base>, ...)``.
+        """
+        call = stmt.value if isinstance(stmt, AssignStmt) else (
+            stmt.expr if isinstance(stmt, EvalStmt) else None)
+        slot = _TENSOR_SLOT.get(getattr(call, "op", None))
+        if slot is None or call.is_function:
+            return None
+        view = env.get(call.args[slot]) if isinstance(call.args[slot], Var) else None
+        if not isinstance(view, _View):
+            return None
+        self.changed = True
+        offsets = call.args[_OFFSETS_SLOT[call.op]]
+        args = list(call.args)
+        args[slot] = view.base
+        args[_OFFSETS_SLOT[call.op]] = ListExpr(tuple(
+            _add(a, b) for a, b in zip(view.offsets, offsets.items)))
+        if call.op == "tile.load":
+            return [replace(stmt, value=replace(call, args=tuple(args)))]
+        store = replace(call, args=tuple(args), type=view.base.type)
+        if isinstance(stmt, EvalStmt):
+            return [replace(stmt, expr=store)]
+        stored = Var(f"{view.base.name}__store", view.base.type, loc=stmt.var.loc)
+        window = make_call("tensor.slice", (stored, list(view.shape), list(view.offsets)),
+                           loc=stmt.loc)
+        env[stmt.var] = view
+        return [AssignStmt(stored, store, loc=stmt.loc),
+                replace(stmt, value=replace(window, type=stmt.var.type))]
 
     # ---- operands ----------------------------------------------------------------------------
     def view_of(self, x: Expr, env: dict) -> _View | None:

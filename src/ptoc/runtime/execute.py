@@ -14,13 +14,13 @@ from typing import Any
 import numpy as np
 
 from ptoc.dtypes import Direction, FunctionType
-from ptoc.errors import RuntimeConfigError
+from ptoc.errors import InternalError, RuntimeConfigError
 from ptoc.ir.nodes import (
     AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, ForStmt, Function,
-    ReturnStmt, UnaryOp, Var,
+    ReturnStmt, TupleGetItem, UnaryOp, Var,
 )
 from ptoc.ir.types import TensorType
-from ptoc.runtime.aliases import returned_params
+from ptoc.ir.aliases import returned_params
 from ptoc.runtime.config import RunConfig
 
 _ARITH = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
@@ -118,6 +118,8 @@ class Executor:
             return env[id(expr)]
         if isinstance(expr, (ConstInt, ConstFloat, ConstBool)):
             return expr.value
+        if isinstance(expr, TupleGetItem):
+            return self.value(expr.tuple, env, stmt)[expr.index]
         if isinstance(expr, BinOp):
             return _ARITH[expr.op](self.value(expr.lhs, env, stmt), self.value(expr.rhs, env, stmt))
         if isinstance(expr, UnaryOp):
@@ -142,17 +144,49 @@ class Executor:
 
         if function is None or not function.func_type.is_kernel:
             raise RuntimeConfigError(f"'{getattr(function, 'name', '?')}' is not a kernel")
+        _refuse_aliased_writes(function, args)
         module = self.compiled.pto_module(function.name)
         sim = simulate(module, list(args), target=self.compiled.target,
                        profile=self.config.profile, mode=self.config.sim_mode)
         pto_params = module.kernel(function.name).params
         for index, param in enumerate(function.params):
-            if param.direction is not Direction.In and isinstance(param.var.type, TensorType):
-                result = sim.outputs[pto_params[index].name]
-                np.copyto(args[index], result.reshape(args[index].shape), casting="unsafe")
+            if not isinstance(param.var.type, TensorType):
+                continue
+            result = sim.outputs[pto_params[index].name].reshape(args[index].shape)
+            if param.direction is not Direction.In:
+                np.copyto(args[index], result, casting="unsafe")
+            elif not np.array_equal(result.view(np.uint8), args[index].view(np.uint8)):
+                raise InternalError(
+                    f"kernel '{function.name}' wrote its In parameter '{param.var.name}' but "
+                    "the write would not reach the caller", function.loc,
+                    hint="declare the parameter pl.Out or pl.InOut")
         trace = None
         if self.config.trace:
             trace = self.compiled.output_dir / "trace" / f"{function.name}_{len(self.runs)}.json"
             sim.write_trace(trace)
         self.runs.append(KernelRun(function.name, sim, trace))
-        return [args[i] if i is not None else None for i in returned_params(function)]
+        results = []
+        for index, ty in zip(returned_params(function), function.return_types):
+            if index is None and isinstance(ty, TensorType):
+                raise InternalError(
+                    f"kernel '{function.name}' returns a tensor that is none of its "
+                    "parameters, so its data would be lost", function.loc,
+                    hint="store the result into a pl.Out parameter and return that")
+            results.append(args[index] if index is not None else None)
+        return results
+
+
+def _refuse_aliased_writes(function: Function, args: list) -> None:
+    """Two tensor parameters on the same bytes, one written: the simulator binds each
+    parameter separately, so the other would not see the write (the device would)."""
+    tensors = [(p, a) for p, a in zip(function.params, args) if isinstance(p.var.type, TensorType)]
+    for i, (p, a) in enumerate(tensors):
+        for q, b in tensors[i + 1:]:
+            written = p.direction is not Direction.In or q.direction is not Direction.In
+            if written and np.shares_memory(a, b):
+                raise RuntimeConfigError(
+                    f"kernel '{function.name}' gets one tensor as both '{p.var.name}' and "
+                    f"'{q.var.name}' and writes it; ptoc's simulator binds each parameter to "
+                    "its own copy, so the aliasing would be lost", function.loc,
+                    hint="pass distinct tensors (copy one of them), or read and write the "
+                         "tensor through one pl.InOut parameter")

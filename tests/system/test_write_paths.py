@@ -1,0 +1,265 @@
+"""Every way a kernel can write a DDR tensor reaches the caller, or fails loudly.
+
+A write that is silently dropped is the worst bug ptoc can have: the output tensor keeps
+its old bytes and a check that compares it with a stale golden may even pass. Each case
+here writes through one path (bare and assigned stores, stores in loops and branches,
+slice windows, assemble sugar, explicit kernels that forget ``pl.Out``, kernels called for
+effect, scopes with several outputs, a scope that reads and writes one tensor, ``@pl.jit``)
+and checks the bytes against numpy; the guards at the end check that the runtime refuses,
+rather than passes, a write it could not deliver.
+"""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+import ptoc.language as pl
+from ptoc import ir
+from ptoc.dtypes import Direction
+from ptoc.errors import InternalError, RuntimeConfigError
+
+rng = np.random.default_rng(11)
+N = 64
+
+
+def f32(*shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def run(program, *tensors):
+    compiled = ir.compile(program, None)
+    result = compiled.run(*tensors)
+    assert not result.races
+    return compiled
+
+
+@pl.program
+class BareStoreInScope:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[N, N], pl.FP32], c: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            t = pl.load(a, [0, 0], [N, N])
+            pl.store(pl.add(t, t), [0, 0], c)
+        return c
+
+
+@pl.program
+class BareStoreInLoop:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[4 * N, N], pl.FP32], c: pl.Out[pl.Tensor[[4 * N, N], pl.FP32]]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            for i in pl.range(4):
+                t = pl.load(a, [i * N, 0], [N, N])
+                pl.store(pl.exp(t), [i * N, 0], c)
+        return c
+
+
+@pl.program
+class StoreInBranch:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[N, N], pl.FP32], flag: pl.Scalar[pl.INT32],
+             c: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            t = pl.load(a, [0, 0], [N, N])
+            if flag > 0:
+                pl.store(pl.add(t, t), [0, 0], c)
+            else:
+                pl.store(pl.mul(t, t), [0, 0], c)
+        return c
+
+
+@pl.program
+class AssembleSugar:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[N, N], pl.FP32], c: pl.Out[pl.Tensor[[2 * N, N], pl.FP32]]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            c[N:2 * N, 0:N] = pl.exp(a)
+            c[0:N, 0:N] = pl.add(a, a)
+        return c
+
+
+@pl.program
+class TwoOutputs:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[N, N], pl.FP32], c: pl.Out[pl.Tensor[[N, N], pl.FP32]],
+             d: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            t = pl.load(a, [0, 0], [N, N])
+            pl.store(pl.add(t, t), [0, 0], c)
+            d = pl.store(pl.exp(t), [0, 0], d)
+        return c
+
+
+@pl.program
+class WriteThenRead:
+    """The second scope must read what the first wrote (and not a stale tensor)."""
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[N, N], pl.FP32], c: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+        tmp = pl.create_tensor([N, N], dtype=pl.FP32)
+        with pl.at(level=pl.Level.CORE_GROUP):
+            pl.store(pl.exp(pl.load(a, [0, 0], [N, N])), [0, 0], tmp)
+        with pl.at(level=pl.Level.CORE_GROUP):
+            pl.store(pl.add(pl.load(tmp, [0, 0], [N, N]), pl.load(a, [0, 0], [N, N])), [0, 0], c)
+        return c
+
+
+@pl.program
+class ReadModifyWrite:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[N, N], pl.FP32], c: pl.InOut[pl.Tensor[[N, N], pl.FP32]]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            old = pl.load(c, [0, 0], [N, N])
+            pl.store(pl.add(old, pl.load(a, [0, 0], [N, N])), [0, 0], c)
+        return c
+
+
+@pl.program
+class ExplicitKernelForgetsOut:
+    """The kernel declares ``c`` In, writes it and is called for effect (PyPTO lifts it)."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, a: pl.Tensor[[N, N], pl.FP32], c: pl.Tensor[[N, N], pl.FP32]):
+        t = pl.load(a, [0, 0], [N, N], target_memory=pl.Mem.Vec)
+        pl.store(pl.add(t, t), [0, 0], c)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[N, N], pl.FP32], c: pl.Out[pl.Tensor[[N, N], pl.FP32]]):
+        self.kernel(a, c)
+        return c
+
+
+@pl.jit
+def jit_bare_store(a: pl.Tensor, c: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(a, [0, 0], [N, N])
+        pl.store(pl.relu(t), [0, 0], c)
+    return c
+
+
+def test_bare_store_in_scope():
+    a, c = f32(N, N), np.zeros((N, N), np.float32)
+    compiled = run(BareStoreInScope, a, c)
+    np.testing.assert_array_equal(c, a + a)
+    kernel = compiled.program.get_function("main_incore_0")
+    assert [(p.var.name, p.direction) for p in kernel.params] == [
+        ("a", Direction.In), ("c", Direction.Out)]
+
+
+def test_bare_store_in_loop():
+    a, c = f32(4 * N, N), np.zeros((4 * N, N), np.float32)
+    run(BareStoreInLoop, a, c)
+    np.testing.assert_allclose(c, np.exp(a), rtol=1e-6)
+
+
+@pytest.mark.parametrize("flag", [1, 0])
+def test_store_in_each_branch(flag):
+    a, c = f32(N, N), np.zeros((N, N), np.float32)
+    run(StoreInBranch, a, flag, c)
+    np.testing.assert_array_equal(c, a + a if flag else a * a)
+
+
+def test_assemble_sugar_into_row_windows():
+    a, c = f32(N, N), np.zeros((2 * N, N), np.float32)
+    run(AssembleSugar, a, c)
+    np.testing.assert_array_equal(c[:N], a + a)
+    np.testing.assert_allclose(c[N:], np.exp(a), rtol=1e-6)
+
+
+def test_scope_with_two_outputs_returns_both():
+    a, c, d = f32(N, N), np.zeros((N, N), np.float32), np.zeros((N, N), np.float32)
+    compiled = run(TwoOutputs, a, c, d)
+    np.testing.assert_array_equal(c, a + a)
+    np.testing.assert_allclose(d, np.exp(a), rtol=1e-6)
+    kernel = compiled.program.get_function("main_incore_0")
+    assert len(kernel.return_types) == 2
+    assert "_tuple_tmp" in compiled.program.as_python()
+
+
+def test_second_scope_reads_the_first_scopes_write():
+    a, c = f32(N, N), np.zeros((N, N), np.float32)
+    run(WriteThenRead, a, c)
+    np.testing.assert_allclose(c, np.exp(a) + a, rtol=1e-6)
+
+
+def test_scope_that_reads_and_writes_a_tensor_makes_it_inout():
+    a, c = f32(N, N), f32(N, N)
+    expected = c + a
+    compiled = run(ReadModifyWrite, a, c)
+    np.testing.assert_array_equal(c, expected)
+    kernel = compiled.program.get_function("main_incore_0")
+    assert {p.var.name: p.direction for p in kernel.params} == {
+        "c": Direction.InOut, "a": Direction.In}
+
+
+def test_explicit_kernel_writing_an_in_parameter_is_lifted_to_out():
+    a, c = f32(N, N), np.zeros((N, N), np.float32)
+    compiled = run(ExplicitKernelForgetsOut, a, c)
+    np.testing.assert_array_equal(c, a + a)
+    assert compiled.program.get_function("kernel").params[1].direction is Direction.Out
+
+
+def test_jit_bare_store():
+    a, c = f32(N, N), np.zeros((N, N), np.float32)
+    jit_bare_store(a, c)
+    np.testing.assert_array_equal(c, np.maximum(a, 0))
+
+
+def test_runtime_refuses_a_write_to_an_in_parameter():
+    """If a pass ever lost a direction, the run fails instead of dropping the write."""
+    compiled = ir.compile(ExplicitKernelForgetsOut, None)
+    kernel = compiled.program.get_function("kernel")
+    forced = replace(kernel, params=tuple(replace(p, direction=Direction.In)
+                                          for p in kernel.params))
+    functions = tuple(forced if f is kernel else f for f in compiled.program.functions)
+    compiled.program = replace(compiled.program, functions=functions)
+    with pytest.raises(InternalError, match="wrote its In parameter 'c'"):
+        compiled.run(f32(N, N), np.zeros((N, N), np.float32))
+
+
+def test_runtime_refuses_one_tensor_bound_to_two_parameters_when_written():
+    compiled = ir.compile(ExplicitKernelForgetsOut, None)
+    a = f32(N, N)
+    with pytest.raises(RuntimeConfigError, match="both 'a' and 'c'"):
+        compiled.run(a, a)
+
+
+@pl.program
+class StoreThroughSliceView:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[N, N], pl.FP32], c: pl.Out[pl.Tensor[[2 * N, N], pl.FP32]]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            lower = c[N:2 * N, 0:N]
+            pl.store(pl.exp(pl.load(a, [0, 0], [N, N])), [0, 0], lower)
+        return c
+
+
+def test_store_through_a_slice_view_writes_the_sliced_tensor():
+    a, c = f32(N, N), np.zeros((2 * N, N), np.float32)
+    compiled = run(StoreThroughSliceView, a, c)
+    np.testing.assert_array_equal(c[:N], 0)
+    np.testing.assert_allclose(c[N:], np.exp(a), rtol=1e-6)
+    kernel = compiled.program.get_function("main_incore_0")
+    assert {p.var.name: p.direction for p in kernel.params}["c"] is Direction.Out
+
+
+@pl.program
+class AssignedStoreThroughSliceView:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[2 * N, N], pl.FP32], c: pl.Out[pl.Tensor[[2 * N, N], pl.FP32]]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            upper = c[0:N, 0:N]
+            src = a[N:2 * N, 0:N]
+            upper = pl.store(pl.exp(pl.load(src, [0, 0], [N // 2, N])), [0, 0], upper)
+            upper = pl.store(pl.load(src, [N // 2, 0], [N // 2, N]), [N // 2, 0], upper)
+        return c
+
+
+def test_assigned_store_and_load_through_slice_views():
+    a, c = f32(2 * N, N), np.zeros((2 * N, N), np.float32)
+    run(AssignedStoreThroughSliceView, a, c)
+    half = N // 2
+    np.testing.assert_allclose(c[:half], np.exp(a[N:N + half]), rtol=1e-6)
+    np.testing.assert_array_equal(c[half:N], a[N + half:])
+    np.testing.assert_array_equal(c[N:], 0)
