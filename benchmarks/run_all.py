@@ -30,6 +30,7 @@ BENCHMARKS = {
     "sim_throughput": "sim_throughput.py",
     "gemm_bound": "gemm_bound.py",
     "chooser_vs_sim": "chooser_vs_sim.py",
+    "race_scaling": "race_scaling.py",
     "dbc": "dbc.py",
 }
 SCRIPT_TIMEOUT_S = 1800

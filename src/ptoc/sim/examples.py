@@ -10,6 +10,9 @@ holds two k-steps (slot 0 and slot 1) and runs K / (2k) times.
 
 ``two_acc_matmul``: T output tiles along N, full K per tile, accumulators alternating
 between two L0C slots (dbC = 2) or sharing one (``same_address``), hw-model.md §3.3.
+
+``k_loop_sum``: a long K loop on MTE2 and V with one final MTE3 store (MTE3 idles until
+the end): the race checker's scaling workload.
 """
 
 from __future__ import annotations
@@ -197,6 +200,36 @@ def two_acc_matmul(M: int = 128, n: int = 128, K: int = 64, tiles: int = 4, *,
         for s in range(ids):
             w.sync("wait_flag", "FIX", "M", s)
     return w.render()
+
+
+def k_loop_sum(trips: int, rows: int = 16, cols: int = 16) -> str:
+    """Level-3 ``y = trips * x`` (f32): ``x`` is loaded into the accumulator, then ``trips - 1``
+    times into a second tile that V adds into it (V->MTE2 id 0 guards that tile), and the
+    accumulator is stored once after the loop."""
+    if trips < 1:
+        raise ValueError("trips must be at least 1")
+    w = Writer([("%arg0", "f32"), ("%arg1", "f32")])
+    x_v = w.view("x_view", "%arg0", "f32", rows, cols)
+    y_v = w.view("y_view", "%arg1", "f32", rows, cols)
+    acc = w.alloc("acc", "vec", "f32", rows, cols, 0)
+    t = w.alloc("t", "vec", "f32", rows, cols, rows * cols * 4)
+    w.op("pto.tload", [w.window(x_v, w.idx(0), w.idx(0), rows, cols)], [w.t(acc)])
+    w.sync("set_flag", "MTE2", "V", 1)
+    w.sync("wait_flag", "MTE2", "V", 1)
+    w.sync("set_flag", "V", "MTE2", 0)             # the second tile starts free
+    w.open(f"scf.for %i = {w.idx(1)} to {w.idx(trips)} step {w.idx(1)}")
+    w.sync("wait_flag", "V", "MTE2", 0)
+    w.op("pto.tload", [w.window(x_v, w.idx(0), w.idx(0), rows, cols)], [w.t(t)])
+    w.sync("set_flag", "MTE2", "V", 0)
+    w.sync("wait_flag", "MTE2", "V", 0)
+    w.op("pto.tadd", [w.t(acc), w.t(t)], [w.t(acc)])
+    w.sync("set_flag", "V", "MTE2", 0)
+    w.close()
+    w.sync("wait_flag", "V", "MTE2", 0)
+    w.sync("set_flag", "V", "MTE3", 0)
+    w.sync("wait_flag", "V", "MTE3", 0)
+    w.op("pto.tstore", [w.t(acc)], [w.window(y_v, w.idx(0), w.idx(0), rows, cols)])
+    return w.render("k_loop_sum")
 
 
 def sync_pairs(text: str) -> list[tuple[int, int]]:

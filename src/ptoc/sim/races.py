@@ -16,6 +16,7 @@ Reports are grouped per pair of source ops (one unrolled loop gives one report w
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
 
 from ptoc.backend.pipes import QUEUE_PIPES, Pipe
@@ -24,7 +25,6 @@ from ptoc.sim.instr import BARRIER, SET, WAIT, Access, Instr
 from ptoc.sim.schedule import Schedule
 
 _INDEX = {p: i for i, p in enumerate(QUEUE_PIPES)}
-_GC_EVERY = 64
 
 
 @dataclass
@@ -59,45 +59,57 @@ class Race:
                 f"ordered by a flag, barrier or same-pipe order{times}")
 
 
-@dataclass(slots=True)
-class _Live:
-    seq: int
-    pipe_index: int
-    epoch: int
-    access: Access
-    write: bool
+class _History:
+    """The accesses of one lane to one buffer of one kind (read or write), in issue order.
+
+    Epochs on one lane only grow, so the accesses a later instruction is *not* ordered
+    after — epoch above its clock entry for this lane — are always a suffix, found by
+    bisection. That keeps the checker O(n log n) (plus the races it reports) whatever the
+    other lanes do; the earlier design could forget an access only once every lane with
+    work left had synchronised past it, which a lane idle until the end never does.
+    """
+
+    __slots__ = ("epochs", "seqs", "accesses")
+
+    def __init__(self):
+        self.epochs: list[int] = []
+        self.seqs: list[int] = []
+        self.accesses: list[Access] = []
+
+    def unordered(self, known: int) -> range:
+        """Indices of the accesses with epoch > ``known``."""
+        return range(bisect_right(self.epochs, known), len(self.epochs))
+
+
+def _lane(ins: Instr) -> int:
+    """The in-order queue an instruction runs on (one vector-clock component)."""
+    return _INDEX[ins.pipe]
 
 
 def find_races(instrs: list[Instr], sch: Schedule) -> list[Race]:
     """Every unordered conflicting access pair of a scheduled run (see module doc)."""
-    npipes = len(QUEUE_PIPES)
-    clocks = [[0] * npipes for _ in range(npipes)]
+    nlanes = len(QUEUE_PIPES)
+    clocks = [[0] * nlanes for _ in range(nlanes)]
     set_clock: dict[int, list[int]] = {}
-    remaining = [0] * npipes
-    for ins in instrs:
-        if ins.pipe in _INDEX:
-            remaining[_INDEX[ins.pipe]] += 1
-    live: dict[str, list[_Live]] = {}
+    history: dict[tuple[str, int, bool], _History] = {}
     reports: dict[tuple, Race] = {}
-    since_gc = 0
     for seq in sch.order:
         ins = instrs[seq]
         if ins.kind == BARRIER and ins.pipe is Pipe.PIPE_ALL:
             joined = [max(col) for col in zip(*clocks)]
-            clocks = [list(joined) for _ in range(npipes)]
-            live.clear()                       # everything before is ordered before all after
+            clocks = [list(joined) for _ in range(nlanes)]
+            history.clear()                    # everything before is ordered before all after
             continue
-        p = _INDEX[ins.pipe]
+        p = _lane(ins)
         clock = clocks[p]
         clock[p] += 1
-        remaining[p] -= 1
         if ins.kind == SET:
             set_clock[seq] = list(clock)
             continue
         if ins.kind == WAIT:
-            src = set_clock.get(sch.matched_set.get(seq, -1))
+            src = set_clock.pop(sch.matched_set.get(seq, -1), None)
             if src is not None:
-                for i in range(npipes):
+                for i in range(nlanes):
                     if src[i] > clock[i]:
                         clock[i] = src[i]
             continue
@@ -105,33 +117,31 @@ def find_races(instrs: list[Instr], sch: Schedule) -> list[Race]:
             continue
         for write, accesses in ((False, ins.reads), (True, ins.writes)):
             for access in accesses:
-                entries = live.get(access.buffer)
-                if entries is None:
-                    entries = live[access.buffer] = []
-                for old in entries:
-                    if old.seq == seq or not (write or old.write) \
-                            or clock[old.pipe_index] >= old.epoch:
-                        continue               # same op, read-read, or ordered before
-                    if old.access.overlaps(access):
-                        _report(reports, instrs[old.seq], old.write, old.access, ins, write,
-                                access)
-                entries.append(_Live(seq, p, clock[p], access, write))
-        since_gc += 1
-        if since_gc >= _GC_EVERY:
-            since_gc = 0
-            _collect(live, clocks, remaining)
+                _check(reports, instrs, ins, write, access, clock, p, history)
+        for write, accesses in ((False, ins.reads), (True, ins.writes)):
+            for access in accesses:
+                h = history.get((access.buffer, p, write))
+                if h is None:
+                    h = history[(access.buffer, p, write)] = _History()
+                h.epochs.append(clock[p])
+                h.seqs.append(seq)
+                h.accesses.append(access)
     return sorted(reports.values(), key=lambda r: (r.first_seq, r.second_seq))
 
 
-def _collect(live: dict[str, list[_Live]], clocks, remaining) -> None:
-    """Drop accesses every future instruction is already ordered after."""
-    active = [c for c, left in zip(clocks, remaining) if left > 0]
-    if not active:
-        live.clear()
-        return
-    known = [min(c[i] for c in active) for i in range(len(clocks))]
-    for buffer, entries in live.items():
-        live[buffer] = [e for e in entries if e.epoch > known[e.pipe_index]]
+def _check(reports, instrs, ins: Instr, write: bool, access: Access, clock: list[int],
+           lane: int, history) -> None:
+    """Report every earlier access to ``access``'s bytes that ``ins`` is not ordered after
+    (a read only conflicts with writes)."""
+    for old_write in ((False, True) if write else (True,)):
+        for q in range(len(clock)):
+            h = history.get((access.buffer, q, old_write)) if q != lane else None
+            if h is None:
+                continue
+            for i in h.unordered(clock[q]):
+                old = h.accesses[i]
+                if old.overlaps(access):
+                    _report(reports, instrs[h.seqs[i]], old_write, old, ins, write, access)
 
 
 def _report(reports, a_ins: Instr, a_write: bool, a_acc: Access,
