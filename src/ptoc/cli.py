@@ -25,9 +25,10 @@ def _build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = _build_parser()
     args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help()
-        return 0
+    if args.command is None:  # a usage error, as for any tool: usage on stderr, exit 2
+        parser.print_usage(sys.stderr)
+        print("ptoc: error: a command is required (ptoc --help lists them)", file=sys.stderr)
+        return 2
     try:
         return int(args.handler(args) or 0)
     except PtocError as err:

@@ -57,6 +57,13 @@ class DataType(enum.Enum):
     def __repr__(self) -> str:
         return f"pl.{self.value}"
 
+    def astype_hint(self, var: str = "x") -> str:
+        """How a user converts a numpy array to this dtype, naming where the type comes
+        from: bfloat16 is not numpy's but ml_dtypes' (installed with ptoc)."""
+        if self is DataType.BF16:
+            return f"{var}.astype(ml_dtypes.bfloat16) after `import ml_dtypes`"
+        return f"{var}.astype(numpy.{self.numpy.name})"
+
     @classmethod
     def from_pto(cls, name: str) -> "DataType":
         return _FROM_PTO[name]

@@ -22,6 +22,16 @@ class SourceLoc:
         return f"{self.file}:{self.line}:{self.col}"
 
 
+def count(n: int, noun: str) -> str:
+    """``1 argument``, ``3 arguments``: messages count things in correct English."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def were_given(n: int) -> str:
+    """``1 was given``, ``2 were given``."""
+    return f"{n} {'was' if n == 1 else 'were'} given"
+
+
 class PtocError(Exception):
     """Base class of every error ptoc reports to a user."""
 

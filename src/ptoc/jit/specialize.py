@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ptoc.dtypes import DataType, Direction, FunctionType
-from ptoc.errors import PtocError
+from ptoc.errors import PtocError, count, were_given
 from ptoc.ir.nodes import Program
 from ptoc.ir.types import TensorType, Type
 from ptoc.language.context import ParseContext
@@ -26,8 +26,8 @@ def argument_types(jit, args: tuple) -> tuple[dict[str, Type], dict[str, Any]]:
     """Tensor argument types and scalar specialisation values, by parameter name."""
     params = [a.arg for a in jit.source.node.args.args]
     if len(args) != len(params):
-        raise PtocError(f"{jit.name} takes {len(params)} arguments ({', '.join(params)}) but "
-                        f"{len(args)} were given")
+        raise PtocError(f"{jit.name} takes {count(len(params), 'argument')} "
+                        f"({', '.join(params)}) but {were_given(len(args))}")
     types: dict[str, Type] = {}
     scalars: dict[str, Any] = {}
     for name, value in zip(params, args):
@@ -88,8 +88,8 @@ class _ProgramBuilder:
             return self.specialized[key]
         params = [a.arg for a in kernel.source.node.args.args]
         if len(params) != len(arg_types):
-            raise PtocError(f"{kernel.name} takes {len(params)} arguments but {len(arg_types)} "
-                            "were given")
+            raise PtocError(f"{kernel.name} takes {count(len(params), 'argument')} but "
+                            f"{were_given(len(arg_types))}")
         types = {p: t for p, t in zip(params, arg_types) if isinstance(t, TensorType)}
         function = self.parse(kernel, types, {}, FunctionType.InCore)
         name = function.name

@@ -14,7 +14,7 @@ import operator
 from typing import Any
 
 from ptoc.dtypes import AtomicType, DataType, ForKind, FunctionType, Level, MemorySpace, Role
-from ptoc.errors import PtocError
+from ptoc.errors import PtocError, count, were_given
 from ptoc.ir.nodes import (
     AssignStmt, BinOp, Call, ConstFloat, ConstInt, Expr, ListExpr, TupleGetItem, UnaryOp, Var,
 )
@@ -377,8 +377,8 @@ class ExprParser:
         params, returns = self.functions[name]
         if len(args) != len(params):
             raise self.ctx.error(
-                node, f"self.{name} takes {len(params)} arguments "
-                f"({', '.join(p[0] for p in params)}) but {len(args)} were given")
+                node, f"self.{name} takes {count(len(params), 'argument')} "
+                f"({', '.join(p[0] for p in params)}) but {were_given(len(args))}")
         exprs = []
         for (pname, ptype), value in zip(params, args):
             if not isinstance(value, Expr) and not _is_number(value):

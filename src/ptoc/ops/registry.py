@@ -15,7 +15,7 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ptoc.errors import SourceLoc, TypeCheckError
+from ptoc.errors import SourceLoc, TypeCheckError, count, were_given
 from ptoc.ir.nodes import Call, ConstBool, ConstFloat, ConstInt, Expr, ListExpr
 from ptoc.ir.types import Type
 
@@ -74,8 +74,8 @@ class OpDef:
         positional = [p for p in self.params if p.positional or p.also_positional]
         if len(args) > len(positional):
             raise TypeCheckError(
-                f"pl.{self.name} takes at most {len(positional)} positional arguments "
-                f"({', '.join(p.name for p in positional)}) but {len(args)} were given", loc,
+                f"pl.{self.name} takes at most {count(len(positional), 'positional argument')} "
+                f"({', '.join(p.name for p in positional)}) but {were_given(len(args))}", loc,
                 hint=self.signature())
         bound: dict[str, Any] = {}
         for spec, value in zip(positional, args):
@@ -211,8 +211,9 @@ def get_op(name: str, loc: SourceLoc | None = None) -> OpDef:
         return _REGISTRY[name]
     except KeyError:
         close = difflib.get_close_matches(name, list(_REGISTRY), n=3)
-        extra = f"; did you mean {', '.join('pl.' + c for c in close)}?" if close else ""
-        raise TypeCheckError(f"unknown op 'pl.{name}'{extra}", loc) from None
+        hint = (f"did you mean {', '.join('pl.' + c for c in close)}?" if close else
+                "see the op catalogue in docs/en/dsl.md")
+        raise TypeCheckError(f"unknown op 'pl.{name}'", loc, hint=hint) from None
 
 
 def has_op(name: str) -> bool:

@@ -29,6 +29,7 @@ from ptoc.passes.memref_rewrite import (
     alloc_size, alloc_space, defined_vars, is_alloc, memref_of, retype_function, with_memref,
 )
 from ptoc.passes.pipeline_capacity_gate import align32
+from ptoc.passes.tile_sources import describe_tile, source_loc, tile_definitions
 
 KERNEL_TYPES = (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV)
 
@@ -43,6 +44,7 @@ class Placement:
     size: int
     tiles: list[str] = field(default_factory=list)
     origin: int = 0  # the offset the base's MemRefs are relative to (0 before allocation)
+    tile_vars: list[Var] = field(default_factory=list, repr=False, compare=False)
 
 
 @function_pass(name="AllocateMemoryAddr", required={"MemRefsAssigned"},
@@ -105,13 +107,13 @@ def plan_addresses(fn: Function, target, reserved: Mapping[MemorySpace, int] | N
             members = refs[base]
             origin = min(_offset(m) for m, _ in members)  # re-running keeps the layout
             span = declared.get(base) or max(_offset(m) - origin + m.size for m, _ in members)
-            tiles = list(dict.fromkeys(v.name for _, v in members))
-            mine.append(Placement(base.name, space, cursor, span, tiles, origin))
+            tile_vars = list(dict.fromkeys(v for _, v in members))
+            mine.append(Placement(base.name, space, cursor, span, [v.name for v in tile_vars],
+                                  origin, tile_vars))
             cursor = align32(cursor + span)
         limit = target.capacities.get(space, 0)
         if limit and cursor > limit:
-            raise AllocationError(_overflow_message(fn, space, cursor, limit, mine, start),
-                                  fn.loc, hint=_overflow_hint(space))
+            raise _overflow(fn, space, cursor, limit, mine, start)
         placements.extend(mine)
     return placements
 
@@ -120,13 +122,24 @@ def _offset(m: MemRef) -> int:
     return m.offset.value if isinstance(m.offset, ConstInt) else 0
 
 
-def _overflow_message(fn: Function, space: MemorySpace, used: int, limit: int,
-                      placements: list[Placement], reserved: int) -> str:
-    live = "; ".join(f"{p.name} at {p.addr} ({p.size} B: {', '.join(p.tiles[:4])}"
-                     f"{', ...' if len(p.tiles) > 4 else ''})" for p in placements)
+def _overflow(fn: Function, space: MemorySpace, used: int, limit: int,
+              placements: list[Placement], reserved: int) -> AllocationError:
+    """The overflow error, located at the user statement that made the largest buffer and
+    naming each buffer's tiles by what the user wrote (``ptoc.passes.tile_sources``)."""
+    defs = tile_definitions(fn)
+
+    def tiles(p: Placement) -> str:
+        shown = [describe_tile(v, defs.get(v)) for v in p.tile_vars[:4]]
+        return ", ".join(dict.fromkeys(shown)) + (", ..." if len(p.tile_vars) > 4 else "")
+
+    live = "; ".join(f"{p.name} at {p.addr} ({p.size} B: {tiles(p)})" for p in placements)
     note = f" (including {reserved} reserved bytes)" if reserved else ""
-    return (f"{space.value} buffer usage ({used} bytes) exceeds platform limit ({limit} bytes)"
-            f"{note} in function '{fn.name}'; buffers: {live}")
+    biggest = max(placements, key=lambda p: p.size)
+    first = biggest.tile_vars[0] if biggest.tile_vars else None
+    loc = source_loc(first, defs.get(first)) if first is not None else None
+    message = (f"{space.value} buffer usage ({used} bytes) exceeds platform limit ({limit} "
+               f"bytes){note} in function '{fn.name}'; buffers: {live}")
+    return AllocationError(message, loc or fn.loc, hint=_overflow_hint(space))
 
 
 def _overflow_hint(space: MemorySpace) -> str:

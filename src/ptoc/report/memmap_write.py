@@ -17,6 +17,7 @@ from ptoc.dtypes import MemorySpace
 
 from ptoc.errors import PtocError
 from ptoc.files import write_json, write_text
+from ptoc.report.compile_dir import pto_files
 from ptoc.report.memmap_html import render_memory_map
 from ptoc.report.memmap_model import build_memory_map
 
@@ -56,11 +57,7 @@ def write_dir_memory_maps(output_dir: str | os.PathLike) -> list[Path]:
     from ptoc.pto import parse
 
     root = Path(output_dir)
-    files = sorted((root / "pto").glob("*.pto")) if (root / "pto").is_dir() else []
-    if not files:
-        raise MemoryMapError(f"{root} holds no pto/*.pto files",
-                             hint="give the output directory of a compile (ir.compile(..., "
-                                  "output_dir=DIR) or `ptoc compile -o DIR`)")
+    files = pto_files(root, MemoryMapError)
     allocations = _load_allocations(root)
     paths = []
     for file in files:

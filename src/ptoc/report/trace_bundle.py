@@ -104,15 +104,12 @@ def trace_compile_dir(output_dir, *, kernels=None, seed: int = 0, scalars=None,
     """
     from ptoc.errors import PtocError
     from ptoc.pto import parse
+    from ptoc.report.compile_dir import pto_files
     from ptoc.sim import simulate
     from ptoc.sim.inputs import random_inputs
 
     root = Path(output_dir)
-    files = sorted((root / "pto").glob("*.pto")) if (root / "pto").is_dir() else []
-    if not files:
-        raise PtocError(f"{root} holds no pto/*.pto files",
-                        hint="give the output directory of a compile (ir.compile(..., "
-                             "output_dir=DIR) or `ptoc compile -o DIR`)")
+    files = pto_files(root)
     calls, modules = [], {}
     for file in files:
         module = parse(file.read_text(encoding="utf-8"), filename=file.name)

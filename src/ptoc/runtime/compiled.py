@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ptoc.dtypes import Direction
-from ptoc.errors import RuntimeConfigError
+from ptoc.errors import RuntimeConfigError, count, were_given
 from ptoc.ir.nodes import Program
 from ptoc.ir.types import ScalarType, TensorType
 from ptoc.runtime.config import RunConfig
@@ -131,8 +131,8 @@ class CompiledProgram:
         else:
             names = ", ".join(p.var.name for p in params)
             raise RuntimeConfigError(
-                f"{entry.name} takes {len(params)} arguments ({names}) or its "
-                f"{len(params) - len(outs)} inputs, but {len(tensors)} were given")
+                f"{entry.name} takes {count(len(params), 'argument')} ({names}) or its "
+                f"{count(len(params) - len(outs), 'input')}, but {were_given(len(tensors))}")
         originals, values = [], []
         for param, value in zip(params, given):
             ty = param.var.type

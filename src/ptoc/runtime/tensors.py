@@ -48,4 +48,4 @@ def check_tensor(value: np.ndarray, name: str, shape: tuple, dtype: DataType) ->
     if np.dtype(value.dtype) != dtype.numpy:
         raise RuntimeConfigError(f"tensor '{name}' has dtype {value.dtype} but the program expects "
                                  f"{dtype.value} ({dtype.numpy})",
-                                 hint=f"convert it, e.g. x.astype({dtype.numpy.name})")
+                                 hint=f"convert it, e.g. {dtype.astype_hint(name)}")

@@ -155,5 +155,6 @@ def _report(reports, a_ins: Instr, a_write: bool, a_acc: Access,
         found.count += 1
         return
     lo, hi = a_acc.intersection(b_acc)
-    reports[key] = Race(kind, a_acc.buffer, lo, hi, a_ins.label(), a_ins.where(), a_ins.pipe,
-                        b_ins.label(), b_ins.where(), b_ins.pipe, a_ins.seq, b_ins.seq)
+    reports[key] = Race(kind, a_acc.buffer, lo, hi, f"{a_ins.name} #{a_ins.seq}", a_ins.where(),
+                        a_ins.pipe, f"{b_ins.name} #{b_ins.seq}", b_ins.where(), b_ins.pipe,
+                        a_ins.seq, b_ins.seq)

@@ -17,7 +17,8 @@ def mismatches(actual: np.ndarray, expected: np.ndarray, rtol: float, atol: floa
     for index in bad[:MAX_REPORTED]:
         idx = tuple(int(i) for i in index)
         diff = abs(a[idx] - e[idx])
-        lines.append(f"  at {list(idx)}: actual {a[idx]!r}, expected {e[idx]!r} (|diff| {diff:.3g})")
+        lines.append(f"  at {list(idx)}: actual {float(a[idx])!r}, expected {float(e[idx])!r} "
+                     f"(|diff| {diff:.3g})")
     if len(bad) > MAX_REPORTED:
         lines.append(f"  ... and {len(bad) - MAX_REPORTED} more")
     return lines

@@ -20,15 +20,25 @@ class BenchError(PtocError):
 
 
 def find_bench_dir(explicit: str | None = None) -> Path:
-    candidates = [explicit, os.environ.get("PTOC_BENCH_DIR"), Path.cwd() / "benchmarks"]
+    """``--dir``, ``$PTOC_BENCH_DIR``, ``./benchmarks`` or the one beside the package sources
+    (an editable install): the first that holds ``run_all.py``."""
+    if explicit:
+        if not (Path(explicit) / "run_all.py").is_file():
+            raise BenchError(f"--dir {explicit} holds no run_all.py",
+                             hint="give the benchmarks/ directory of a ptoc source checkout")
+        return Path(explicit)
     import ptoc
 
-    candidates.append(Path(ptoc.__file__).resolve().parents[2] / "benchmarks")
+    candidates = [os.environ.get("PTOC_BENCH_DIR"), Path.cwd() / "benchmarks",
+                  Path(ptoc.__file__).resolve().parents[2] / "benchmarks"]
     for c in candidates:
         if c and (Path(c) / "run_all.py").is_file():
             return Path(c)
-    raise BenchError("cannot find the benchmarks/ directory (with run_all.py)",
-                     hint="run from the ptoc checkout, or pass --dir / set PTOC_BENCH_DIR")
+    raise BenchError("cannot find the benchmarks/ directory: the benchmark scripts live in "
+                     "the ptoc source checkout, not in the installed package",
+                     hint="run `ptoc bench` from a clone of the ptoc repository (its top "
+                          "folder), or point to its benchmarks/ with --dir DIR or "
+                          "PTOC_BENCH_DIR=DIR")
 
 
 def load_runner(bench_dir: Path):
@@ -58,9 +68,11 @@ def run(args) -> int:
 
 
 def register(sub) -> None:
+    from ptoc.tools.commands import doc_paragraph
+
     p = sub.add_parser("bench", help="run the benchmarks (compile time, simulator, GEMM bounds, "
                        "chooser vs simulator, dbC) and print their tables",
-                       description=__doc__.split("\n\n")[1].replace("\n", " "))
+                       description=doc_paragraph(__doc__))
     p.add_argument("names", nargs="*", metavar="NAME", help="benchmarks to run (default: all)")
     p.add_argument("--json", metavar="OUT", help="also write every table as JSON here")
     p.add_argument("--quick", action="store_true", help="tiny configurations (smoke test)")

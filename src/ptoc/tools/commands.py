@@ -3,6 +3,22 @@
 from __future__ import annotations
 
 
+def doc_paragraph(doc: str, index: int = 1, *, join_lines: bool = True) -> str:
+    """Paragraph ``index`` of a module docstring as ``--help`` text: the reST double backticks
+    that read well in the source are dropped, since a terminal shows them literally."""
+    text = doc.split("\n\n")[index].strip().replace("``", "")
+    return " ".join(text.split("\n")) if join_lines else text
+
+
+def platform_names() -> list[str]:
+    """Every name ``--platform`` accepts: the simulator platforms first, then the aliases."""
+    from ptoc.backend import TARGETS
+
+    first = [t.platforms[0] for t in TARGETS.values()]
+    rest = [n for t in TARGETS.values() for n in (t.name, *t.platforms[1:])]
+    return first + rest
+
+
 def register(sub) -> None:
     from ptoc.tools import demo
 

@@ -27,7 +27,12 @@ def add_compile_options(p) -> None:
                    help="memory planner (default: pypto)")
     p.add_argument("--dbc", action="store_true",
                    help="opt into the L0C double buffer (dbC=2) under the PYPTO planner")
-    p.add_argument("--platform", default="a2a3sim", help="a2a3sim (default) or a5sim")
+    from ptoc.tools.commands import platform_names
+
+    names = platform_names()
+    p.add_argument("--platform", default="a2a3sim", choices=names, metavar="PLATFORM",
+                   help=f"target platform: {' or '.join(names[:2])} (default a2a3sim); also "
+                        f"accepted: {', '.join(names[2:])}")
     p.add_argument("--no-dump", action="store_true", help="do not write passes_dump/")
 
 

@@ -58,8 +58,10 @@ def render(entry) -> str:
 
 
 def register(sub) -> None:
+    from ptoc.tools.commands import doc_paragraph
+
     p = sub.add_parser("explain", help="explain a diagnostic code (PH-MR-001, ...)",
-                       description=__doc__.split("\n\n")[1].replace("\n", " "))
+                       description=doc_paragraph(__doc__))
     p.add_argument("code", nargs="?", help="the code, e.g. PH-MR-001 (case-insensitive)")
     p.add_argument("--list", action="store_true", help="list every code with its title")
     p.set_defaults(handler=run)

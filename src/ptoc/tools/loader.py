@@ -57,6 +57,9 @@ def load_namespace(path: str) -> dict[str, Any]:
     if not os.path.isfile(path):
         raise LoadError(f"cannot read {path}: no such file",
                         hint="give the path of a .py file that defines a @pl.program or @pl.jit")
+    if path.lower().endswith(".pto"):
+        raise LoadError(f"{path} is PTO assembly, not a Python file with a @pl.program or "
+                        "@pl.jit", hint=f"run PTO text on the simulator with `ptoc sim {path}`")
     try:
         return runpy.run_path(path, run_name="__ptoc_user__")
     except PtocError:

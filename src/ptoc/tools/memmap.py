@@ -24,7 +24,7 @@ def register(sub) -> None:
                     "HTML memory map per kernel to DIR/report/memmap_<kernel>.html: one panel "
                     "per memory space scaled to its capacity, address across, program order "
                     "down, conflicts (different buffers sharing bytes while both live) in "
-                    "red, usage >= 95 %% flagged. Prints the path of each page. Works under "
+                    "red, usage >= 95 % flagged. Prints the path of each page. Works under "
                     "both memory planners.")
     p.add_argument("dir", help="output directory of a compile (holds pto/<kernel>.pto)")
     p.add_argument("--kernel", action="append", help="only print this kernel's page "

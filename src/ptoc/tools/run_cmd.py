@@ -3,7 +3,7 @@
 Inputs: the ``@pl.jit`` file's ``example_inputs()`` when it has one, else seeded standard
 normal data for every input parameter (outputs start as zeros).
 
-The reference (see ``ptoc.tools.goldens``), first match wins: the file's
+The golden, first match wins: the file's
 ``golden(inputs) -> outputs``, which must cover every output; numpy's ``a @ b`` when the
 program is a plain matmul; otherwise no golden exists and the same program run with every
 pipe serialised is compared instead (that proves the synchronisation, not the arithmetic,
@@ -153,11 +153,13 @@ def run(args) -> int:
 def register(sub) -> None:
     import argparse
 
+    from ptoc.tools.commands import doc_paragraph
     from ptoc.tools.compile_cmd import FILE_CONVENTIONS, add_compile_options
 
     p = sub.add_parser(
         "run", help="compile FILE.py, run it on the simulated core and check a golden",
-        description=__doc__.split("\n\n", 1)[1].split("Exit 1")[0].strip(),
+        description=doc_paragraph(__doc__, 1, join_lines=False) + "\n\n"
+        + doc_paragraph(__doc__, 2, join_lines=False),
         epilog=FILE_CONVENTIONS + "golden(inputs) gets {parameter name: array} and returns "
                "{output name: array} (or one array).\nExit status: 0 ok, 1 golden mismatch or "
                "data races, 2 user error.",

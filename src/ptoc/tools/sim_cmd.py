@@ -112,17 +112,22 @@ def _tensors(kernel, args, scalars):
 
 def register(sub) -> None:
     p = sub.add_parser("sim", help="run a PTO kernel on the simulated AI Core",
-                       description="Run PTO assembly (Level 3, or Level 2 serialised) on the "
-                                   "simulated AI Core; print wall cycles, per-pipe busy time "
-                                   "and data races.")
+                       description="Run PTO assembly on the simulated AI Core (Level 3 as written; "
+                                   "Level 2, without set_flag/wait_flag, gets them from "
+                                   "InsertSync first, as the compiler's own output does); "
+                                   "print wall cycles, per-pipe busy time and data races.")
     p.add_argument("file", nargs="?", help="PTO text file (.pto)")
     p.add_argument("--example", choices=EXAMPLES,
                    help="run a built-in hand-written Level-3 kernel instead of a file")
     p.add_argument("--emit", action="store_true", help="print the PTO text and exit")
     p.add_argument("--trace", help="write a Chrome/Perfetto trace JSON here")
     p.add_argument("--csv", help="write the per-pipe CSV summary here")
-    p.add_argument("--target", help="a2a3 or a5 (default: the module's pto.target_arch)")
-    p.add_argument("--profile", help="timing profile (a2a3-device, a2a3-ptoisa, a5-sim)")
+    from ptoc.backend import PROFILES, TARGETS
+
+    p.add_argument("--target", choices=list(TARGETS),
+                   help="target (default: the module's pto.target_arch, else a2a3)")
+    p.add_argument("--profile", choices=list(PROFILES),
+                   help="timing profile (default: the target's)")
     p.add_argument("--mode", default="reference", choices=("reference", "fast", "serial"))
     p.add_argument("--kernel", help="kernel name when the module has several")
     p.add_argument("--input", action="append", metavar="NAME=FILE.npy",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ptoc.errors import SourceLoc
+from ptoc.errors import SourceLoc, count
 from ptoc.pto.model import Kernel, PtrType, ScalarType
 
 from ptoc.sim.errors import SimProgramError
@@ -25,8 +25,9 @@ def bind_params(kernel: Kernel, tensors, filename: str) -> tuple[dict, dict]:
         seq = list(tensors)
         if len(seq) != len(params):
             raise SimProgramError(
-                f"kernel @{kernel.name} takes {len(params)} parameters "
-                f"({', '.join('%' + p.name for p in params)}), {len(seq)} values were given",
+                f"kernel @{kernel.name} takes {count(len(params), 'parameter')} "
+                f"({', '.join('%' + p.name for p in params)}), {count(len(seq), 'value')} "
+                f"{'was' if len(seq) == 1 else 'were'} given",
                 loc, hint="pass one value per parameter, or a dict keyed by parameter name")
         given = {p.name: v for p, v in zip(params, seq)}
     names = {p.name for p in params}

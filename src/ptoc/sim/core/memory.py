@@ -131,7 +131,7 @@ def bind_tensor(name: str, value, dtype: DataType, loc: SourceLoc | None = None)
         raise MemoryAccessError(
             f"tensor bound to %{name} has dtype {arr.dtype}, but the kernel declares "
             f"!pto.ptr<{dtype.pto_name}>", loc,
-            hint=f"pass an array of dtype {dtype.numpy} (e.g. x.astype({dtype.numpy.name!r}))")
+            hint=f"pass an array of dtype {dtype.numpy} (e.g. {dtype.astype_hint()})")
     return np.ascontiguousarray(arr).reshape(-1).copy()
 
 
