@@ -133,11 +133,18 @@ _TIER = {SCALAR: 0, LOAD: 1, COMPUTE: 2, STORE: 2}
 
 
 def _schedule(stmts: list[Stmt], policy: _Policy, memberships: dict[int, str]) -> list[Stmt]:
-    """Stable priority topological sort; a trailing yield/return stays last."""
+    return schedule_by_priority(stmts, lambda i, s: _key(i, s, policy, memberships))
+
+
+def schedule_by_priority(stmts: list[Stmt], key_of) -> list[Stmt]:
+    """Stable priority topological sort over use-def dependences: among the ready statements
+    the one with the smallest ``key_of(index, stmt)`` (a tuple ending with the index) goes
+    next; a trailing yield/return stays last. MemoryReuse re-sequences pipeline stages with
+    it when a shed depth must also serialise them (``pipeline_serialise``)."""
     terminator = stmts[-1] if isinstance(stmts[-1], (YieldStmt, ReturnStmt)) else None
     body = stmts[:-1] if terminator is not None else stmts
     preds = _dependences(body)
-    keys = [_key(i, s, policy, memberships) for i, s in enumerate(body)]
+    keys = [key_of(i, s) for i, s in enumerate(body)]
     waiting = [len(p) for p in preds]
     succs: list[list[int]] = [[] for _ in body]
     for j, ps in enumerate(preds):

@@ -18,10 +18,9 @@ AllocateMemoryAddr's error instead.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Mapping
 
 from ptoc.dtypes import MemorySpace
-from ptoc.passes.decisions import record_decision
 from ptoc.passes.memory_lifetimes import Interval, overlaps
 from ptoc.passes.pipeline_capacity_gate import PipelineGate, align32
 
@@ -85,12 +84,20 @@ class SpacePlan:
     warning: str | None = None
     repacks: int = 0
     shed: list[int] = field(default_factory=list)
+    #: (kind, summary, fields) to record if MemoryReuse keeps this plan (it may try another)
+    decisions: list[tuple[str, str, dict]] = field(default_factory=list)
+
+    @property
+    def overflows(self) -> bool:
+        return bool(self.capacity) and footprint(self.buffers, self.reserved) > self.capacity
 
 
 def plan_space(space: MemorySpace, intervals: list[Interval], capacity: int,
-               no_alias: Callable[[Interval, Interval], bool], reserved: int = 0) -> SpacePlan:
-    """Pack one memory space under the pipeline guard, shedding depth until it fits."""
-    gate = PipelineGate.build(space, intervals, capacity)
+               no_alias: Callable[[Interval, Interval], bool], reserved: int = 0,
+               caps: Mapping[int, int] | None = None) -> SpacePlan:
+    """Pack one memory space under the pipeline guard, shedding depth until it fits
+    (``caps``: depth bounds per group, see ``PipelineGate.build``)."""
+    gate = PipelineGate.build(space, intervals, capacity, caps)
 
     def can_share(c: Interval, m: Interval) -> bool:
         if overlaps(c, m) and not (c.families & m.families):
@@ -109,12 +116,13 @@ def plan_space(space: MemorySpace, intervals: list[Interval], capacity: int,
             break
         victim.depth -= 1
         plan.shed.append(victim.group)
-        record_decision("capacity_shed", f"{space.value}: pipeline group {victim.group} depth "
-                        f"{victim.depth + 1} -> {victim.depth} (footprint "
-                        f"{footprint(plan.buffers, reserved)} B > capacity {capacity} B)",
-                        space=space.value, group=victim.group, depth_from=victim.depth + 1,
-                        depth_to=victim.depth, requested=victim.requested, slot_bytes=victim.slot,
-                        footprint_bytes=footprint(plan.buffers, reserved), capacity_bytes=capacity)
+        plan.decisions.append((
+            "capacity_shed", f"{space.value}: pipeline group {victim.group} depth "
+            f"{victim.depth + 1} -> {victim.depth} (footprint "
+            f"{footprint(plan.buffers, reserved)} B > capacity {capacity} B)",
+            dict(space=space.value, group=victim.group, depth_from=victim.depth + 1,
+                 depth_to=victim.depth, requested=victim.requested, slot_bytes=victim.slot,
+                 footprint_bytes=footprint(plan.buffers, reserved), capacity_bytes=capacity)))
         plan.buffers = pack(intervals, can_share)
         plan.repacks += 1
     return plan
@@ -131,8 +139,8 @@ def _fall_back(plan: SpacePlan, intervals: list[Interval], can_share) -> None:
     if footprint(plan.buffers, plan.reserved) > plan.capacity:
         text += " (which also overflows \u2014 reduce tile size or stage count)"
     plan.warning = text + "."
-    record_decision("capacity_fallback", plan.warning, space=plan.space.value,
-                    capacity_bytes=plan.capacity)
+    plan.decisions.append(("capacity_fallback", plan.warning,
+                           dict(space=plan.space.value, capacity_bytes=plan.capacity)))
 
 
 __all__ = ["Buffer", "SpacePlan", "pack", "footprint", "plan_space", "MAX_REPACKS"]

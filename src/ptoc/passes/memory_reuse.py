@@ -6,9 +6,12 @@ PYPTO planner only (PTOAS plans memory itself). Per kernel function:
 2. packing (``memory_packing``): first-fit-decreasing per memory space under the overlap
    test, the no-alias guard and the pipeline-stage guard with its capacity gate
    (``pipeline_capacity_gate``), shedding pipeline depth until the space fits;
-3. findings: PH-MR-001 for every pipeline group that got fewer buffers than stages, and a
+3. if a space still overflows because the stages' hoisted loads keep them co-live, the
+   overflowing groups' loop bodies are re-sequenced in chunks of the largest depth that
+   fits (``pipeline_serialise``) and everything is planned again;
+4. findings: PH-MR-001 for every pipeline group that got fewer buffers than stages, and a
    warning (W-MR-001) when even depth 1 did not fit and the legacy packing was used;
-4. post-packing: every member of a buffer is retyped onto its representative's MemRef,
+5. post-packing: every member of a buffer is retyped onto its representative's MemRef,
    ``tile.alloc``s nobody uses any more are removed, ``pipeline_membership`` is stripped.
 
 For a double-buffered accumulator pair (dbC) nothing special is needed: after
@@ -31,6 +34,7 @@ from ptoc.ir.visitor import IRMutator
 from ptoc.ops import get_op, make_call
 from ptoc.ops.registry import has_op
 from ptoc.passes.base import function_pass
+from ptoc.passes.decisions import record_decision
 from ptoc.passes.diagnostics import report_diagnostic
 from ptoc.passes.manager import register_default_pass
 from ptoc.passes.memory_lifetimes import Interval, analyze_lifetimes
@@ -40,6 +44,7 @@ from ptoc.passes.memref_rewrite import (
     with_memref, zero_offset,
 )
 from ptoc.passes.pipeline_capacity_gate import align32
+from ptoc.passes.pipeline_serialise import serialise_groups
 
 KERNEL_TYPES = (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV)
 
@@ -59,17 +64,23 @@ def memory_reuse(fn: Function, ctx, *, capacities: Mapping[MemorySpace, int] | N
     if not intervals:
         return fn
     target = ctx.get_backend()
-    guard = _NoAliasGuard(intervals)
-    plans: list[SpacePlan] = []
-    for space in _spaces(intervals):
-        members = [iv for iv in intervals if iv.space is space]
+
+    def capacity(space: MemorySpace) -> int:
         if capacities is None:
-            cap = target.capacities.get(space, 0)
-        else:
-            cap = int(capacities.get(space, 0))
-        plan = plan_space(space, members, cap, guard.forbids,
-                          reserved=int((reserved or {}).get(space, 0)))
-        plans.append(plan)
+            return target.capacities.get(space, 0)
+        return int(capacities.get(space, 0))
+
+    def plan_all(function: Function, ivs: list[Interval], caps=None) -> list[SpacePlan]:
+        guard = _NoAliasGuard(ivs)
+        return [plan_space(space, [iv for iv in ivs if iv.space is space], capacity(space),
+                           guard.forbids, reserved=int((reserved or {}).get(space, 0)),
+                           caps=caps)
+                for space in _spaces(ivs)]
+
+    plans = plan_all(fn, intervals)
+    if any(plan.overflows for plan in plans):
+        fn, plans = _serialise_to_fit(fn, plans, plan_all)
+    for plan in plans:
         _report(fn, plan, ctx)
     rep_of: dict[Var, tuple[Interval, Interval]] = {}
     for plan in plans:
@@ -80,6 +91,29 @@ def memory_reuse(fn: Function, ctx, *, capacities: Mapping[MemorySpace, int] | N
     out = _YieldFixup().mutate(out)
     out = _strip_membership(out)
     return _drop_unused_allocs(out)
+
+
+def _serialise_to_fit(fn: Function, plans: list[SpacePlan], plan_all):
+    """Shedding depth could not make a space fit because the stages' lifetimes overlap
+    (their loads were hoisted): sequence the overflowing spaces' pipeline groups in chunks of
+    F stages, for the largest F that fits (``pipeline_serialise``), and re-plan."""
+    requested = {g: info.requested for plan in plans if plan.overflows
+                 for g, info in plan.gate.groups.items() if info.requested > 1}
+    for depth in range(max(requested.values(), default=1) - 1, 0, -1):
+        caps = {g: min(depth, d) for g, d in requested.items()}
+        candidate = serialise_groups(fn, caps)
+        if candidate is fn:
+            break
+        new_plans = plan_all(candidate, analyze_lifetimes(candidate), caps)
+        if not any(plan.overflows or plan.shed for plan in new_plans):  # fits at this depth
+            for g in sorted(caps):
+                record_decision("capacity_serialise", f"pipeline group {g}: stages sequenced "
+                                f"in chunks of {caps[g]} of {requested[g]} so that stages "
+                                f"{caps[g]} apart can share storage (the hoisted loads kept "
+                                "them co-live at every depth)", group=g, depth=caps[g],
+                                requested=requested[g])
+            return candidate, new_plans
+    return fn, plans
 
 
 def _spaces(intervals: list[Interval]) -> list[MemorySpace]:
@@ -132,6 +166,8 @@ def _unsafe_operands(call: Call) -> list[Var]:
 # ---- findings -----------------------------------------------------------------------
 
 def _report(fn: Function, plan: SpacePlan, ctx) -> None:
+    for kind, summary, fields in plan.decisions:
+        record_decision(kind, summary, **fields)
     if plan.warning is not None:
         report_diagnostic("W-MR-001", plan.warning, location=fn.loc, ctx=ctx)
     if not plan.capacity or plan.fell_back:

@@ -21,6 +21,7 @@ side is a load.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Mapping
 
 from ptoc.dtypes import MemorySpace
 from ptoc.passes.memory_lifetimes import Interval
@@ -81,7 +82,10 @@ class PipelineGate:
     force_legacy: bool = False
 
     @classmethod
-    def build(cls, space: MemorySpace, intervals: list[Interval], capacity: int) -> "PipelineGate":
+    def build(cls, space: MemorySpace, intervals: list[Interval], capacity: int,
+              caps: Mapping[int, int] | None = None) -> "PipelineGate":
+        """``caps`` bounds a group's depth from the start (the depth its stages were
+        serialised to when shedding alone could not make the space fit)."""
         gate = cls(space, capacity)
         slots: dict[int, int] = {}
         stages: dict[int, set[int]] = {}
@@ -94,7 +98,8 @@ class PipelineGate:
         for g in sorted(slots):
             info = GroupDepth(g, slots[g], tuple(sorted(stages[g])))
             if capacity and info.slot:
-                info.depth = max(1, min(info.requested, capacity // info.slot))
+                info.depth = max(1, min(info.requested, capacity // info.slot,
+                                        (caps or {}).get(g, info.requested)))
             gate.groups[g] = info
         return gate
 
