@@ -108,9 +108,10 @@ class _ProgramBuilder:
 
 
 def _type_key(ty: Type) -> tuple:
+    """Kernels specialise on tensor types only; a scalar parameter's type is its annotation."""
     if isinstance(ty, TensorType):
         return ("tensor", tuple(ty.shape), ty.dtype.value)
-    return (type(ty).__name__, getattr(ty, "dtype", None))
+    return (type(ty).__name__,)
 
 
 def _check_directions(jit, function) -> None:

@@ -16,7 +16,8 @@ from typing import Any
 from ptoc.dtypes import AtomicType, DataType, ForKind, FunctionType, Level, MemorySpace, Role
 from ptoc.errors import PtocError, count, were_given
 from ptoc.ir.nodes import (
-    AssignStmt, BinOp, Call, ConstFloat, ConstInt, Expr, ListExpr, TupleGetItem, UnaryOp, Var,
+    AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, Expr, ListExpr, TupleGetItem, UnaryOp,
+    Var,
 )
 from ptoc.ir.types import ScalarType, TensorType, TileLayout, TileType, TupleType
 from ptoc.language.context import DslPath, SelfRef
@@ -349,10 +350,13 @@ class ExprParser:
         args, kwargs = self.call_arguments(node)
         if kwargs:
             raise self.ctx.error(node, f"{ref.name}(...) takes positional arguments only")
-        values = [a if isinstance(a, Expr) else self.runtime(node, f"argument of {ref.name}")
-                  for a in args]
-        name = self.ctx.resolve_kernel(ref.obj, [v.type for v in values], node, self.functions)
-        return self.function_call_with(node, name, values)
+        for index, value in enumerate(args):
+            if not isinstance(value, Expr) and not _is_number(value):
+                raise self.ctx.error(node, f"argument {index + 1} of {ref.name} must be a tensor "
+                                     f"or a scalar value, got '{ast.unparse(node.args[index])}'")
+        types = [to_expr(a, f"argument of {ref.name}", self.ctx.loc(node)).type for a in args]
+        name = self.ctx.resolve_kernel(ref.obj, types, node, self.functions)
+        return self.function_call_with(node, name, args)
 
     def const_call(self, node: ast.Call) -> Expr:
         args, kwargs = self.call_arguments(node)
@@ -385,7 +389,10 @@ class ExprParser:
                 raise self.ctx.error(node, f"argument '{pname}' of {name} must be a tensor or a "
                                      f"scalar value, got {value!r}",
                                      hint=f"pass a variable of type {describe_type(ptype)}")
-            arg = to_expr(value, f"argument '{pname}'", self.ctx.loc(node))
+            if _is_number(value) and isinstance(ptype, ScalarType):
+                arg = self._typed_constant(node, pname, value, ptype)
+            else:
+                arg = to_expr(value, f"argument '{pname}'", self.ctx.loc(node))
             if isinstance(ptype, TensorType) and not (
                     isinstance(arg.type, TensorType)
                     and tuple(arg.type.shape) == tuple(ptype.shape)
@@ -396,6 +403,18 @@ class ExprParser:
             exprs.append(self.hoist(node, arg))
         rtype = returns[0] if len(returns) == 1 else TupleType(tuple(returns))
         return Call(name, tuple(exprs), (), rtype, {}, is_function=True, loc=self.ctx.loc(node))
+
+    def _typed_constant(self, node: ast.Call, pname: str, value, ptype: ScalarType) -> Expr:
+        """A literal passed for a scalar parameter takes its dtype (``1.0`` -> FP32)."""
+        if isinstance(value, bool):
+            return ConstBool(value)
+        if ptype.dtype.is_float:
+            return ConstFloat(float(value), ptype.dtype)
+        if isinstance(value, float) and not value.is_integer():
+            raise self.ctx.error(node, f"argument '{pname}' is {ptype.dtype.value} but "
+                                 f"{value!r} is not a whole number",
+                                 hint=f"pass an integer, or declare '{pname}' as a float Scalar")
+        return ConstInt(int(value), ptype.dtype)
 
     # --- subscripts (slice sugar) -------------------------------------------------------
 

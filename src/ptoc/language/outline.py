@@ -6,7 +6,12 @@ bare or assigned, ``y[:] = expr``, ``pl.assemble``, in loops and branches alike)
 ``pl.Out`` parameter (``pl.InOut`` when the body also reads it) that the kernel returns, as
 PyPTO's OutlineIncoreScopes does. The scope is replaced by a call ``y = self.<kernel>(...)``
 (``_tuple_tmp = ...`` and one item per name for several outputs), named by ``name_hint`` or
-``<function>_incore_<n>`` as PyPTO names them.
+``<function>_incore_<n>`` as PyPTO names them; a ``name_hint`` already taken (by the
+enclosing ``@pl.jit`` function, say) gets a free name by PyPTO's rule (see ``_free_name``).
+
+``with pl.at(...) as t`` binds a task id that a later scope names in ``deps=[t]``. ptoc runs
+the scopes of a function one after another on one core, so every dependency is met by
+program order; the parser checks that each dependency names an earlier scope's task id.
 """
 
 from __future__ import annotations
@@ -46,13 +51,15 @@ class _FreeVars(IRVisitor):
 class ScopeOutliner:
     """Mixin for the function parser: ``_stmt_With`` turns a ``pl.at`` scope into a kernel.
 
-    Needs ``self.ctx``, ``self.scope``, ``self.block``, ``self.functions`` (signatures) and
-    ``self.outlined`` (a list shared by the program parser that collects the new kernels)
-    and ``self.function_name`` (the enclosing function, for default kernel names).
+    Needs ``self.ctx``, ``self.scope``, ``self.block``, ``self.functions`` (signatures),
+    ``self.outlined`` (a list shared by the program parser that collects the new kernels;
+    this function's start at ``self.first_outlined``), ``self.function_name`` (the enclosing
+    function, for kernel names) and ``self.task_ids`` (names bound by ``as``).
     """
 
     def _stmt_With(self, node: ast.With) -> list[Stmt]:
         options = self._scope_options(node)
+        self._check_deps(node, options.pop("deps", ()))
         outer = self.scope
         self.scope = outer.child()
         try:
@@ -62,10 +69,8 @@ class ScopeOutliner:
             self.scope = outer
         body = SeqStmts(tuple(stmts), self.ctx.loc(node))
         outputs = self._scope_outputs(node, outer, inner, body)
-        name = options.get("name_hint") or self._default_kernel_name()
-        if name in self.functions:
-            raise self.ctx.error(node, f"a function named '{name}' already exists",
-                                 hint="give the scope a distinct name_hint")
+        name = self._free_name(options["name_hint"]) if options.get("name_hint") else \
+            self._default_kernel_name()
         kernel, args = self._make_kernel(node, name, body, outputs)
         self.outlined.append(kernel)
         self.functions[name] = ([(p.var.name, p.var.type) for p in kernel.params],
@@ -101,15 +106,39 @@ class ScopeOutliner:
         for name in out.names:
             outer.bind(name, value)
 
+    def _check_deps(self, node: ast.With, deps: ast.expr | tuple) -> None:
+        """``deps=[t, ...]`` names task ids bound by earlier ``with pl.at(...) as t``."""
+        tasks = self.task_ids
+        if deps:
+            items = deps.elts if isinstance(deps, (ast.List, ast.Tuple)) else None
+            if items is None:
+                raise self.ctx.error(deps, "pl.at(deps=...) takes a list of task ids, "
+                                     f"got '{ast.unparse(deps)}'", hint="write deps=[t1, t2]")
+            for item in items:
+                if not (isinstance(item, ast.Name) and item.id in tasks):
+                    raise self.ctx.error(item, f"pl.at(deps=[...]): '{ast.unparse(item)}' is not "
+                                         "the task id of an earlier scope of this function",
+                                         hint="bind it with 'with pl.at(...) as "
+                                              f"{ast.unparse(item)}:' before this scope")
+        target = node.items[0].optional_vars
+        if target is not None:
+            tasks.add(target.id)
+
     def _scope_options(self, node: ast.With) -> dict:
-        if len(node.items) != 1 or node.items[0].optional_vars is not None:
+        target = node.items[0].optional_vars if len(node.items) == 1 else None
+        if len(node.items) != 1 or not (target is None or isinstance(target, ast.Name)):
             raise self.ctx.error(node, "a kernel scope is written 'with pl.at(level=pl.Level."
-                                 "CORE_GROUP):' (one item, no 'as')")
+                                 "CORE_GROUP):' (one item, optionally 'as task_id')")
         call = node.items[0].context_expr
         if not (isinstance(call, ast.Call) and self._is_dsl(call.func, "at")):
             raise self.ctx.error(node, f"'with {ast.unparse(call)}' is not a kernel scope",
                                  hint="write 'with pl.at(level=pl.Level.CORE_GROUP):'")
+        deps = [k.value for k in call.keywords if k.arg == "deps"]
+        call = ast.copy_location(
+            ast.Call(call.func, call.args, [k for k in call.keywords if k.arg != "deps"]), call)
         args, kwargs = self.call_arguments(call)
+        if deps:
+            kwargs["deps"] = deps[0]
         unknown = [k for k in kwargs if k not in SCOPE_OPTIONS]
         if args or unknown:
             raise self.ctx.error(node, f"pl.at takes keyword options only "
@@ -127,6 +156,21 @@ class ScopeOutliner:
         if hint is not None and not (isinstance(hint, str) and hint.isidentifier()):
             raise self.ctx.error(node, f"name_hint={hint!r} must be a Python identifier")
         return kwargs
+
+    def _free_name(self, hint: str) -> str:
+        """``hint`` if free. Taken by this function or a scope of it: ``hint_<n>`` with the
+        smallest free n; taken by another function's scope: ``<function>_<hint>`` (PyPTO's
+        rule, so each function's first scope keeps the name it has when compiled alone)."""
+        taken = set(self.functions) | {self.function_name}
+        if hint not in taken:
+            return hint
+        mine = {self.function_name} | {k.name for k in self.outlined[self.first_outlined:]}
+        if hint not in mine and f"{self.function_name}_{hint}" not in taken:
+            return f"{self.function_name}_{hint}"
+        index = 0
+        while f"{hint}_{index}" in taken:
+            index += 1
+        return f"{hint}_{index}"
 
     def _default_kernel_name(self) -> str:
         index = 0

@@ -97,6 +97,8 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeOutliner):
         self.ctx = ctx
         self.functions = functions
         self.outlined = outlined if outlined is not None else []
+        self.first_outlined = len(self.outlined)
+        self.task_ids: set[str] = set()
         self.function_name = "main"
         self.scope = Scope()
         self.pending: list[Stmt] = []
