@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ptoc.errors import PtocError
+from ptoc.errors import InternalError, PtocError
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -31,6 +31,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(args.handler(args) or 0)
+    except InternalError as err:  # a ptoc bug reported as an error (e.g. a pass that crashed)
+        if args.debug:
+            raise
+        print(f"ptoc: internal error: {err} (a ptoc bug; rerun with --debug for the traceback "
+              "and please report it)", file=sys.stderr)
+        return 3
     except PtocError as err:
         if args.debug:
             raise

@@ -3,6 +3,12 @@
 Every mistake a user can make raises a ``PtocError`` subclass whose message names the
 variable or instruction, the numbers involved and the fix, and which carries the source
 location, so that no raw Python traceback escapes from inside ptoc for bad input.
+
+Each subclass also derives from the builtin exception PyPTO raises in the same situation
+(``ValueError`` for a rejected program or option, ``TypeError`` as well for ill-typed op
+arguments, ``RuntimeError`` for ptoc's own internal failures and for the simulator), so
+PyPTO code written as ``except ValueError:`` keeps catching what ptoc raises. ``Error`` and
+``InternalError`` are PyPTO's names for the catch-all and the internal-bug class.
 """
 
 from __future__ import annotations
@@ -51,31 +57,43 @@ class PtocError(Exception):
         return f"{where}{self.message}{fix}"
 
 
-class ParseError(PtocError):
+#: PyPTO's name for the base of its own errors (``pypto.Error``).
+Error = PtocError
+
+
+class InternalError(PtocError, RuntimeError):
+    """A ptoc bug surfaced as an error (PyPTO's ``InternalError``, a ``RuntimeError``)."""
+
+
+class ParseError(PtocError, ValueError):
     """The DSL or printed-IR source could not be turned into IR."""
 
 
-class TypeCheckError(PtocError):
-    """An op's operands have the wrong shape, dtype, memory space or arity."""
+class TypeCheckError(PtocError, ValueError, TypeError):
+    """An op's operands have the wrong shape, dtype, memory space or arity.
+
+    PyPTO raises ``ValueError`` for most rejected operands and ``TypeError`` for some; this
+    class is both, so either ``except`` clause catches it.
+    """
 
 
-class VerificationError(PtocError):
+class VerificationError(PtocError, ValueError):
     """The IR violates an invariant (SSA, types, loop attributes)."""
 
 
-class PassError(PtocError):
+class PassError(PtocError, ValueError):
     """A pass cannot transform the program (bad options, unsupported form)."""
 
 
-class AllocationError(PtocError):
+class AllocationError(PtocError, ValueError):
     """On-chip buffers do not fit their memory space."""
 
 
-class PtoError(PtocError):
+class PtoError(PtocError, ValueError):
     """PTO assembly text is malformed or ill-typed."""
 
 
-class SimulationError(PtocError):
+class SimulationError(PtocError, RuntimeError):
     """The simulated core hit a hard error (deadlock, flag protocol violation)."""
 
     def __init__(self, message: str, loc: SourceLoc | None = None, *, hint: str | None = None,
@@ -92,7 +110,7 @@ class FlagProtocolError(SimulationError):
     """A flag was set twice before its wait, or left set at kernel end."""
 
 
-class RuntimeConfigError(PtocError):
+class RuntimeConfigError(PtocError, ValueError):
     """Bad options or tensors passed to compile/run."""
 
 

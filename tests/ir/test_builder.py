@@ -46,7 +46,7 @@ def test_builder_output_verifies_and_prints():
     prog = _build_loop_program()
     verify(prog)
     text = prog.as_python()
-    assert "for i, (acc,) in pl.range(0, 2, 1, init_values=(t0,)):" in text
+    assert "for i, (acc,) in pl.range(2, init_values=(t0,)):" in text
     assert "nxt: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.yield_(t)" in text
     assert "acc_out: pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec] = pl.yield_(nxt)" in text
     assert "r: pl.Tensor[[32, 16], pl.FP32] = self.kernel(x, out)" in text

@@ -689,7 +689,7 @@ def test_matmul_acc_init_cond_only_overwrites_on_the_first_k_block():
 """)
     out, _ = run(src)
     (mm,) = calls(out, "tile.matmul_acc")
-    cond = mm.value.kwarg("init_cond")
+    cond = mm.value.args[3]
     assert cond.op == "and" and cond.rhs.op == "==" and cond.rhs.lhs is loops(out)[1].loop_var
 
 

@@ -7,7 +7,7 @@ import importlib.util
 
 import pytest
 
-from ptoc.errors import PassError, VerificationError
+from ptoc.errors import InternalError, PassError, VerificationError
 from ptoc.ir.nodes import ReturnStmt, SeqStmts, Var
 from ptoc.passes import (
     CallbackInstrument, IRDumpInstrument, IRProperty, Pass, PassContext, PassInstrument, PassManager,
@@ -269,9 +269,10 @@ def test_internal_error_in_a_pass_names_the_pass(tiny_program):
     def buggy(program, ctx):
         return {}["missing"]
 
-    with pytest.raises(PassError, match="internal error in pass Buggy: KeyError") as info:
+    with pytest.raises(InternalError, match="internal error in pass Buggy: KeyError") as info:
         buggy()(tiny_program)
     assert isinstance(info.value.__cause__, KeyError)
+    assert isinstance(info.value, RuntimeError)  # PyPTO's InternalError is a RuntimeError
 
     @program_pass(name="Refuses")
     def refuses(program, ctx):

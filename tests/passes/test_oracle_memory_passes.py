@@ -126,5 +126,6 @@ def test_default_pipeline_from_autotile_input_matches_pypto(folder):
         body = program.get_function("kernel").body
         return dataclasses.replace(body, stmts=body.stmts[:-1])
 
-    assert_structural_equal(body_without_return(out), body_without_return(expected))
+    assert_structural_equal(body_without_return(out), body_without_return(expected),
+                            enable_auto_mapping=True)
     assert not [d for d in ctx.diagnostics if d.code in ("PH-MR-001", "W-MR-001")]

@@ -295,6 +295,18 @@ def test_internal_error_is_one_line_exit_3(capsys, monkeypatch):
         main(["--debug", "explain", "PH001"])
 
 
+def test_internal_ptoc_error_is_exit_3(capsys, monkeypatch):
+    import ptoc.tools.explain_cmd as explain_cmd
+    from ptoc.errors import InternalError
+
+    def boom(entry):
+        raise InternalError("internal error in pass Buggy: KeyError: 'x'")
+
+    monkeypatch.setattr(explain_cmd, "render", boom)
+    code, _, err = run(capsys, "explain", "PH001")
+    assert code == 3 and err.startswith("ptoc: internal error: internal error in pass Buggy")
+
+
 def test_help_documents_exit_codes(capsys):
     with pytest.raises(SystemExit) as info:
         main(["--help"])

@@ -12,7 +12,7 @@ import enum
 from ptoc.errors import PtocError
 
 
-class PipeError(PtocError):
+class PipeError(PtocError, ValueError):
     """A pipe name in PTO text or an API call is not one of the known pipes."""
 
 

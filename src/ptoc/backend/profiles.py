@@ -26,7 +26,7 @@ from ptoc.backend.l0_cost_model import A2A3_L0_COST_MODEL, A5_L0_COST_MODEL, L0C
 from ptoc.backend.targets import TargetError, get_target
 
 
-class ProfileError(PtocError):
+class ProfileError(PtocError, ValueError):
     """Unknown profile name, or a cost asked for a path/op the profile does not model."""
 
 

@@ -20,7 +20,7 @@ from ptoc.backend.pipes import Pipe
 KIB = 1024
 
 
-class TargetError(PtocError):
+class TargetError(PtocError, ValueError):
     """An unknown target name, an illegal move, or an unsupported dtype pair for a target."""
 
 

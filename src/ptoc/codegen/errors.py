@@ -5,6 +5,6 @@ from __future__ import annotations
 from ptoc.errors import PtocError
 
 
-class CodegenError(PtocError):
+class CodegenError(PtocError, ValueError):
     """The IR cannot be lowered to PTO as it stands; the message names the op or variable and
     the location is the DSL statement, the hint says which pass or rewrite fixes it."""

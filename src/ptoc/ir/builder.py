@@ -32,7 +32,7 @@ from ptoc.ir.nodes import (
 from ptoc.ir.types import ScalarType, TupleType, Type
 
 
-class BuilderError(PtocError):
+class BuilderError(PtocError, RuntimeError):
     """The builder was used out of order (a statement outside a function, a stray else)."""
 
 

@@ -1,11 +1,15 @@
-"""Structural equality of IR up to a consistent, bijective renaming of variables.
+"""Structural equality of IR up to a consistent, bijective renaming of variables (PyPTO's rules).
 
-Two programs are equal when one can be turned into the other by renaming Vars: the
-comparison keeps a two-way Var map, filled at first sight (normally the definition),
-and checks every later occurrence against it. ``loc``, ``has_self`` and Var name hints
-never matter; attrs dicts compare order-insensitively, kwargs in order; nested SeqStmts
-are flattened (nesting carries no meaning). On a difference the comparison stops and
-reports the path to it, so a failing pass test says exactly where the IR went wrong.
+Variables at a *definition* (function params, assigned variables, loop variables, iter
+args, loop and branch results) are paired up on first sight, and every later use must
+agree with that pairing. A *free* variable (used but not defined inside the compared
+trees) must be the very same object on both sides, unless ``enable_auto_mapping=True``,
+which pairs free variables on first sight too (so ``x + 1`` equals ``y + 1``).
+``loc``, ``has_self``, Var name hints, the program name and a standalone function's name
+never matter; a program's functions are compared by name, in any order. attrs dicts
+compare order-insensitively, kwargs in order; nested SeqStmts are flattened. On a
+difference the comparison stops and reports the path to it, so a failing pass test says
+exactly where the IR went wrong.
 """
 
 from __future__ import annotations
@@ -43,31 +47,35 @@ class _Mismatch(Exception):
             return None
 
 
-def structural_equal(a: Any, b: Any) -> bool:
+class StructuralEqualityError(AssertionError, ValueError):
+    """Two IR trees differ. An AssertionError for pytest, a ValueError as PyPTO raises it."""
+
+
+def structural_equal(a: Any, b: Any, enable_auto_mapping: bool = False) -> bool:
     """True when ``a`` and ``b`` (programs, functions, stmts, exprs, types) match up to renaming."""
     try:
-        _Comparer().compare(a, b)
+        _Comparer(auto_mapping=enable_auto_mapping).compare(a, b)
     except _Mismatch:
         return False
     return True
 
 
-def assert_structural_equal(a: Any, b: Any) -> None:
-    """Raise AssertionError naming the first difference (path, values, printed snippets)."""
+def assert_structural_equal(a: Any, b: Any, enable_auto_mapping: bool = False) -> None:
+    """Raise StructuralEqualityError naming the first difference (path, values, snippets)."""
     try:
-        _Comparer().root(a, b)
+        _Comparer(auto_mapping=enable_auto_mapping).root(a, b)
     except _Mismatch as m:
-        text = f"IR differs at {m.path}: {m.detail}"
+        text = f"Structural equality assertion failed at {m.path}: {m.detail}"
         if m.snippets is not None:
             left, right = m.snippets
             text += f"\n--- lhs ---\n{left}\n--- rhs ---\n{right}"
-        raise AssertionError(text) from None
+        raise StructuralEqualityError(text) from None
 
 
-def first_difference(a: Any, b: Any) -> str | None:
+def first_difference(a: Any, b: Any, enable_auto_mapping: bool = False) -> str | None:
     """The first difference as ``path: detail`` text, or None when structurally equal."""
     try:
-        _Comparer().compare(a, b)
+        _Comparer(auto_mapping=enable_auto_mapping).compare(a, b)
     except _Mismatch as m:
         return f"{m.path}: {m.detail}"
     return None
@@ -92,10 +100,15 @@ def types_equal(a: Type, b: Type) -> bool:
 
 
 class _Comparer:
-    """Walks two IR trees in lockstep, keeping the Var bijection and the current path."""
+    """Walks two IR trees in lockstep, keeping the Var bijection and the current path.
 
-    def __init__(self, identity: bool = False):
+    ``auto`` is whether a not-yet-paired Var may be paired here: always inside a
+    definition (``define``), elsewhere only with ``auto_mapping``.
+    """
+
+    def __init__(self, identity: bool = False, auto_mapping: bool = False):
         self.identity = identity
+        self.auto = auto_mapping
         self.fwd: dict[Var, Var] = {}
         self.bwd: dict[Var, Var] = {}
         self.path: list[str] = []
@@ -111,6 +124,14 @@ class _Comparer:
             self.compare(a, b)
         finally:
             self.path.pop()
+
+    def define(self, step: str, a: Any, b: Any) -> None:
+        """Compare a definition site: its Vars (and those in their types) pair up freely."""
+        saved, self.auto = self.auto, True
+        try:
+            self.at(step, a, b)
+        finally:
+            self.auto = saved
 
     def root(self, a: Any, b: Any) -> None:
         """Compare two top-level nodes; statements and expressions are their own snippet."""
@@ -138,7 +159,7 @@ class _Comparer:
         elif isinstance(a, Param):
             if a.direction is not b.direction:
                 self.fail(f"direction {a.direction.value} != {b.direction.value}")
-            self.at(".var", a.var, b.var)
+            self.define(".var", a.var, b.var)
         elif isinstance(a, Expr):
             self.expr(a, b)
         elif isinstance(a, Type):
@@ -152,13 +173,14 @@ class _Comparer:
 
     # ---- programs and functions ----------------------------------------------------
     def program(self, a: Program, b: Program) -> None:
-        if a.name != b.name:
-            self.fail(f"program name {a.name!r} != {b.name!r}")
-        if len(a.functions) != len(b.functions):
-            self.fail(f"{len(a.functions)} functions != {len(b.functions)} "
-                      f"({[f.name for f in a.functions]} vs {[f.name for f in b.functions]})")
-        for fa, fb in zip(a.functions, b.functions):
-            self.function(fa, fb)
+        """Functions pair up by name (a program is a name -> function map); order is free."""
+        names_a = sorted(f.name for f in a.functions)
+        names_b = sorted(f.name for f in b.functions)
+        if names_a != names_b:
+            self.fail(f"functions {names_a} != {names_b}")
+        by_name = {f.name: f for f in b.functions}
+        for fa in sorted(a.functions, key=lambda f: f.name):
+            self.function(fa, by_name[fa.name])
 
     def function(self, a: Function, b: Function) -> None:
         self.path.append(f"\x00function {a.name!r}")
@@ -170,8 +192,6 @@ class _Comparer:
             self.context.pop()
 
     def function_fields(self, a: Function, b: Function) -> None:
-        if a.name != b.name:
-            self.fail(f"function name {a.name!r} != {b.name!r}")
         if a.func_type is not b.func_type:
             self.fail(f"function type {a.func_type.value} != {b.func_type.value}")
         self.at(".attrs", a.attrs, b.attrs)
@@ -215,7 +235,7 @@ class _Comparer:
             self.fail(f"{type(a).__name__} != {type(b).__name__}")
         if isinstance(a, AssignStmt):
             self.at(".value", a.value, b.value)
-            self.at(".var", a.var, b.var)
+            self.define(".var", a.var, b.var)
         elif isinstance(a, EvalStmt):
             self.at(".expr", a.expr, b.expr)
         elif isinstance(a, (YieldStmt, ReturnStmt)):
@@ -226,7 +246,7 @@ class _Comparer:
             self.at(".cond", a.cond, b.cond)
             self.body(".then_body", a.then_body, b.then_body)
             self.body(".else_body", a.else_body, b.else_body)
-            self.seq(".return_vars", a.return_vars, b.return_vars)
+            self.define(".return_vars", a.return_vars, b.return_vars)
         else:  # pragma: no cover - new statement kinds must be added here
             self.fail(f"unknown statement kind {type(a).__name__}")
 
@@ -244,10 +264,10 @@ class _Comparer:
                 self.fail(f"iter_args[{i}].init {x.init!r} != {y.init!r}")
             if x.init is not None:
                 self.at(f".iter_args[{i}].init", x.init, y.init)
-        self.at(".loop_var", a.loop_var, b.loop_var)
-        self.seq(".iter_args", a.iter_args, b.iter_args)
+        self.define(".loop_var", a.loop_var, b.loop_var)
+        self.define(".iter_args", a.iter_args, b.iter_args)
         self.body(".body", a.body, b.body)
-        self.seq(".return_vars", a.return_vars, b.return_vars)
+        self.define(".return_vars", a.return_vars, b.return_vars)
 
     def seq(self, step: str, a, b) -> None:
         if len(a) != len(b):
@@ -279,6 +299,11 @@ class _Comparer:
         if back is not None:
             self.fail(f"variable {b.name!r} corresponds to {back.name!r} earlier, "
                       f"but to {a.name!r} here")
+        if not self.auto:
+            if a is not b:
+                self.fail(f"free variable {a.name!r} is not the same variable as {b.name!r} "
+                          "(pass enable_auto_mapping=True to pair free variables by position)")
+            return
         self.fwd[a] = b
         self.bwd[b] = a
         self.at(".type", a.type, b.type)

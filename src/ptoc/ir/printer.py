@@ -1,10 +1,14 @@
 """Print IR as DSL source in PyPTO's dump format, so that printed IR parses back.
 
 The output of ``print_program`` is what ``ptoc.language.parse_program`` reads, and the
-format follows what PyPTO itself prints after each pass (``# pypto.program: X`` header,
-one annotated assignment per SSA value, ``pl.yield_`` bindings that name the loop's or
-branch's result variables). Var names are hints: every distinct Var gets a distinct
-printed name per function so that the text round-trips to the same SSA graph.
+format is what PyPTO itself prints after each pass (``# pypto.program: X`` header, one
+annotated assignment per SSA value, ``pl.yield_`` bindings that name the loop's or
+branch's result variables, ``pl.range(stop)`` when a loop starts at 0 with step 1), so
+parsing PyPTO's printed IR and printing it again gives the same text (with
+``module="pypto"`` for the two header lines). Var names are hints: every distinct Var gets
+a distinct printed name per function, except that a variable may take the name of a dead
+one defined earlier in the same block (``out = pl.store(t, [0, 0], out)``), as PyPTO
+prints it; the text still parses back to the same SSA graph.
 """
 
 from __future__ import annotations
@@ -44,9 +48,12 @@ _LOOP_FUNC = {
 }
 
 
-def print_program(program: Program) -> str:
-    """The whole program as DSL source (header, import, ``@pl.program`` class)."""
-    lines = [f"# ptoc.program: {program.name}", "import ptoc.language as pl", "",
+def print_program(program: Program, *, module: str = "ptoc") -> str:
+    """The whole program as DSL source (header, import, ``@pl.program`` class).
+
+    ``module`` names the package in the two header lines (``"pypto"`` prints them as PyPTO).
+    """
+    lines = [f"# {module}.program: {program.name}", f"import {module}.language as pl", "",
              "@pl.program", f"class {program.name}:"]
     for fn in program.functions:
         lines.extend(_FunctionPrinter(fn).lines(INDENT))
@@ -88,16 +95,22 @@ class Namer:
     capture another variable.
     """
 
-    def __init__(self, reserved_hints: set[str] | None = None):
+    def __init__(self, reserved_hints: set[str] | None = None,
+                 shadows: dict[Var, Var] | None = None):
         self._names: dict[Var, str] = {}  # Vars hash by identity
         self._used: set[str] = set()
         self._reserved = set(reserved_hints or ())
         self._next_suffix: dict[str, int] = {}  # per hint, so many same-hint Vars stay linear
+        self._shadows = shadows or {}  # var -> dead same-block var whose name it may take
 
     def name(self, var: Var) -> str:
         found = self._names.get(var)
         if found is not None:
             return found
+        dead = self._shadows.get(var)
+        if dead is not None and dead in self._names:
+            self._names[var] = self._names[dead]
+            return self._names[var]
         base = _sanitize(var.name)
         candidate = base
         if candidate in self._used:
@@ -156,6 +169,112 @@ def _collect_hints(fn: Function) -> set[str]:
     return hints
 
 
+def _shadowing_plan(fn: Function) -> dict[Var, Var]:
+    """Variables that may print under the name of a dead variable with the same hint.
+
+    ``v`` may take ``u``'s name when both are defined in the same block (the function's
+    top level counts its parameters), ``u`` is the latest such definition before ``v``, and
+    no statement after ``v``'s definition uses ``u``. Re-parsing then rebinds the name at
+    ``v`` and every later use means ``v``; no loop or branch boundary lies in between, so no
+    implicit loop carry or branch phi can appear. Only assigned variables and loop/branch
+    results take names; loop variables and iter args keep their own.
+    """
+    order: dict[int, int] = {}        # id(stmt) -> pre-order number
+    last_use: dict[Var, int] = {}
+    end: dict[int, int] = {}          # id(stmt) -> number of the last statement inside it
+    counter = [0]
+
+    def use(e: Any, at: int) -> None:
+        for v in _vars_in(e):
+            if last_use.get(v, -1) < at:
+                last_use[v] = at
+
+    def walk(s: Stmt) -> None:
+        if isinstance(s, SeqStmts):
+            for c in s.stmts:
+                walk(c)
+            return
+        n = counter[0]
+        counter[0] += 1
+        order[id(s)] = n
+        if isinstance(s, AssignStmt):
+            use(s.value, n)
+            use(s.var.type, n)
+        elif isinstance(s, EvalStmt):
+            use(s.expr, n)
+        elif isinstance(s, (YieldStmt, ReturnStmt)):
+            for v in s.values:
+                use(v, n)
+        elif isinstance(s, ForStmt):
+            for e in (s.start, s.stop, s.step):
+                use(e, n)
+            for ia in s.iter_args:
+                use(ia.init, n)
+                use(ia.type, n)
+            walk(s.body)
+        elif isinstance(s, IfStmt):
+            use(s.cond, n)
+            walk(s.then_body)
+            if s.else_body is not None:
+                walk(s.else_body)
+        for rv in getattr(s, "return_vars", ()):
+            use(rv.type, counter[0] - 1)
+        end[id(s)] = counter[0] - 1
+
+    for p in fn.params:
+        use(p.var.type, -1)
+    walk(fn.body)
+
+    plan: dict[Var, Var] = {}
+
+    def block(stmts: list[Stmt], latest: dict[str, Var]) -> None:
+        for s in stmts:
+            if isinstance(s, ForStmt):
+                block(flatten(s.body), {})
+            elif isinstance(s, IfStmt):
+                block(flatten(s.then_body), {})
+                if s.else_body is not None:
+                    block(flatten(s.else_body), {})
+            defined = [s.var] if isinstance(s, AssignStmt) else list(getattr(s, "return_vars", ()))
+            for v in defined:
+                hint = _sanitize(v.name)
+                u = latest.get(hint)
+                if u is not None and last_use.get(u, -1) <= end[id(s)]:
+                    plan[v] = u
+                latest[hint] = v
+
+    block(flatten(fn.body), {_sanitize(p.var.name): p.var for p in fn.params})
+    return plan
+
+
+def _vars_in(e: Any) -> list[Var]:
+    """Every Var an expression or type mentions (dims, MemRef bases and offsets included)."""
+    out: list[Var] = []
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, Var):
+            out.append(x)
+            stack.append(x.type)
+        elif isinstance(x, BinOp):
+            stack += [x.lhs, x.rhs]
+        elif isinstance(x, UnaryOp):
+            stack.append(x.operand)
+        elif isinstance(x, ListExpr):
+            stack += list(x.items)
+        elif isinstance(x, Call):
+            stack += list(x.args) + [v for _, v in x.kwargs]
+        elif isinstance(x, (TensorType, TileType)):
+            stack += [d for d in x.shape if isinstance(d, Expr)]
+            if x.memref is not None:
+                stack.append(x.memref)
+        elif isinstance(x, MemRef):
+            stack += [x.base, x.offset]
+        elif isinstance(x, TupleType):
+            stack += list(x.types)
+    return out
+
+
 def flatten(stmt: Stmt) -> list[Stmt]:
     """The statements of a (possibly nested) SeqStmts in order; nesting has no meaning."""
     if isinstance(stmt, SeqStmts):
@@ -171,7 +290,7 @@ class _FunctionPrinter:
 
     def __init__(self, fn: Function | None):
         self.fn = fn
-        self.namer = Namer(_collect_hints(fn) if fn is not None else None)
+        self.namer = Namer(_collect_hints(fn), _shadowing_plan(fn)) if fn is not None else Namer()
 
     # ---- function -------------------------------------------------------------------
     def lines(self, indent: str) -> list[str]:
@@ -185,7 +304,8 @@ class _FunctionPrinter:
             deco.append(f"role=pl.Role.{_member(fn.attrs['role'])}")
         if rest:
             deco.append(f"attrs={self.dict_value(rest)}")
-        params = ["self"]
+        # PyPTO's rule: a SubWorker is self-contained, every other method takes self
+        params = [] if fn.attrs.get("role") == "SubWorker" else ["self"]
         for p in fn.params:
             ty = self.type(p.var.type)
             if p.direction is Direction.Out:
@@ -249,7 +369,13 @@ class _FunctionPrinter:
         return f"{', '.join(self.namer.name(rv) for rv in return_vars)} = {call}"
 
     def for_lines(self, s: ForStmt, indent: str) -> list[str]:
+        # Python's short forms: range(stop) from 0 by 1, range(start, stop) by 1 -- only for
+        # INDEX constants, which is what a bare literal parses back as
         args = [self.expr(s.start), self.expr(s.stop), self.expr(s.step)]
+        if _is_index(s.step, 1):
+            args.pop()
+            if _is_index(s.start, 0):
+                args.pop(0)
         attrs = dict(s.attrs)
         if s.kind is ForKind.Pipeline and "pipeline_stages" in attrs:
             args.append(f"stage={self.value(attrs.pop('pipeline_stages'))}")
@@ -395,6 +521,10 @@ class _FunctionPrinter:
 
     def dict_value(self, d: dict) -> str:
         return "{" + ", ".join(f"{self.value(k)}: {self.value(v)}" for k, v in d.items()) + "}"
+
+
+def _is_index(e: Expr, value: int) -> bool:
+    return isinstance(e, ConstInt) and e.dtype is DataType.INDEX and e.value == value
 
 
 def _op_spelling(op: str) -> str:

@@ -129,6 +129,8 @@ class AnnotationParser:
         if not isinstance(base, (str, Var)):
             raise self.ctx.error(node.args[0], "a MemRef base is a name string or a pl.Ptr variable")
         offset = self.runtime(node.args[1], "MemRef offset")
+        if isinstance(offset, ConstInt) and offset.dtype is DataType.INDEX:
+            offset = ConstInt(offset.value, DataType.INT64)  # byte offsets are INT64 (as PyPTO)
         size = self.expr(node.args[2])
         if not isinstance(size, int) or isinstance(size, bool):
             raise self.ctx.error(node.args[2], "a MemRef size must be an integer byte count")

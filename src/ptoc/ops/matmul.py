@@ -55,7 +55,7 @@ def _infer_tile_matmul_acc(a, loc):
 
 
 register(OpDef(
-    "tile.matmul_acc", (pos("acc"), pos("lhs"), pos("rhs"), kw("init_cond", "any")),
+    "tile.matmul_acc", (pos("acc"), pos("lhs"), pos("rhs"), pos("init_cond", "expr", None)),
     _infer_tile_matmul_acc, pipe="M", dsl_names=("matmul_acc",), reuses_input=0,
     doc="acc += lhs @ rhs; when init_cond holds the step overwrites instead."))
 

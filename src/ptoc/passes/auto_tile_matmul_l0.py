@@ -246,7 +246,7 @@ class _Rewriter:
 
     def k_only(self, b: Block, site: MatmulSite, k: int) -> list[Stmt]:
         spec = KLoopSpec(site.lhs, site.rhs, site.M, site.N, k, site.K, bias=site.bias,
-                         acc=site.acc, init_cond=site.call.kwarg("init_cond"))
+                         acc=site.acc, init_cond=_init_cond(site.call))
         build_k_loop(b, spec, site.result.name, site.out_dtype, result=site.result)
         return b.stmts
 
@@ -395,3 +395,8 @@ class _Rewriter:
                        make_call("tile.assemble", (scratch, src, [0, 0])))
         subst[stmt.var] = folded
         return b.stmts
+
+
+def _init_cond(call: Call) -> Expr | None:
+    """A matmul_acc's "overwrite instead of accumulate" predicate (its 4th argument), if any."""
+    return call.args[3] if call.op == "tile.matmul_acc" and len(call.args) > 3 else None

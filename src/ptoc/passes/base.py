@@ -15,7 +15,7 @@ import functools
 from typing import Any, Callable, Collection, Iterable
 
 from ptoc.dtypes import FunctionType
-from ptoc.errors import PassError, PtocError
+from ptoc.errors import InternalError, PassError, PtocError
 from ptoc.ir.nodes import Function, Program
 from ptoc.passes.properties import IRProperty, check_property, format_properties, to_property_set
 
@@ -75,7 +75,7 @@ class Pass:
             except PtocError:
                 raise
             except Exception as exc:  # a bug in the pass: say which pass, keep the chain
-                raise PassError(f"internal error in pass {self.name}: {type(exc).__name__}: {exc}",
+                raise InternalError(f"internal error in pass {self.name}: {type(exc).__name__}: {exc}",
                                 hint="this is a ptoc bug; rerun with dump_ir=True and report the "
                                      "last file in passes_dump/") from exc
             if not isinstance(result, Program):

@@ -51,7 +51,7 @@ from ptoc.pto.sync_walk import Walker
 MAX_ROUNDS = 12
 
 
-class SyncInsertionError(PtocError):
+class SyncInsertionError(PtocError, RuntimeError):
     """InsertSync could not produce a balanced program (an internal limit was hit)."""
 
 

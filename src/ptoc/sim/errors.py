@@ -6,5 +6,5 @@ from __future__ import annotations
 from ptoc.errors import PtocError
 
 
-class SimProgramError(PtocError):
+class SimProgramError(PtocError, RuntimeError):
     """The PTO program cannot run: bad operand, unsupported op, missing address or binding."""

@@ -28,7 +28,7 @@ MAD_MODES = ("reference", "fast")
 ROUND_MODES = ("none", "rint", "round", "floor", "ceil", "trunc", "odd")
 
 
-class NumericsError(PtocError):
+class NumericsError(PtocError, RuntimeError):
     """An unsupported dtype combination or rounding mode reached the simulated datapath."""
 
 

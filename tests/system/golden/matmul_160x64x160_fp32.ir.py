@@ -28,10 +28,10 @@ class Reference:
                 c_l0_c_phi: pl.Tile[[160, 160], pl.FP32, pl.MemRef(mem_acc_5, pl.const(0, pl.INT64), 102400), pl.Mem.Acc] = pl.yield_(c_l0_c_acc)
             if c_l0_ko + 32 == 0:
                 c_l0_c_first_1: pl.Tile[[160, 160], pl.FP32, pl.MemRef(mem_acc_5, pl.const(0, pl.INT64), 102400), pl.Mem.Acc] = pl.tile.matmul(c_l0_a_1, c_l0_b_1)
-                c_l0_c_phi_1: pl.Tile[[160, 160], pl.FP32, pl.MemRef(mem_acc_5, pl.const(0, pl.INT64), 102400), pl.Mem.Acc] = pl.yield_(c_l0_c_first_1)
+                c_l0_c_phi: pl.Tile[[160, 160], pl.FP32, pl.MemRef(mem_acc_5, pl.const(0, pl.INT64), 102400), pl.Mem.Acc] = pl.yield_(c_l0_c_first_1)
             else:
                 c_l0_c_acc_1: pl.Tile[[160, 160], pl.FP32, pl.MemRef(mem_acc_5, pl.const(0, pl.INT64), 102400), pl.Mem.Acc] = pl.tile.matmul_acc(c_l0_c_phi, c_l0_a_1, c_l0_b_1)
-                c_l0_c_phi_1: pl.Tile[[160, 160], pl.FP32, pl.MemRef(mem_acc_5, pl.const(0, pl.INT64), 102400), pl.Mem.Acc] = pl.yield_(c_l0_c_acc_1)
-            c: pl.Tile[[160, 160], pl.FP32, pl.MemRef(mem_acc_5, pl.const(0, pl.INT64), 102400), pl.Mem.Acc] = pl.yield_(c_l0_c_phi_1)
-        out_1: pl.Tensor[[160, 160], pl.FP32, pl.MemRef("mem_ddr_2", pl.const(0, pl.INT64), 102400)] = pl.tile.store(c, [0, 0], out)
-        return out_1
+                c_l0_c_phi: pl.Tile[[160, 160], pl.FP32, pl.MemRef(mem_acc_5, pl.const(0, pl.INT64), 102400), pl.Mem.Acc] = pl.yield_(c_l0_c_acc_1)
+            c: pl.Tile[[160, 160], pl.FP32, pl.MemRef(mem_acc_5, pl.const(0, pl.INT64), 102400), pl.Mem.Acc] = pl.yield_(c_l0_c_phi)
+        out: pl.Tensor[[160, 160], pl.FP32, pl.MemRef("mem_ddr_2", pl.const(0, pl.INT64), 102400)] = pl.tile.store(c, [0, 0], out)
+        return out

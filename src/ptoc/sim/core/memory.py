@@ -24,7 +24,7 @@ from ptoc.dtypes import DataType, MemorySpace
 from ptoc.errors import PtocError, SourceLoc
 
 
-class MemoryAccessError(PtocError):
+class MemoryAccessError(PtocError, RuntimeError):
     """A tile or transfer falls outside its buffer, is misaligned, or has a bad GM binding."""
 
 
