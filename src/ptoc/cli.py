@@ -34,8 +34,8 @@ def main(argv: list[str] | None = None) -> int:
     except InternalError as err:  # a ptoc bug reported as an error (e.g. a pass that crashed)
         if args.debug:
             raise
-        print(f"ptoc: internal error: {err} (a ptoc bug; rerun with --debug for the traceback "
-              "and please report it)", file=sys.stderr)
+        print(f"ptoc: internal error: {err} (rerun with --debug for the traceback)",
+              file=sys.stderr)
         return 3
     except PtocError as err:
         if args.debug:

@@ -61,10 +61,6 @@ class PtocError(Exception):
 Error = PtocError
 
 
-class InternalError(PtocError, RuntimeError):
-    """A ptoc bug surfaced as an error (PyPTO's ``InternalError``, a ``RuntimeError``)."""
-
-
 class ParseError(PtocError, ValueError):
     """The DSL or printed-IR source could not be turned into IR."""
 
@@ -118,8 +114,10 @@ class MissingApiError(PtocError, AttributeError):
     """A DSL name (``pl.X``) ptoc does not provide; still an ``AttributeError`` for ``hasattr``."""
 
 
-class InternalError(PtocError):
-    """ptoc broke one of its own guarantees (a ptoc bug): raised instead of a wrong result."""
+class InternalError(PtocError, RuntimeError):
+    """ptoc broke one of its own guarantees (a ptoc bug): raised instead of a wrong result.
+
+    A ``RuntimeError``, as PyPTO's ``InternalError`` is."""
 
     def render(self) -> str:
         return super().render() + " [internal error: this is a ptoc bug, please report it]"
