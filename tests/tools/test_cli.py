@@ -7,7 +7,7 @@ import textwrap
 import pytest
 
 from ptoc.cli import main
-from ptoc.errors import PtocError
+from ptoc.errors import InternalError, PtocError
 
 GEMM = """\
 import ptoc.language as pl
@@ -281,30 +281,22 @@ def test_program_option_selects_one_of_several(capsys, tmp_path):
     assert code == 2 and "found: Gemm, Other" in err
 
 
-def test_internal_error_is_one_line_exit_3(capsys, monkeypatch):
+@pytest.mark.parametrize("exc, message", [
+    (RuntimeError("simulated bug"), "RuntimeError: simulated bug"),
+    (InternalError("internal error in pass Buggy: KeyError: 'x'"), "internal error in pass Buggy"),
+], ids=["python_exception", "ptoc_internal_error"])
+def test_internal_error_is_one_line_exit_3(capsys, monkeypatch, exc, message):
     import ptoc.tools.explain_cmd as explain_cmd
 
     def boom(entry):
-        raise RuntimeError("simulated bug")
+        raise exc
 
     monkeypatch.setattr(explain_cmd, "render", boom)
     code, _, err = run(capsys, "explain", "PH001")
-    assert code == 3 and err.startswith("ptoc: internal error: RuntimeError: simulated bug")
+    assert code == 3 and err.startswith(f"ptoc: internal error: {message}")
     assert err.count("\n") == 1
     with pytest.raises(RuntimeError):
         main(["--debug", "explain", "PH001"])
-
-
-def test_internal_ptoc_error_is_exit_3(capsys, monkeypatch):
-    import ptoc.tools.explain_cmd as explain_cmd
-    from ptoc.errors import InternalError
-
-    def boom(entry):
-        raise InternalError("internal error in pass Buggy: KeyError: 'x'")
-
-    monkeypatch.setattr(explain_cmd, "render", boom)
-    code, _, err = run(capsys, "explain", "PH001")
-    assert code == 3 and err.startswith("ptoc: internal error: internal error in pass Buggy")
 
 
 def test_help_documents_exit_codes(capsys):
