@@ -14,6 +14,7 @@ from ptoc.ir.equality import assert_structural_equal, first_difference, structur
 from ptoc.ir.verifier import verify
 from ptoc.ir.visitor import IRMutator, IRVisitor, clone_with_fresh_vars, substitute
 from ptoc.ir.builder import IRBuilder
+from ptoc.ir.serialize import deserialize, deserialize_from_file, serialize, serialize_to_file
 
 
 def compile(program, output_dir=None, *, platform=None, backend_type=None,  # noqa: A001

@@ -241,6 +241,11 @@ class Function(Node):
     has_self: bool = True
     loc: SourceLoc | None = field(default=None, repr=False)
 
+    def as_python(self) -> str:
+        from ptoc.ir.printer import print_function
+
+        return print_function(self)
+
 
 @dataclass(frozen=True, eq=False)
 class Program(Node):

@@ -9,7 +9,9 @@ from ptoc.dtypes import (
     AtomicType, DataType, Direction, ForKind, FunctionType, Level, MemorySpace, Role,
 )
 from ptoc.ir.types import TileLayout
-from ptoc.language.program import function, parse_program, program
+from ptoc.language.program import (
+    function, loads, loads_program, parse, parse_program, program,
+)
 from ptoc.language.surface import (
     InOut, MemRef, OpNamespace, Out, Ptr, Scalar, Tensor, Tile, TileView, Tuple, kernel_only,
 )

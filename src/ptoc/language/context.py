@@ -39,7 +39,9 @@ class ParseContext:
     """``env``: foldable closure constants. ``specialization``: ``@pl.jit`` scalar arguments
     (constants that replace their parameters). ``kernels``: names of ``@pl.jit.incore``
     functions callable from the body, and ``resolve_kernel(obj, arg_types, node) -> name``
-    which specialises and registers one (set by ``ptoc.jit``)."""
+    which specialises and registers one (set by ``ptoc.jit``). ``externals``: module-level
+    ``@pl.function``s (``ir.Function``) a ``@pl.program`` may call by name; ``joined``: those
+    already added to the program, by function name."""
 
     filename: str
     env: dict[str, Any] = field(default_factory=dict)
@@ -47,6 +49,8 @@ class ParseContext:
     specialization: dict[str, Any] = field(default_factory=dict)
     kernels: dict[str, Any] = field(default_factory=dict)
     resolve_kernel: Any = None
+    externals: dict[str, Any] = field(default_factory=dict)
+    joined: dict[str, Any] = field(default_factory=dict)
 
     def loc(self, node: ast.AST | None) -> SourceLoc:
         if node is None or not hasattr(node, "lineno"):

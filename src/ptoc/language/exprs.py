@@ -8,6 +8,7 @@ arithmetic on two static values folds; anything touching a runtime value builds 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import difflib
 import enum
 import operator
@@ -59,6 +60,14 @@ class KernelRef:
         self.obj = obj
 
 
+class ExternalRef:
+    """A module-level ``@pl.function`` named in a program method; calling it adds it once."""
+
+    def __init__(self, name: str, function):
+        self.name = name
+        self.function = function
+
+
 def dsl_constant(path: DslPath) -> Any:
     """The constant a DSL path names (``pl.FP32``, ``pl.Mem.Mat``), or None if it names a function."""
     parts = path.parts
@@ -74,7 +83,7 @@ def dsl_constant(path: DslPath) -> Any:
 
 
 def is_static(value: Any) -> bool:
-    return not isinstance(value, (Expr, DslPath, SelfRef, FunctionRef, KernelRef))
+    return not isinstance(value, (Expr, DslPath, SelfRef, FunctionRef, KernelRef, ExternalRef))
 
 
 class ExprParser:
@@ -123,6 +132,8 @@ class ExprParser:
             return self.ctx.specialization[name]
         if name in self.ctx.kernels:
             return KernelRef(name, self.ctx.kernels[name])
+        if name in self.ctx.externals:
+            return ExternalRef(name, self.ctx.externals[name])
         if name in self.ctx.env:
             return self.ctx.env[name]
         if name in ("range", "len", "print"):
@@ -265,6 +276,8 @@ class ExprParser:
             return self.function_call(node, func.name)
         if isinstance(func, KernelRef):
             return self.kernel_call(node, func)
+        if isinstance(func, ExternalRef):
+            return self.external_call(node, func)
         if not isinstance(func, DslPath):
             raise self.ctx.error(node, f"'{ast.unparse(node.func)}' cannot be called in a kernel",
                                  hint="call pl.* ops or self.<function>(...)")
@@ -356,6 +369,29 @@ class ExprParser:
                                      f"or a scalar value, got '{ast.unparse(node.args[index])}'")
         types = [to_expr(a, f"argument of {ref.name}", self.ctx.loc(node)).type for a in args]
         name = self.ctx.resolve_kernel(ref.obj, types, node, self.functions)
+        return self.function_call_with(node, name, args)
+
+    def external_call(self, node: ast.Call, ref: ExternalRef) -> Call:
+        """``kernel(a, b)`` of a module-level ``@pl.function``: it joins the program under
+        its own name (once), and the call is a call of that program function."""
+        function = ref.function
+        name = function.name
+        joined = self.ctx.joined.get(name)
+        if joined is None:
+            if name in self.functions:
+                raise self.ctx.error(node, f"'{ref.name}' is the module-level @pl.function "
+                                     f"'{name}', but the program already has a function of "
+                                     "that name", hint="rename one of them")
+            self.ctx.joined[name] = function
+            self.functions[name] = ([(p.var.name, p.var.type) for p in function.params],
+                                    function.return_types)
+            self.outlined.append(dataclasses.replace(function, has_self=True))
+        elif joined is not function:
+            raise self.ctx.error(node, f"two different module-level @pl.functions are named "
+                                 f"'{name}'", hint="give each a distinct name")
+        args, kwargs = self.call_arguments(node)
+        if kwargs:
+            raise self.ctx.error(node, f"{ref.name}(...) takes positional arguments only")
         return self.function_call_with(node, name, args)
 
     def const_call(self, node: ast.Call) -> Expr:

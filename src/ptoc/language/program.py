@@ -1,4 +1,5 @@
-"""Program-level parsing: ``@pl.program`` classes, ``pl.parse_program(text)``, decorators.
+"""Program-level parsing: ``@pl.program`` classes, module-level ``@pl.function``s,
+``pl.parse(text)`` / ``pl.loads(path)`` (and the ``_program`` variants), decorators.
 
 ``@pl.program`` re-reads the class from its source file (kernels are parsed, never
 executed) and folds constants captured from the defining scope. ``parse_program`` reads
@@ -10,29 +11,76 @@ from __future__ import annotations
 import ast
 import inspect
 import linecache
+import os
+from pathlib import Path
 from typing import Any
 
 from ptoc.errors import ParseError, PtocError, SourceLoc
-from ptoc.ir.nodes import Program
+from ptoc.ir.nodes import Function, Program
 from ptoc.language.context import DSL_MODULES, DslPath, ParseContext, constant_env
 from ptoc.language.stmts import FunctionParser, wrap_errors
 
 
 def parse_program(text: str, filename: str = "<string>") -> Program:
     """Parse DSL source text holding one ``@pl.program`` class into an ``ir.Program``."""
+    result = parse(text, filename)
+    if not isinstance(result, Program):
+        raise ParseError(f"found @pl.function '{result.name}' but no @pl.program class",
+                         result.loc, hint="use pl.parse() for a single function, or wrap it in "
+                                          "a @pl.program class")
+    return result
+
+
+def parse(text: str, filename: str = "<string>") -> Program | Function:
+    """Parse DSL text holding one ``@pl.program`` class or one ``@pl.function`` (PyPTO's
+    ``pl.parse``): an ``ir.Program`` or an ``ir.Function``. ``pl`` needs no import line."""
     tree = _parse_source(text, filename)
     ctx = ParseContext(filename, {}, frozenset({"pl"}))
     ctx.dsl_aliases = _import_aliases(tree) or ctx.dsl_aliases
     _fold_module_constants(tree.body, ctx)
-    classes = [n for n in tree.body if isinstance(n, ast.ClassDef) and _is_program_class(n, ctx)]
-    if not classes:
-        raise ParseError("no @pl.program class found", SourceLoc(filename, 1, 0),
+    items = [n for n in tree.body if isinstance(n, ast.ClassDef) and _is_program_class(n, ctx)
+             or isinstance(n, ast.FunctionDef) and _is_decorated(n, ctx, "function")]
+    if not items:
+        raise ParseError("no @pl.program class or @pl.function found", SourceLoc(filename, 1, 0),
                          hint="decorate the kernel class with @pl.program")
-    if len(classes) > 1:
-        raise ParseError(f"found {len(classes)} @pl.program classes; parse_program reads one",
-                         SourceLoc(filename, classes[1].lineno, 0),
-                         hint="put each program in its own text")
-    return parse_class(classes[0], ctx)
+    if len(items) > 1:
+        raise ParseError(f"found {len(items)} @pl.program classes / @pl.function definitions; "
+                         "pl.parse reads one", SourceLoc(filename, items[1].lineno, 0),
+                         hint="put each program or function in its own text")
+    if isinstance(items[0], ast.ClassDef):
+        return parse_class(items[0], ctx)
+    return parse_function(items[0], ctx)
+
+
+def loads(path: str | os.PathLike) -> Program | Function:
+    """``pl.parse`` of a file's text (PyPTO's ``pl.loads``); errors name the file."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as err:
+        raise PtocError(f"cannot read {os.fspath(path)}: {err.strerror}",
+                        hint="give the path of a .py file holding a @pl.program or "
+                             "@pl.function") from None
+    return parse(text, os.fspath(path))
+
+
+def loads_program(path: str | os.PathLike) -> Program:
+    """``pl.loads`` for a file that must hold a ``@pl.program``."""
+    result = loads(path)
+    if not isinstance(result, Program):
+        raise ParseError(f"{os.fspath(path)} holds @pl.function '{result.name}', not a "
+                         "@pl.program", result.loc, hint="use pl.loads() for a function")
+    return result
+
+
+def parse_function(node: ast.FunctionDef, ctx: ParseContext) -> Function:
+    """A module-level ``@pl.function`` (no ``self``) as an ``ir.Function``."""
+    outlined: list = []
+    function = wrap_errors(ctx, node, FunctionParser(ctx, {}, outlined).function, node)
+    if outlined:
+        raise ctx.error(node, f"@pl.function '{node.name}' outside a @pl.program has pl.at "
+                        "scopes, which become functions of their own",
+                        hint="put it in a @pl.program class (or use @pl.jit)")
+    return function
 
 
 def parse_class(node: ast.ClassDef, ctx: ParseContext) -> Program:
@@ -73,10 +121,36 @@ def program(cls=None, **_options):
 
 
 def function(fn=None, **_options):
-    """Decorator marking a program method; the program parser reads its options from source."""
+    """Decorator. On a program method (first parameter ``self``) it only marks the method:
+    the program parser reads it and its options from source. On a module-level function it
+    parses the function into an ``ir.Function`` at once, as PyPTO does; a ``@pl.program``
+    may then call it by name (it joins the program once)."""
     if fn is None:
-        return lambda f: f
-    return fn
+        frame = inspect.currentframe().f_back
+        return lambda f: _function_from_def(f, frame)
+    return _function_from_def(fn, inspect.currentframe().f_back)
+
+
+def _function_from_def(fn, frame):
+    code = getattr(fn, "__code__", None)
+    if code is None or (code.co_argcount and code.co_varnames[0] == "self"):
+        return fn
+    lines = linecache.getlines(code.co_filename, frame.f_globals)
+    if not lines:
+        raise PtocError(f"cannot read the source of @pl.function '{fn.__name__}' (defined in "
+                        f"{code.co_filename})",
+                        hint="define kernels in a .py file, or pass source text to pl.parse")
+    tree = _parse_source("".join(lines), code.co_filename)
+    node = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)
+                 and n.name == fn.__name__ and code.co_firstlineno <= n.lineno
+                 and min([d.lineno for d in n.decorator_list] + [n.lineno]) <= code.co_firstlineno),
+                None)
+    if node is None:
+        raise PtocError(f"cannot find function '{fn.__name__}' in {code.co_filename}")
+    namespace = dict(frame.f_globals)
+    namespace.update(frame.f_locals)
+    env, aliases = constant_env(namespace)
+    return parse_function(node, ParseContext(code.co_filename, env, aliases or frozenset({"pl"})))
 
 
 def _program_from_class(cls: type, frame) -> Program:
@@ -97,6 +171,7 @@ def _program_from_class(cls: type, frame) -> Program:
     class_env, _ = constant_env({k: v for k, v in vars(cls).items() if not k.startswith("__")})
     env.update(class_env)
     ctx = ParseContext(filename, env, aliases or frozenset({"pl"}))
+    ctx.externals = {k: v for k, v in namespace.items() if isinstance(v, Function)}
     return parse_class(node, ctx)
 
 
@@ -155,9 +230,14 @@ def _fold_module_constants(body: list[ast.stmt], ctx: ParseContext) -> None:
 
 
 def _is_program_class(node: ast.ClassDef, ctx: ParseContext) -> bool:
+    return _is_decorated(node, ctx, "program")
+
+
+def _is_decorated(node: ast.ClassDef | ast.FunctionDef, ctx: ParseContext, name: str) -> bool:
+    """Whether ``node`` carries ``@pl.<name>`` or ``@pl.<name>(...)``."""
     for deco in node.decorator_list:
         target = deco.func if isinstance(deco, ast.Call) else deco
-        if isinstance(target, ast.Attribute) and target.attr == "program" and isinstance(
+        if isinstance(target, ast.Attribute) and target.attr == name and isinstance(
                 target.value, ast.Name) and target.value.id in ctx.dsl_aliases:
             return True
     return False

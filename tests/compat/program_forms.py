@@ -1,0 +1,31 @@
+"""Module-level @pl.function kernels called by name from a @pl.program (PyPTO's form)."""
+
+import ptoc.language as pl
+
+
+@pl.function(type=pl.FunctionType.InCore)
+def scale(x: pl.Tensor[[16, 64], pl.FP32], y: pl.Out[pl.Tensor[[16, 64], pl.FP32]]
+          ) -> pl.Tensor[[16, 64], pl.FP32]:
+    t = pl.load(x, [0, 0], [16, 64])
+    pl.store(pl.mul(t, 2.0), [0, 0], y)
+    return y
+
+
+@pl.program
+class TwoScales:
+    @pl.function(type=pl.FunctionType.InCore)
+    def shift(self, x: pl.Tensor[[16, 64], pl.FP32], y: pl.Out[pl.Tensor[[16, 64], pl.FP32]]
+              ) -> pl.Tensor[[16, 64], pl.FP32]:
+        t = pl.load(x, [0, 0], [16, 64])
+        pl.store(pl.add(t, 1.0), [0, 0], y)
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 64], pl.FP32], y: pl.Out[pl.Tensor[[16, 64], pl.FP32]]
+             ) -> pl.Tensor[[16, 64], pl.FP32]:
+        a = pl.create_tensor([16, 64], dtype=pl.FP32)
+        a = scale(x, a)
+        b = pl.create_tensor([16, 64], dtype=pl.FP32)
+        b = self.shift(a, b)
+        y = scale(b, y)
+        return y
