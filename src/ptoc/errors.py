@@ -106,6 +106,11 @@ class FlagProtocolError(SimulationError):
     """A flag was set twice before its wait, or left set at kernel end."""
 
 
+class PipeProtocolError(SimulationError):
+    """A cross-core pipe was misused: tiles pushed but never popped, popped but never freed,
+    freed out of order, or the two sides set the pipe up differently."""
+
+
 class RuntimeConfigError(PtocError, ValueError):
     """Bad options or tensors passed to compile/run."""
 

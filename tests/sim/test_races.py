@@ -1,4 +1,5 @@
-"""The vector-clock race checker equals a brute-force happens-before closure."""
+"""The vector-clock race checker equals a brute-force happens-before closure, on one core and
+on a core group (lanes are (core, pipe) pairs; barriers are per core; cross-core deps)."""
 
 from __future__ import annotations
 
@@ -63,19 +64,24 @@ def build(prog, cost_scale=1):
 
 
 def brute_force(instrs, sch):
+    """Races by the definition: conflicting accesses with no path of happens-before edges
+    (per-core program order per pipe, per-core barriers, flag matches, cross-core deps)."""
     n = len(instrs)
     succ = {i: set() for i in range(n)}
     last = {}
     for ins in instrs:
+        for dep in ins.deps:
+            succ[dep].add(ins.seq)
         if ins.kind == BARRIER:
-            for j in range(ins.seq):
-                succ[j].add(ins.seq)
-            for j in range(ins.seq + 1, n):
-                succ[ins.seq].add(j)
+            for j in range(n):
+                if instrs[j].core == ins.core:
+                    (succ[j].add(ins.seq) if j < ins.seq else
+                     succ[ins.seq].add(j) if j > ins.seq else None)
             continue
-        if ins.pipe in last:
-            succ[last[ins.pipe]].add(ins.seq)
-        last[ins.pipe] = ins.seq
+        key = (ins.core, ins.pipe)
+        if key in last:
+            succ[last[key]].add(ins.seq)
+        last[key] = ins.seq
     for wait, set_ in sch.matched_set.items():
         succ[set_].add(wait)
     reach = {}
@@ -182,3 +188,74 @@ def test_schedule_invariants(prog):
     serial = schedule(instrs, serial=True)
     assert max(serial.end) >= wall
     assert max(serial.end) >= busy
+
+
+# -- several cores (a core group): lanes are (core, pipe) pairs --------------------------------
+
+@st.composite
+def group_programs(draw):
+    """Per core, a straight-line program (work on a shared and a private buffer, flag pairs,
+    barriers); some work waits for an earlier instruction of another core (a pipe dep)."""
+    ncores = draw(st.integers(2, 3))
+    instrs, open_flags = [], {}
+    for core in range(ncores):
+        steps = draw(st.integers(1, 14))
+        flags = open_flags.setdefault(core, [])
+        used = 0
+        for _ in range(steps):
+            seq = len(instrs)
+            choice = draw(st.sampled_from(["work", "work", "work", "set", "wait", "barrier"]))
+            if choice == "set" and used < len(PAIRS):
+                src, dst = PAIRS[used]
+                used += 1
+                flags.append((src, dst, 0))
+                instrs.append(Instr(seq, src, SET, "set", None, flag=(src, dst, 0), core=core))
+            elif choice == "wait" and flags:
+                flag = flags.pop(draw(st.integers(0, len(flags) - 1)))
+                instrs.append(Instr(seq, flag[1], WAIT, "wait", None, flag=flag, core=core))
+            elif choice == "barrier" and draw(st.integers(0, 3)) == 0:
+                instrs.append(Instr(seq, Pipe.PIPE_ALL, BARRIER, "barrier", None, core=core))
+            else:
+                pipe = draw(st.sampled_from(QUEUE_PIPES))
+                buf = draw(st.sampled_from(["GM", f"Vec@{core}"]))
+                lo = draw(st.integers(0, 6)) * 32
+                acc = (Access(buf, lo, lo + draw(st.integers(1, 3)) * 32),)
+                write = draw(st.booleans())
+                others = [i for i in instrs if i.core != core and i.kind == WORK]
+                deps = ()
+                if others and draw(st.integers(0, 2)) == 0:
+                    deps = (draw(st.sampled_from(others)).seq,)
+                instrs.append(Instr(seq, pipe, WORK, f"w{seq}", None, draw(st.integers(1, 40)),
+                                    reads=() if write else acc, writes=acc if write else (),
+                                    static_id=seq, core=core, deps=deps))
+        for flag in flags:
+            instrs.append(Instr(len(instrs), flag[1], WAIT, "wait", None, flag=flag, core=core))
+        flags.clear()
+    return instrs
+
+
+@settings(max_examples=150, deadline=None)
+@given(group_programs())
+def test_lane_clocks_match_brute_force_across_cores(instrs):
+    sch = schedule(instrs)
+    found = {(r.first_seq, r.second_seq) for r in find_races(instrs, sch)}
+    assert found == brute_force(instrs, sch)
+
+
+@settings(max_examples=60, deadline=None)
+@given(group_programs())
+def test_a_dependence_starts_after_its_source_ends(instrs):
+    sch = schedule(instrs, dep_latency=7.0)
+    for ins in instrs:
+        for dep in ins.deps:
+            assert sch.start[ins.seq] >= sch.end[dep] + 7.0
+
+
+def test_a_barrier_orders_only_its_own_core():
+    w0 = Instr(0, Pipe.PIPE_MTE2, WORK, "w0", None, 5, writes=(Access("GM", 0, 64),), core=0)
+    bar = Instr(1, Pipe.PIPE_ALL, BARRIER, "barrier", None, core=0)
+    r0 = Instr(2, Pipe.PIPE_V, WORK, "r0", None, 5, reads=(Access("GM", 0, 64),), core=0)
+    r1 = Instr(3, Pipe.PIPE_V, WORK, "r1", None, 5, reads=(Access("GM", 0, 64),), core=1)
+    instrs = [w0, bar, r0, r1]
+    races = find_races(instrs, schedule(instrs))
+    assert [(r.first_seq, r.second_seq) for r in races] == [(0, 3)]

@@ -16,6 +16,7 @@ Syntax kinds (see ``ptoc.pto.parser`` for the grammar):
     make_tensor_view  %v = pto.make_tensor_view %p, shape = [...], strides = [...] {layout = #pto.layout<nd>} : T
     partition_view    %w = pto.partition_view %v, offsets = [...], sizes = [...] : T -> T2
     alloc_tile        %t = pto.alloc_tile [addr = %a] [valid_row = %r] [valid_col = %c] : T
+    call              [%r =] pto.X[(%a, %b : T, T)] [{attrs}] [-> T]   (cross-core pipe ops)
     sync              pto.set_flag[<PIPE_M>, <PIPE_FIX>, <EVENT_ID0>] / pto.barrier <PIPE_ALL>
     for / if / yield  scf.for, scf.if, scf.yield
 
@@ -92,8 +93,11 @@ class OpInfo:
         return tuple(v for v in inst.ins if _is_buffer(v))
 
     def writes(self, inst: Instruction) -> tuple[Value, ...]:
-        """Buffer operands the op writes (its ``outs``)."""
-        return tuple(v for v in inst.outs if _is_buffer(v))
+        """Buffer operands the op writes: its ``outs``, and the tile a pop defines."""
+        written = tuple(v for v in inst.outs if _is_buffer(v))
+        if self.category == "cross_core":
+            written += tuple(v for v in inst.results if isinstance(v.type, TileBufType))
+        return written
 
 
 def _is_buffer(v: Value) -> bool:
@@ -209,6 +213,47 @@ for _name, _doc in [("trowexpandadd", "a + b"), ("trowexpandsub", "a - b"),
                     ("trowexpandexpdif", "exp(a - b)")]:
     _vec(_name, (_t("a", _V), _t("b", _V)), "row_expand", f"dst[r, c] = {_doc}[r, 0]")
 
+# -- cross-core pipes (one AIC and its AIVs; ptoc.backend.cross_core) ---------------------------------
+# Pipes come from the target's cluster model (``cross_core_pipe``); popped tiles live in the
+# consumer's ring slot, which is chosen at run time (round robin), so they have no alloc_tile.
+_add(OpInfo("pto.reserve_buffer", "call", "cross_core", attrs=("name", "size", "location", "base"),
+            rule="reserve_buffer",
+            doc="reserve [base, base + size) of this core's UB/L1 for a pipe's ring (consumer)"))
+_add(OpInfo("pto.import_reserved_buffer", "call", "cross_core", attrs=("name", "peer_func"),
+            rule="import_reserved_buffer",
+            doc="the base address the peer kernel reserved under name (producer)"))
+for _core in ("aic", "aiv"):
+    _add(OpInfo(f"pto.{_core}_initialize_pipe", "call", "cross_core",
+                ins=(_s("c2v_consumer_buf"), _s("v2c_consumer_buf"), Role("gm_slot_buffer", "ptr")),
+                attrs=("id", "dir_mask", "slot_size", "slot_num", "gm_offset"),
+                rule="initialize_pipe",
+                doc="bind pipe id's rings (GM buffer on a2a3, consumer buffers on a5)"))
+_add(OpInfo("pto.tpush_to_aiv", "call", "cross_core", ins=(_t("tile", _A),), pipe=None,
+            attrs=("split", "id"), rule="tpush",
+            doc="AIC: wait for a free slot, copy the tile into it, signal the AIVs"))
+_add(OpInfo("pto.tpush_to_aic", "call", "cross_core", ins=(_t("tile", _V),), pipe=None,
+            attrs=("split", "id"), rule="tpush",
+            doc="AIV: wait for a free slot, copy this lane's part into it, signal the AIC"))
+_add(OpInfo("pto.tpop_from_aic", "call", "cross_core", pipe=None, attrs=("split", "id"),
+            rule="tpop", doc="AIV: wait for the AIC's next tile; the result is this lane's part"))
+_add(OpInfo("pto.tpop_from_aiv", "call", "cross_core", pipe=None, attrs=("split", "id"),
+            rule="tpop", doc="AIC: wait for the AIVs' next tile (their parts joined)"))
+_add(OpInfo("pto.tfree_from_aic", "call", "cross_core", ins=(_t("tile", _V),), pipe=None,
+            attrs=("split", "id"), rule="tfree",
+            doc="AIV: release the slot of a popped tile after its last reader"))
+_add(OpInfo("pto.tfree_from_aiv", "call", "cross_core", ins=(_t("tile", _M),), pipe=None,
+            attrs=("split", "id"), rule="tfree",
+            doc="AIC: release the slot of a popped tile after its last reader"))
+_add(OpInfo("pto.get_subblock_idx", "call", "scalar", rule="subblock_idx",
+            doc="AIV: which vector core of the group runs this instance (0 or 1)"))
+
+#: Cross-core data ops: (direction, role) — direction ``c2v`` (cube -> vector) or ``v2c``.
+CROSS_CORE_ROLES = MappingProxyType({
+    "pto.tpush_to_aiv": ("c2v", "push"), "pto.tpop_from_aic": ("c2v", "pop"),
+    "pto.tfree_from_aic": ("c2v", "free"), "pto.tpush_to_aic": ("v2c", "push"),
+    "pto.tpop_from_aiv": ("v2c", "pop"), "pto.tfree_from_aiv": ("v2c", "free"),
+})
+
 # -- sync and control -----------------------------------------------------------------------------
 _add(OpInfo("pto.set_flag", "sync", "sync", doc="set flag (src, dst, id) once src pipe is idle"))
 _add(OpInfo("pto.wait_flag", "sync", "sync", doc="block dst pipe until flag set, then clear"))
@@ -270,6 +315,8 @@ def pipe_of(inst, target) -> Pipe:
         raise PtoError(f"unknown op '{inst.opcode}'", hint=suggest_opcode(inst.opcode))
     if info.pipe is not None:
         return info.pipe
+    if info.category == "cross_core":
+        return cross_core_pipe(inst, target)
     from ptoc.backend.targets import TargetError, get_target  # noqa: PLC0415
 
     src, dst = move_endpoints(inst)
@@ -277,6 +324,23 @@ def pipe_of(inst, target) -> Pipe:
         return get_target(target).move_pipe(src, dst)
     except TargetError as exc:
         raise PtoError(f"{inst.opcode}: {exc.message}", hint=exc.hint) from None
+
+
+def cross_core_pipe(inst: Instruction, target) -> Pipe:
+    """The pipe of a tpush / tpop / tfree on ``target`` (``ptoc.backend.cross_core``)."""
+    from ptoc.backend.cross_core import cluster_model  # noqa: PLC0415
+
+    model = cluster_model(target)
+    _, role = CROSS_CORE_ROLES[inst.opcode]
+    tile = inst.results[0] if role == "pop" else inst.ins[0]
+    if not isinstance(tile.type, TileBufType):
+        raise PtoError(f"{inst.opcode}: %{tile.name} is not a tile",
+                       hint="push, pop and free name a !pto.tile_buf value")
+    if role == "push":
+        return model.push_pipe(tile.type.loc)
+    if role == "pop":
+        return model.pop_pipe(tile.type.loc)
+    return model.free_pipe(tile.type.loc)
 
 
 def reads(inst) -> tuple[Value, ...]:

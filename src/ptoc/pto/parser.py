@@ -453,7 +453,11 @@ class _Parser:
 
     def operand_group(self, key: str, opcode: str) -> tuple[Value, ...]:
         self.expect(key, f"in {opcode} (write {opcode} ins(...) outs(...))")
-        open_tok = self.expect("(", f"after '{key}'")
+        return self.paren_operands(f"{key}(...) of {opcode}")
+
+    def paren_operands(self, where: str) -> tuple[Value, ...]:
+        """``(%a, %b : T1, T2)`` (or ``()``): typed uses, each defined earlier."""
+        open_tok = self.expect("(", f"to open {where}")
         names: list[Token] = []
         while self.tok.kind == "ssa":
             names.append(self.advance())
@@ -461,17 +465,16 @@ class _Parser:
                 break
         types: list[PtoType] = []
         if self.accept(":"):
-            types = self.type_list(f"in {key}(...) of {opcode}")
-        self.expect(")", f"to close {key}(...) of {opcode}")
+            types = self.type_list(f"in {where}")
+        self.expect(")", f"to close {where}")
         if names and len(types) != len(names):
-            raise self.error(f"{key}(...) of {opcode} lists {len(names)} operand(s) but "
-                             f"{len(types)} type(s)", open_tok,
-                             hint="give one type per operand after ':'")
+            raise self.error(f"{where} lists {len(names)} operand(s) but {len(types)} type(s)",
+                             open_tok, hint="give one type per operand after ':'")
         vals = []
         for tok, ty in zip(names, types):
             if self.scope.lookup(tok.text) is None:
-                raise self.error(f"undefined SSA value %{tok.text} in {key}(...) of {opcode}",
-                                 tok, hint="define it earlier in this or an enclosing region")
+                raise self.error(f"undefined SSA value %{tok.text} in {where}", tok,
+                                 hint="define it earlier in this or an enclosing region")
             vals.append(Value(tok.text, ty))
         return tuple(vals)
 
@@ -481,6 +484,20 @@ class _Parser:
         outs = self.operand_group("outs", opcode)
         attrs = self.attr_dict() if self.at("{") else ()
         return Instruction(opcode, (), ins, outs, attrs)
+
+    def op_call(self, opcode, results, line) -> Instruction:
+        """``[%r =] opcode[(%a, %b : T, T)] [{attrs}] [-> T]`` (the cross-core pipe ops)."""
+        ins = self.paren_operands(f"the operands of {opcode}") if self.at("(") else ()
+        attrs = self.attr_dict() if self.at("{") else ()
+        defined: tuple[Value, ...] = ()
+        if results:
+            self.want_results(results, opcode)
+            self.expect("->", f"before the result type of {opcode}")
+            defined = (self.define(results[0], self.parse_type(f"of the {opcode} result")),)
+        elif self.at("->"):
+            raise self.error(f"{opcode} has a result type but no result name",
+                             hint=f"write %name = {opcode} ... -> T")
+        return Instruction(opcode, defined, ins, (), attrs)
 
     # -- sync -------------------------------------------------------------------------------------------
     def bracket_name(self, context: str) -> Token:

@@ -168,6 +168,15 @@ def instruction_text(inst: Instruction) -> str:
         parts = [f"{k} = {v}" for k, v in inst.attrs if isinstance(v, Value)]
         middle = " " + " ".join(parts) if parts else ""
         return f"{res}{op}{middle} : {inst.results[0].type}"
+    if syntax == "call":
+        text = f"{res}{op}"
+        if inst.ins:
+            text += _group("", inst.ins)
+        if inst.attrs:
+            text += " " + attr_dict(inst.attrs)
+        if inst.results:
+            text += f" -> {inst.results[0].type}"
+        return text
     text = f"{res}{op} {_group('ins', inst.ins)} {_group('outs', inst.outs)}"
     if inst.attrs:
         text += " " + attr_dict(inst.attrs)

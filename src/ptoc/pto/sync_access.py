@@ -11,6 +11,9 @@ kernel text, without running it:
   unknown range the same way);
 * ``textract`` reads, and ``tinsert`` writes, only a window of the large tile when the
   window offsets are constants (the bounding byte range of that window);
+* a tile popped from a cross-core pipe is its own buffer (``ring %t``): its slot is chosen at
+  run time, and reuse of a slot is ordered by the pipe protocol (free -> push -> pop), not by
+  flags;
 * a GM access is keyed by the kernel parameter behind the tensor view; a ``partition_view``
   with constant offsets and sizes covers a rectangle of elements, anything else covers the
   whole tensor. Distinct parameters are assumed to be distinct tensors (as the simulator
@@ -131,6 +134,12 @@ class AccessResolver:
                 addr = self.const(op.attr("addr"))
                 lo, hi = (0, WHOLE) if addr is None else (addr, addr + nbytes)
                 self.tiles[op.result.name] = (ty.loc.value, lo, hi)
+        elif OP_TABLE.get(code) is not None and OP_TABLE[code].category == "cross_core" \
+                and op.results and isinstance(op.result.type, TileBufType):
+            # a popped tile lives in a ring slot picked at run time: it conflicts only with
+            # its own pop, readers and free (the ring protocol orders slot reuse)
+            ty = op.result.type
+            self.tiles[op.result.name] = (f"ring %{op.result.name}", 0, ty.nbytes)
         elif code == "pto.make_tensor_view" and op.ins:
             strides = tuple(self.const(v) for v in op.attr("strides", ()))
             self.views[op.result.name] = (op.ins[0].name,
@@ -169,7 +178,7 @@ class AccessResolver:
         info = OP_TABLE.get(inst.opcode)
         if info is None:
             return self._unknown(inst)
-        if info.category not in ("move", "cube", "vector"):
+        if info.category not in ("move", "cube", "vector", "cross_core"):
             return None
         pipe = pipe_of(inst, self.target)
         if pipe not in QUEUE_PIPES:

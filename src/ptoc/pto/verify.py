@@ -23,6 +23,7 @@ from ptoc.pto.model import (
     ScalarType, SyncOp, TensorViewType, TileBufType, Value, YieldOp,
 )
 from ptoc.pto.ops import CMPI_PREDICATES, OP_TABLE, ROUND_MODES, OpInfo, suggest_opcode
+from ptoc.pto.verify_cross_core import CrossCoreRules
 
 _INT_TYPES = {DataType.INDEX, DataType.INT8, DataType.INT16, DataType.INT32, DataType.INT64,
               DataType.UINT8}
@@ -64,7 +65,7 @@ def _is_int(ty: PtoType) -> bool:
     return isinstance(ty, ScalarType) and ty.dtype in _INT_TYPES
 
 
-class _KernelVerifier:
+class _KernelVerifier(CrossCoreRules):
     def __init__(self, filename: str, target: Target) -> None:
         self.file = filename
         self.target = target
@@ -108,7 +109,11 @@ class _KernelVerifier:
                 raise self.fail(kernel, f"parameter %{p.name} of @{kernel.name} has type {p.type}",
                                 "kernel parameters are !pto.ptr<dtype> (GM tensors) or scalars")
             self.define(kernel, p)
+        kind = kernel.attr("pto.kernel_kind")
+        self.kernel_kind = kind.value if isinstance(kind, EnumAttr) else None
+        self.start_cross_core()
         self.region(kernel.body, results=None, owner=kernel)
+        self.finish_cross_core()
 
     def region(self, body: tuple[Op, ...], results: tuple[Value, ...] | None, owner=None) -> None:
         """Verify a region; ``results`` are the values its yield must match (None: top level);
@@ -227,6 +232,8 @@ class _KernelVerifier:
             self.check_use(inst, v)
         if info.syntax == "dps":
             self.dps_common(inst, info)
+        elif info.syntax == "call":
+            self.known_attrs(inst, info)
         getattr(self, f"rule_{info.rule}")(inst)
         for r in inst.results:
             self.define(inst, r, self.fold(inst))
@@ -264,7 +271,10 @@ class _KernelVerifier:
                                 f"outs({', '.join(r.name for r in info.outs)})")
             for v, role in zip(values, roles):
                 self.role(inst, v, role.name, role.kind, role.locs)
-        for key, value in inst.attrs:
+        self.known_attrs(inst, info)
+
+    def known_attrs(self, inst: Instruction, info: OpInfo) -> None:
+        for key, _ in inst.attrs:
             if key not in info.attrs:
                 raise self.fail(inst, f"{inst.opcode} has no attribute '{key}'",
                                 f"allowed: {', '.join(info.attrs) or 'none'}")

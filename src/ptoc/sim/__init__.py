@@ -10,7 +10,8 @@ Usage::
     print(res.pipe_summary_csv())
 
 Layers: ``core`` holds what belongs to one AI Core (its scalar unit, tile ops and
-on-chip buffers); the rest is shared by every layer.
+on-chip buffers); ``group`` runs one AIC and its AIVs with cross-core pipes
+(``simulate_group``); the rest is shared by every layer.
 
 Pipeline (one module each): ``core.issue`` (scalar unit: unroll loops, resolve tiles and
 GM windows, lower each op via ``core.tileops`` into an ``instr.Instr``) -> ``schedule`` (per-pipe
@@ -34,10 +35,11 @@ Public API:
 """
 
 from ptoc.sim.api import MODES, simulate
+from ptoc.sim.group import GroupResult, simulate_group
 from ptoc.sim.errors import SimProgramError
 from ptoc.sim.core.memory import MemoryAccessError
 from ptoc.sim.races import Race
 from ptoc.sim.result import InstrRecord, SimResult
 
-__all__ = ["MODES", "InstrRecord", "MemoryAccessError", "Race", "SimProgramError", "SimResult",
-           "simulate"]
+__all__ = ["MODES", "GroupResult", "InstrRecord", "MemoryAccessError", "Race", "SimProgramError",
+           "SimResult", "simulate", "simulate_group"]

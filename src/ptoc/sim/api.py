@@ -60,23 +60,16 @@ def simulate(pto, tensors, *, target="a2a3", profile=None, mode: str = "referenc
 
 def _simulate(pto, tensors, *, target, profile, mode, kernel, flag_mode) -> SimResult:
     """The body of ``simulate`` (run with the garbage collector paused)."""
-    if flag_mode not in FLAG_MODES:
-        raise SimProgramError(f"unknown flag mode {flag_mode!r}",
-                              hint=f"use one of {', '.join(FLAG_MODES)}")
-    if mode not in MODES:
-        raise SimProgramError(f"unknown simulation mode {mode!r}",
-                              hint=f"use one of {', '.join(MODES)}")
-    tgt = get_target(target)
-    prof = get_profile(profile, target=tgt.name)
+    tgt, prof = resolve_run(target, profile, mode, MODES, flag_mode)
     if prof.target != tgt.name:
         raise SimProgramError(
             f"timing profile {prof.name} describes target {prof.target}, not {tgt.name}",
             hint=f"pass target={prof.target!r} or a profile of {tgt.name}")
-    module = _as_module(pto)
+    module = as_module(pto)
     filename = getattr(module, "filename", "<pto>")
     kern = _kernel(module, kernel)
     notes: list[str] = []
-    if _needs_addresses(kern):
+    if needs_addresses(kern):
         from ptoc.pto.planner import plan_memory
         module = plan_memory(module, tgt)
         kern = _kernel(module, kern.name)
@@ -118,6 +111,18 @@ def _simulate(pto, tensors, *, target, profile, mode, kernel, flag_mode) -> SimR
     return result
 
 
+def resolve_run(target, profile, mode: str, modes: tuple[str, ...], flag_mode: str):
+    """(Target, TimingProfile) of a run, after checking its mode and flag mode."""
+    if flag_mode not in FLAG_MODES:
+        raise SimProgramError(f"unknown flag mode {flag_mode!r}",
+                              hint=f"use one of {', '.join(FLAG_MODES)}")
+    if mode not in modes:
+        raise SimProgramError(f"unknown simulation mode {mode!r} for this run",
+                              hint=f"use one of {', '.join(modes)}")
+    tgt = get_target(target)
+    return tgt, get_profile(profile, target=tgt.name)
+
+
 def _kernel(module, name):
     try:
         return module.kernel(name)
@@ -127,12 +132,12 @@ def _kernel(module, name):
                               hint="pass kernel= one of the module's kernel names") from None
 
 
-def _needs_addresses(kernel) -> bool:
+def needs_addresses(kernel) -> bool:
     return any(isinstance(op, Instruction) and op.opcode == "pto.alloc_tile"
                and op.attr("addr") is None for op in walk(kernel.body))
 
 
-def _as_module(pto):
+def as_module(pto):
     if isinstance(pto, str):
         try:
             from ptoc.pto import parse

@@ -2,7 +2,8 @@
 
 Why: ``ptoc sim k.pto`` should run a kernel straight from its text. A GM pointer carries no
 shape, so the shape is read from the kernel's first ``make_tensor_view`` of that pointer
-(its shape operands must be constants defined at kernel top level).
+(its shape operands must be constants defined at kernel top level); a core group's GM pipe
+buffer is sized from the ``initialize_pipe`` that binds it.
 """
 
 from __future__ import annotations
@@ -23,6 +24,12 @@ def gm_shapes(kernel: Kernel) -> dict[str, tuple[int, ...]]:
             continue
         if op.opcode == "arith.constant" and isinstance(op.attr("value"), int):
             consts[op.result.name] = op.attr("value")
+        elif op.opcode.endswith("_initialize_pipe") and len(op.ins) == 3:
+            ring = op.attr("slot_num", 0) * op.attr("slot_size", 0)
+            nbytes = op.attr("gm_offset", 0) + ring * (2 if op.attr("dir_mask") == 3 else 1)
+            ptr = op.ins[2]
+            if isinstance(ptr.type, PtrType) and ptr.name not in shapes:
+                shapes[ptr.name] = (-(-nbytes // ptr.type.dtype.nbytes),)
         elif op.opcode == "pto.make_tensor_view" and op.ins:
             ptr = op.ins[0].name
             dims = [consts.get(v.name) for v in op.attr("shape", ())]
@@ -33,12 +40,17 @@ def gm_shapes(kernel: Kernel) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
-def random_inputs(kernel: Kernel, seed: int = 0, scalars: dict | None = None,
+def random_inputs(kernel: "Kernel | list[Kernel]", seed: int = 0, scalars: dict | None = None,
                   skip: set[str] = frozenset()) -> dict:
     """Standard-normal floats / small random ints for every pointer not in ``skip``;
-    scalar parameters take their value from ``scalars``."""
+    scalar parameters take their value from ``scalars``. Several kernels (a core group's,
+    which share their parameters) pool what each says about the shapes."""
+    kernels = list(kernel) if isinstance(kernel, (list, tuple)) else [kernel]
+    kernel = kernels[0]
     rng = np.random.default_rng(seed)
-    shapes = gm_shapes(kernel)
+    shapes = {}
+    for k in reversed(kernels):
+        shapes.update(gm_shapes(k))
     scalars = dict(scalars or {})
     out = {}
     for p in kernel.params:

@@ -47,6 +47,11 @@ class Instr:
     end with that payload. Either may be None for instructions with no data effect.
     ``static_id`` identifies the PTO op the instruction came from (one op unrolled many
     times shares it), so race reports can be grouped per source pair.
+
+    In a core group, ``core`` is the index of the core that issued it and ``unit`` its name
+    (``aic``, ``aiv0`` ...); ``deps`` are instructions of other cores that must end before it
+    starts (the cross-core pipe protocol: a pop after its push, a push after the free of its
+    slot; ``-1`` marks a partner that is never issued) and ``wait_note`` says what they are.
     """
 
     seq: int
@@ -63,6 +68,10 @@ class Instr:
     static_id: int = -1
     line: int = 0
     file: str = "<pto>"
+    core: int = 0
+    unit: str = ""
+    deps: tuple[int, ...] = ()
+    wait_note: str = ""
 
     def where(self) -> str:
         """``k.pto line 7`` plus the DSL ``loc(...)`` when the op carries one."""
@@ -74,9 +83,14 @@ class Instr:
         """Position of the op in the PTO text (what errors point at)."""
         return SourceLoc(self.file, self.line, 0)
 
+    def tag(self) -> str:
+        """``pto.tload #12``, with ``[aiv0]`` after the number in a core group."""
+        unit = f" [{self.unit}]" if self.unit else ""
+        return f"{self.name} #{self.seq}{unit}"
+
     def label(self) -> str:
         """Short human name, e.g. ``pto.tload #12 at k.pto line 7``."""
-        return f"{self.name} #{self.seq} at {self.where()}"
+        return f"{self.tag()} at {self.where()}"
 
 
 def flag_name(flag: tuple[Pipe, Pipe, int]) -> str:

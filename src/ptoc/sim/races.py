@@ -7,7 +7,10 @@ alone and never depends on timing luck.
 
 Ordering edges: program order on one pipe (in-order queues); set_flag -> the wait_flag
 that consumes it (k-th set to k-th wait of a triple); barrier(PIPE_ALL) orders everything
-issued before it before everything after it. Two accesses to overlapping bytes of one
+its core issued before it before everything that core issues after it; a cross-core
+dependence (``Instr.deps``: push -> pop, free -> the push that reuses the slot). In a core
+group each (core, pipe) pair is a lane of the vector clocks, so accesses of different
+cores to shared GM (or to a peer's ring slot) are checked the same way. Two accesses to overlapping bytes of one
 buffer, at least one a write, with no path of such edges between them, are a race.
 
 Reports are grouped per pair of source ops (one unrolled loop gives one report with a
@@ -81,38 +84,47 @@ class _History:
         return range(bisect_right(self.epochs, known), len(self.epochs))
 
 
+_WIDTH = len(QUEUE_PIPES)
+
+
 def _lane(ins: Instr) -> int:
-    """The in-order queue an instruction runs on (one vector-clock component)."""
-    return _INDEX[ins.pipe]
+    """The in-order queue an instruction runs on (one vector-clock component): one per
+    (core, pipe)."""
+    return ins.core * _WIDTH + _INDEX[ins.pipe]
 
 
 def find_races(instrs: list[Instr], sch: Schedule) -> list[Race]:
     """Every unordered conflicting access pair of a scheduled run (see module doc)."""
-    nlanes = len(QUEUE_PIPES)
+    ncores = 1 + max((ins.core for ins in instrs), default=0)
+    nlanes = _WIDTH * ncores
     clocks = [[0] * nlanes for _ in range(nlanes)]
     set_clock: dict[int, list[int]] = {}
+    sources = {d for ins in instrs for d in ins.deps if d >= 0}
+    dep_clock: dict[int, list[int]] = {}      # clock after a cross-core dependence source
     history: dict[tuple[str, int, bool], _History] = {}
     reports: dict[tuple, Race] = {}
     for seq in sch.order:
         ins = instrs[seq]
         if ins.kind == BARRIER and ins.pipe is Pipe.PIPE_ALL:
-            joined = [max(col) for col in zip(*clocks)]
-            clocks = [list(joined) for _ in range(nlanes)]
-            history.clear()                    # everything before is ordered before all after
+            own = slice(ins.core * _WIDTH, (ins.core + 1) * _WIDTH)
+            joined = [max(col) for col in zip(*clocks[own])]
+            clocks[own] = [list(joined) for _ in range(_WIDTH)]
+            if ncores == 1:
+                history.clear()                # everything before is ordered before all after
             continue
         p = _lane(ins)
         clock = clocks[p]
         clock[p] += 1
+        for dep in ins.deps:
+            _join(clock, dep_clock.get(dep))
         if ins.kind == SET:
             set_clock[seq] = list(clock)
             continue
         if ins.kind == WAIT:
-            src = set_clock.pop(sch.matched_set.get(seq, -1), None)
-            if src is not None:
-                for i in range(nlanes):
-                    if src[i] > clock[i]:
-                        clock[i] = src[i]
+            _join(clock, set_clock.pop(sch.matched_set.get(seq, -1), None))
             continue
+        if seq in sources:
+            dep_clock[seq] = list(clock)
         if not ins.reads and not ins.writes:
             continue
         for write, accesses in ((False, ins.reads), (True, ins.writes)):
@@ -127,6 +139,14 @@ def find_races(instrs: list[Instr], sch: Schedule) -> list[Race]:
                 h.seqs.append(seq)
                 h.accesses.append(access)
     return sorted(reports.values(), key=lambda r: (r.first_seq, r.second_seq))
+
+
+def _join(clock: list[int], other: list[int] | None) -> None:
+    """clock = max(clock, other) element-wise (no-op when the partner left no snapshot)."""
+    if other is not None:
+        for i, value in enumerate(other):
+            if value > clock[i]:
+                clock[i] = value
 
 
 def _check(reports, instrs, ins: Instr, write: bool, access: Access, clock: list[int],
@@ -149,12 +169,11 @@ def _report(reports, a_ins: Instr, a_write: bool, a_acc: Access,
     if a_ins.seq > b_ins.seq:
         a_ins, a_write, a_acc, b_ins, b_write, b_acc = b_ins, b_write, b_acc, a_ins, a_write, a_acc
     kind = "WAW" if a_write and b_write else ("RAW" if a_write else "WAR")
-    key = (kind, a_ins.static_id, b_ins.static_id, a_acc.buffer)
+    key = (kind, a_ins.core, a_ins.static_id, b_ins.core, b_ins.static_id, a_acc.buffer)
     found = reports.get(key)
     if found is not None:
         found.count += 1
         return
     lo, hi = a_acc.intersection(b_acc)
-    reports[key] = Race(kind, a_acc.buffer, lo, hi, f"{a_ins.name} #{a_ins.seq}", a_ins.where(),
-                        a_ins.pipe, f"{b_ins.name} #{b_ins.seq}", b_ins.where(), b_ins.pipe,
-                        a_ins.seq, b_ins.seq)
+    reports[key] = Race(kind, a_acc.buffer, lo, hi, a_ins.tag(), a_ins.where(), a_ins.pipe,
+                        b_ins.tag(), b_ins.where(), b_ins.pipe, a_ins.seq, b_ins.seq)

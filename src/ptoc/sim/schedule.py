@@ -16,8 +16,11 @@ Rules:
   (src, dst, id) triple consumes its k-th set; a set that lands while the bit is still 1
   is a protocol error, and so is a bit still set at kernel end.
 * ``barrier(PIPE_ALL)`` stops the scalar unit until every queue has drained.
+* Several cores (a core group) each have a scalar unit and their own queues and flags; an
+  instruction with ``deps`` (the cross-core pipe protocol) starts ``dep_latency`` after the
+  last of them ends. A barrier drains only its own core's queues.
 * No pipe can move while a queue still holds work -> deadlock, reported with the blocked
-  pipes and flags (never a hang).
+  pipes, flags and cross-core partners (never a hang).
 * ``serial``: every instruction starts after the previous one ended (golden timing).
 """
 
@@ -51,14 +54,15 @@ FLAG_MODES = ("bit", "counter")
 
 
 def schedule(instrs: list[Instr], *, serial: bool = False, issue_cycles: float = 1.0,
-             sync_latency: float = 0.0, flag_mode: str = "bit",
-             make_timeline=None) -> Schedule:
-    """Time ``instrs`` (in issue order; ``instrs[i].seq == i``).
+             sync_latency: float = 0.0, flag_mode: str = "bit", make_timeline=None,
+             dep_latency: float = 0.0) -> Schedule:
+    """Time ``instrs`` (in issue order per core; ``instrs[i].seq == i``).
 
     ``issue_cycles`` and ``sync_latency`` come from the timing profile;
     ``flag_mode="counter"`` counts sets like the pto-isa perf-sim ``EventChannel`` (a second
     set before the wait is then legal) instead of hardware bits;
-    ``make_timeline(schedule)`` builds the partial timeline attached to a hard error.
+    ``make_timeline(schedule)`` builds the partial timeline attached to a hard error;
+    ``dep_latency`` is the delay of a cross-core dependence (``Instr.deps``).
     """
     n = len(instrs)
     sch = Schedule(start=[-1] * n, end=[-1] * n)
@@ -66,7 +70,7 @@ def schedule(instrs: list[Instr], *, serial: bool = False, issue_cycles: float =
         _schedule_serial(instrs, sch, issue_cycles)
     else:
         _Timed(instrs, sch, make_timeline, issue_cycles, sync_latency,
-               counter=flag_mode == "counter").run()
+               counter=flag_mode == "counter", dep_latency=dep_latency).run()
     return sch
 
 
@@ -87,64 +91,95 @@ def _schedule_serial(instrs: list[Instr], sch: Schedule, issue_cycles: float) ->
 
 
 class _Timed:
+    """The event-driven run of one or more cores: each core's scalar unit issues its own
+    stream into its own pipe queues (a lane is a (core, pipe) pair); cores interact only
+    through ``Instr.deps``."""
+
     def __init__(self, instrs, sch: Schedule, make_timeline, issue_cycles, sync_latency, *,
-                 counter: bool = False):
+                 counter: bool = False, dep_latency: float = 0.0):
         self.instrs = instrs
         self.counter = counter
         self.issue = issue_cycles
         self.latency = sync_latency
+        self.dep_latency = dep_latency
         self.sch = sch
         self.make_timeline = make_timeline
-        self.free = {p: 0 for p in QUEUE_PIPES}
-        self.queues: dict[Pipe, list[Instr]] = {p: [] for p in QUEUE_PIPES}
-        self.ptr = {p: 0 for p in QUEUE_PIPES}
+        ncores = 1 + max((ins.core for ins in instrs), default=0)
+        self.streams: list[list[Instr]] = [[] for _ in range(ncores)]
+        for ins in instrs:
+            self.streams[ins.core].append(ins)
+        self.lanes = [(c, p) for c in range(ncores) for p in QUEUE_PIPES]
+        self.free = {lane: 0 for lane in self.lanes}
+        self.queues: dict[tuple, list[Instr]] = {lane: [] for lane in self.lanes}
+        self.ptr = {lane: 0 for lane in self.lanes}
         self.ready: dict[int, int] = {}
-        self.sets: dict[tuple, list[Instr]] = {}       # fired sets per flag, in firing order
-        self.waits: dict[tuple, list[Instr]] = {}      # satisfied waits per flag
+        self.sets: dict[tuple, list[Instr]] = {}       # fired sets per (core, flag), in order
+        self.waits: dict[tuple, list[Instr]] = {}      # satisfied waits per (core, flag)
 
     # -- driver ------------------------------------------------------------------------
     def run(self) -> None:
-        clock = 0.0
-        for ins in self.instrs:
-            if ins.kind == BARRIER and ins.pipe is Pipe.PIPE_ALL:
-                self._drain()
-                drained = max([clock + self.issue, *self.free.values()])
-                self.sch.start[ins.seq], self.sch.end[ins.seq] = clock, drained
-                self.sch.order.append(ins.seq)
-                clock = drained
-                continue
-            if ins.pipe not in self.queues:
-                raise DeadlockError(f"{ins.label()} is on {ins.pipe.name}, which has no queue",
-                                    ins.pto_loc, hint="use one of " +
-                                    ", ".join(p.name for p in QUEUE_PIPES))
-            clock += self.issue
-            self.ready[ins.seq] = clock
-            self.queues[ins.pipe].append(ins)
-        self._drain()
+        pos = [0] * len(self.streams)
+        clock = [0.0] * len(self.streams)
+        while True:
+            issued = False
+            for core, stream in enumerate(self.streams):
+                while pos[core] < len(stream):
+                    ins = stream[pos[core]]
+                    if ins.kind == BARRIER and ins.pipe is Pipe.PIPE_ALL:
+                        if not self._drained(core):
+                            break              # the scalar unit waits for its queues to drain
+                        drained = max([clock[core] + self.issue,
+                                       *(self.free[(core, p)] for p in QUEUE_PIPES)])
+                        self.sch.start[ins.seq], self.sch.end[ins.seq] = clock[core], drained
+                        self.sch.order.append(ins.seq)
+                        clock[core] = drained
+                    else:
+                        if ins.pipe not in QUEUE_PIPES:
+                            raise DeadlockError(
+                                f"{ins.label()} is on {ins.pipe.name}, which has no queue",
+                                ins.pto_loc, hint="use one of " +
+                                ", ".join(p.name for p in QUEUE_PIPES))
+                        clock[core] += self.issue
+                        self.ready[ins.seq] = clock[core]
+                        self.queues[(core, ins.pipe)].append(ins)
+                    pos[core] += 1
+                    issued = True
+            moved = self._advance_all()
+            done = all(p == len(s) for p, s in zip(pos, self.streams))
+            if done and all(self._drained(c) for c in range(len(self.streams))):
+                break
+            if not issued and not moved:
+                self._check_protocol(final=False)
+                self._deadlock()
         self._check_protocol(final=True)
 
-    def _drain(self) -> None:
-        progress = True
+    def _drained(self, core: int) -> bool:
+        return all(self.ptr[(core, p)] == len(self.queues[(core, p)]) for p in QUEUE_PIPES)
+
+    def _advance_all(self) -> bool:
+        moved_any, progress = False, True
         while progress:
             progress = False
-            for pipe in QUEUE_PIPES:
-                if self._advance(pipe):
-                    progress = True
-        blocked = [(p, self.queues[p][self.ptr[p]]) for p in QUEUE_PIPES
-                   if self.ptr[p] < len(self.queues[p])]
-        if blocked:
-            self._check_protocol(final=False)
-            self._deadlock(blocked)
+            for lane in self.lanes:
+                if self._advance(lane):
+                    progress = moved_any = True
+        return moved_any
 
-    def _advance(self, pipe: Pipe) -> bool:
-        queue, moved = self.queues[pipe], False
+    def _advance(self, lane: tuple) -> bool:
+        queue, moved = self.queues[lane], False
         sch = self.sch
-        while self.ptr[pipe] < len(queue):
-            ins = queue[self.ptr[pipe]]
-            start = max(self.free[pipe], self.ready[ins.seq])
+        while self.ptr[lane] < len(queue):
+            ins = queue[self.ptr[lane]]
+            start = max(self.free[lane], self.ready[ins.seq])
+            if ins.deps:
+                ends = [sch.end[d] if d >= 0 else -1 for d in ins.deps]
+                if min(ends) < 0:
+                    break                               # a partner on another core is pending
+                start = max(start, max(ends) + self.dep_latency)
             if ins.kind == WAIT:
-                fired = self.sets.get(ins.flag, ())
-                done = self.waits.setdefault(ins.flag, [])
+                key = (ins.core, ins.flag)
+                fired = self.sets.get(key, ())
+                done = self.waits.setdefault(key, [])
                 if len(done) >= len(fired):
                     break                               # blocked until the matching set fires
                 partner = fired[len(done)]
@@ -154,14 +189,15 @@ class _Timed:
                 sch.flow.append((partner.seq, ins.seq))
                 end = start
             elif ins.kind == SET:
-                self.sets.setdefault(ins.flag, []).append(ins)
+                self.sets.setdefault((ins.core, ins.flag), []).append(ins)
                 end = start
             else:
                 end = start + ins.cost
             sch.start[ins.seq], sch.end[ins.seq] = start, end
             sch.order.append(ins.seq)
-            self.free[pipe] = end
-            self.ptr[pipe] += 1
+            sch.flow.extend((d, ins.seq) for d in ins.deps)
+            self.free[lane] = end
+            self.ptr[lane] += 1
             moved = True
         return moved
 
@@ -171,8 +207,8 @@ class _Timed:
 
     def _check_protocol(self, *, final: bool) -> None:
         end = self.sch.end
-        for flag, fired in self.sets.items():
-            done = self.waits.get(flag, [])
+        for (core, flag), fired in self.sets.items():
+            done = self.waits.get((core, flag), [])
             for k in range(1, 0 if self.counter else len(fired)):
                 second = fired[k]
                 if k - 1 < len(done):
@@ -202,17 +238,28 @@ class _Timed:
                          f"EVENT_ID{flag[2]}] before the end of the kernel, or remove the set",
                     timeline=self._timeline())
 
-    def _deadlock(self, blocked) -> None:
+    def _deadlock(self) -> None:
+        blocked = [(lane[1], self.queues[lane][self.ptr[lane]]) for lane in self.lanes
+                   if self.ptr[lane] < len(self.queues[lane])]
         issued: dict[tuple, int] = {}
         for ins in self.instrs:
             if ins.kind == SET:
-                issued[ins.flag] = issued.get(ins.flag, 0) + 1
+                key = (ins.core, ins.flag)
+                issued[key] = issued.get(key, 0) + 1
         lines, roots = [], []
         for pipe, ins in blocked:
-            if ins.kind == WAIT:
-                fired = len(self.sets.get(ins.flag, ()))
-                waited = len(self.waits.get(ins.flag, ()))
-                never = issued.get(ins.flag, 0) <= waited
+            pending = [d for d in ins.deps if d < 0 or self.sch.end[d] < 0]
+            if pending:
+                never = any(d < 0 for d in pending)
+                if never:
+                    roots.append(ins)
+                lines.append(f"{pipe.name} blocked at {ins.label()}, which {ins.wait_note}"
+                             + (" (never issued)" if never else ""))
+            elif ins.kind == WAIT:
+                key = (ins.core, ins.flag)
+                fired = len(self.sets.get(key, ()))
+                waited = len(self.waits.get(key, ()))
+                never = issued.get(key, 0) <= waited
                 if never:
                     roots.append(ins)
                 lines.append(f"{pipe.name} blocked at {ins.label()} waiting for "
@@ -223,9 +270,13 @@ class _Timed:
                 lines.append(f"{pipe.name} blocked at {ins.label()}")
         # point at a wait that can never be met (the root cause), else the first blocked one
         first = roots[0] if roots else blocked[0][1]
+        cross = any(ins.deps for _, ins in blocked)
         raise DeadlockError(
             "deadlock: no pipe can make progress; " + "; ".join(lines), first.pto_loc,
-            hint="every wait_flag needs an earlier-or-concurrent set_flag of the same "
+            hint=("every pop needs a push of the same pipe on the peer core, and every push "
+                  "beyond the ring depth needs the consumer to free a slot (tfree after the "
+                  "popped tile's last reader); " if cross else "")
+                 + "every wait_flag needs an earlier-or-concurrent set_flag of the same "
                  "(src, dst, id) that is not itself stuck behind a wait; check the matching "
                  "set_flag exists on the source pipe (a barrier(PIPE_ALL) cannot pass a wait "
                  "whose set is issued after it)", timeline=self._timeline())

@@ -50,21 +50,32 @@ def run(args) -> int:
     import numpy as np
 
     from ptoc.pto import parse
-    from ptoc.sim import simulate
+    from ptoc.sim import simulate, simulate_group
+    from ptoc.sim.group import group_kernels, is_group_module
     text = _source(args)
     if args.emit:
         print(text, end="")
         return 0
     module = parse(text, filename=args.file)
-    kernel = module.kernel(args.kernel) if args.kernel else module.kernel()
+    group = args.kernel is None and is_group_module(module)
+    kernels = list(group_kernels(module)) if group else \
+        [module.kernel(args.kernel) if args.kernel else module.kernel()]
+    kernel = kernels[0]
     scalars = {k: int(v) if v.lstrip("-").isdigit() else float(v)
                for k, v in _pairs(args.scalar, "scalar").items()}
-    tensors = _tensors(kernel, args, scalars)
+    tensors = _tensors(kernels, args, scalars)
     target = args.target or module.target_arch or "a2a3"
-    result = simulate(module, tensors, target=target, profile=args.profile, mode=args.mode,
-                      kernel=kernel.name)
-    print(f"{args.file}: kernel @{kernel.name} on {result.target} ({result.profile}, "
-          f"{result.mode})")
+    if group:
+        result = simulate_group(module, tensors, target=target, profile=args.profile,
+                                mode=args.mode)
+        names = ", ".join("@" + k.name for k in group_kernels(module))
+        print(f"{args.file}: core group {names} on {result.target} ({result.profile}, "
+              f"{result.mode})")
+    else:
+        result = simulate(module, tensors, target=target, profile=args.profile, mode=args.mode,
+                          kernel=kernel.name)
+        print(f"{args.file}: kernel @{kernel.name} on {result.target} ({result.profile}, "
+              f"{result.mode})")
     print(result.summary())
     if args.trace:
         result.write_trace(args.trace)
@@ -82,18 +93,19 @@ def run(args) -> int:
     return 1 if result.races else 0  # a data race is a failed check (see ptoc --help)
 
 
-def _tensors(kernel, args, scalars):
-    """--input files where given, seeded random data (shapes from the kernel) elsewhere."""
+def _tensors(kernels, args, scalars):
+    """--input files where given, seeded random data (shapes from the kernels) elsewhere."""
     import numpy as np
 
     from ptoc.sim.inputs import random_inputs
 
+    kernel = kernels[0]
     files = _pairs(args.input, "input")
     unknown = set(files) - {p.name for p in kernel.params}
     if unknown:
         raise SimCommandError(f"--input names unknown parameter(s) {sorted(unknown)}",
                               hint="parameters are " + ", ".join(p.name for p in kernel.params))
-    tensors = random_inputs(kernel, seed=args.seed, scalars=scalars, skip=set(files))
+    tensors = random_inputs(kernels, seed=args.seed, scalars=scalars, skip=set(files))
     params = {p.name: p for p in kernel.params}
     for name, path in files.items():
         try:
@@ -115,7 +127,9 @@ def register(sub) -> None:
                        description="Run PTO assembly on the simulated AI Core (Level 3 as written; "
                                    "Level 2, without set_flag/wait_flag, gets them from "
                                    "InsertSync first, as the compiler's own output does); "
-                                   "print wall cycles, per-pipe busy time and data races.")
+                                   "print wall cycles, per-pipe busy time and data races. A "
+                                   "module with one cube and one vector kernel runs as a core "
+                                   "group (the AIC and its AIVs).")
     p.add_argument("file", nargs="?", help="PTO text file (.pto)")
     p.add_argument("--example", choices=EXAMPLES,
                    help="run a built-in hand-written Level-3 kernel instead of a file")

@@ -22,6 +22,7 @@ from ptoc.errors import SourceLoc
 from ptoc.pto.model import (
     EnumAttr, ForOp, IfOp, Instruction, Kernel, PtrType, SyncOp, TileBufType, Value, YieldOp,
 )
+from ptoc.pto.ops import OP_TABLE
 
 from ptoc.sim.core import vector
 from ptoc.sim.core.binding import bind_params
@@ -53,24 +54,37 @@ _CMP = {
     "ugt": operator.gt, "uge": operator.ge, "oeq": operator.eq, "one": operator.ne,
     "olt": operator.lt, "ole": operator.le, "ogt": operator.gt, "oge": operator.ge,
 }
+#: Ops that set up or use a cross-core pipe: handled by the core group (``port``).
+_CROSS_CORE = frozenset(code for code, info in OP_TABLE.items() if info.category == "cross_core")
 _CASTS = ("arith.index_cast", "arith.index_castui", "arith.extsi", "arith.extui",
           "arith.trunci", "arith.sitofp", "arith.fptosi", "arith.extf", "arith.truncf")
 
 
 class ScalarUnit(TileOps):
-    """Builds the dynamic instruction stream of one kernel (see module doc)."""
+    """Builds the dynamic instruction stream of one kernel (see module doc).
+
+    In a core group (``ptoc.sim.group``) each core has its own unit: ``core``/``unit`` name
+    it, ``subblock`` is what ``pto.get_subblock_idx`` returns on it, ``port`` handles its
+    cross-core pipe ops, and ``instrs`` is the group's shared stream (so ``seq`` numbers are
+    unique across cores).
+    """
 
     def __init__(self, kernel: Kernel, bindings: dict[str, object], target: Target,
                  profile: TimingProfile, memory: BufferMemory, *, mad_mode: str,
-                 filename: str = "<pto>"):
+                 filename: str = "<pto>", core: int = 0, unit: str = "", subblock: int = 0,
+                 port=None, instrs: list[Instr] | None = None):
         self.kernel = kernel
         self.target = target
         self.profile = profile
         self.memory = memory
         self.mad_mode = mad_mode
         self.filename = filename
+        self.core = core
+        self.unit = unit
+        self.subblock = subblock
+        self.port = port
         self.env: dict[str, object] = dict(bindings)
-        self.instrs: list[Instr] = []
+        self.instrs: list[Instr] = [] if instrs is None else instrs
         self._static: dict[int, int] = {}
         self._op: object = None
         self._sync_cache: dict[int, tuple] = {}
@@ -153,6 +167,15 @@ class ScalarUnit(TileOps):
             self._set(op.result, a if c else b)
         elif code in _CASTS:
             self._set(op.result, self._get(op.ins[0]))
+        elif code == "pto.get_subblock_idx":
+            self._set(op.result, self.subblock)
+        elif code in _CROSS_CORE:
+            if self.port is None:
+                raise SimProgramError(
+                    f"{code} exchanges tiles with another core, but simulate() runs one core",
+                    self._loc(op), hint="run the module with ptoc.sim.simulate_group (ptoc sim "
+                                        "does so for a module with a cube and a vector kernel)")
+            self.port.issue(self, op)
         elif code == "pto.make_tensor_view":
             self._make_view(op)
         elif code == "pto.partition_view":
@@ -223,7 +246,8 @@ class ScalarUnit(TileOps):
                 f"tile %{op.result.name}: valid shape {vr}x{vc} must be within its physical "
                 f"shape {ty.rows}x{ty.cols}", self._loc(op), hint="shrink valid_row/valid_col")
         nbytes = self.target.tile_bytes(ty.loc, ty.rows, ty.cols, ty.dtype)
-        tile = TileRef(op.result.name, ty.loc, addr, ty.rows, ty.cols, ty.dtype, vr, vc, nbytes)
+        tile = TileRef(op.result.name, ty.loc, addr, ty.rows, ty.cols, ty.dtype, vr, vc, nbytes,
+                       buffer=self.memory.buffer_name(ty.loc))
         self.memory.check_tile(tile, self._loc(op))
         self._set(op.result, tile)
 
@@ -278,10 +302,10 @@ class ScalarUnit(TileOps):
                 f"more than {MAX_INSTRUCTIONS} dynamic instructions; the loops are too long "
                 f"to simulate", self._loc(op), hint="simulate a smaller problem size")
         static = self._static.setdefault(id(op), len(self._static))
-        if kind == WORK and cost <= 0:
+        if kind == WORK and cost <= 0 and commit is not None:
             cost = 1.0      # a data instruction must span time so its commit follows its read
         ins = Instr(len(self.instrs), pipe, kind, name, op.loc, cost, reads, writes, None, read,
-                    commit, static, op.line, self.filename)
+                    commit, static, op.line, self.filename, self.core, self.unit)
         self.instrs.append(ins)
         return ins
 

@@ -77,14 +77,23 @@ class TileRef:
 
 
 class BufferMemory:
-    """One byte array per on-chip buffer of a target."""
+    """One byte array per on-chip buffer of a target.
 
-    def __init__(self, capacities: dict[MemorySpace, int], alignment: int):
+    ``label`` tells the buffers of one core of a group apart in race reports
+    (``Vec@aiv0``); a lone core has none.
+    """
+
+    def __init__(self, capacities: dict[MemorySpace, int], alignment: int, label: str = ""):
         self.capacities = dict(capacities)
         self.alignment = alignment
+        self.label = label
         self.buffers = {space: np.zeros(size, dtype=np.uint8)
                         for space, size in self.capacities.items()}
         self._views: dict[tuple, np.ndarray] = {}
+
+    def buffer_name(self, space: MemorySpace) -> str:
+        """How accesses to ``space`` of this core are named (``Vec``, or ``Vec@aiv0``)."""
+        return f"{space.value}@{self.label}" if self.label else space.value
 
     def check_tile(self, tile: TileRef, loc: SourceLoc | None = None) -> None:
         """Raise MemoryAccessError when ``tile`` is misaligned or outside its buffer."""

@@ -1,0 +1,138 @@
+"""``simulate_group``: run one AIC kernel and its AIV kernel (on every AIV lane) together.
+
+Why a layer of its own: the cores share GM and talk through cross-core pipes, so they must
+be issued, scheduled, race-checked and replayed as one run — but each core is exactly the
+``ptoc.sim.core`` scalar unit with its own buffers. A chip layer runs many of these groups.
+"""
+
+from __future__ import annotations
+
+import gc
+
+from ptoc.backend.cross_core import cluster_model
+from ptoc.pto.model import EnumAttr, Module
+from ptoc.pto.sync_access import has_sync
+
+from ptoc.sim.api import LEVEL2_NOTE, as_module, needs_addresses, resolve_run
+from ptoc.sim.core.binding import bind_params
+from ptoc.sim.core.issue import ScalarUnit
+from ptoc.sim.core.memory import BufferMemory
+from ptoc.sim.errors import SimProgramError
+from ptoc.sim.execute import execute
+from ptoc.sim.group.pipes import PipeNetwork
+from ptoc.sim.group.result import GroupResult, build_group_result
+from ptoc.sim.races import find_races
+from ptoc.sim.schedule import schedule
+
+GROUP_MODES = ("reference", "fast")
+
+
+def group_kernels(module: Module, aic: str | None = None, aiv: str | None = None):
+    """(AIC kernel, AIV kernel) of a module: by name, else its one cube and one vector
+    kernel (``pto.kernel_kind``)."""
+    def kind(k):
+        value = k.attr("pto.kernel_kind")
+        return value.value if isinstance(value, EnumAttr) else None
+
+    picked = []
+    for name, want in ((aic, "cube"), (aiv, "vector")):
+        if name is not None:
+            try:
+                picked.append(module.kernel(name))
+            except KeyError:
+                names = ", ".join("@" + k.name for k in module.kernels)
+                raise SimProgramError(f"no kernel {name!r} in the PTO module ({names})",
+                                      hint="name one of the module's kernels") from None
+            continue
+        found = [k for k in module.kernels if kind(k) == want]
+        if len(found) != 1:
+            raise SimProgramError(
+                f"a core group needs exactly one {want} kernel, the module has {len(found)} "
+                f"({', '.join('@' + k.name for k in module.kernels)})",
+                hint=f"mark it attributes {{pto.kernel_kind = #pto.kernel_kind<{want}>}} or "
+                     "pass aic= / aiv= kernel names")
+        picked.append(found[0])
+    return tuple(picked)
+
+
+def is_group_module(module: Module) -> bool:
+    """True when the module holds a cube kernel and a vector kernel (one core group)."""
+    kinds = [getattr(k.attr("pto.kernel_kind"), "value", None) for k in module.kernels]
+    return kinds.count("cube") == 1 and kinds.count("vector") == 1
+
+
+def simulate_group(pto, tensors, *, target="a2a3", profile=None, mode: str = "reference",
+                   aic: str | None = None, aiv: str | None = None,
+                   flag_mode: str = "bit") -> GroupResult:
+    """Run a core group: the AIC kernel on the cube core, the AIV kernel on each AIV lane
+    (``pto.get_subblock_idx`` tells them apart), sharing the GM ``tensors``.
+
+    Both kernels take the same parameters (PyPTO's shared group ABI), so ``tensors`` is
+    bound once, as for ``simulate``. ``mode`` is ``reference`` or ``fast`` (a serial run of
+    cores that wait on each other is not defined). Level-2 kernels are synchronised by
+    ``ptoc.pto.insert_sync`` first.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _simulate_group(pto, tensors, target=target, profile=profile, mode=mode,
+                               aic=aic, aiv=aiv, flag_mode=flag_mode)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _simulate_group(pto, tensors, *, target, profile, mode, aic, aiv, flag_mode) -> GroupResult:
+    tgt, prof = resolve_run(target, profile, mode, GROUP_MODES, flag_mode)
+    module = as_module(pto)
+    filename = getattr(module, "filename", "<pto>")
+    aic_k, aiv_k = group_kernels(module, aic, aiv)
+    notes: list[str] = []
+    if needs_addresses(aic_k) or needs_addresses(aiv_k):
+        raise SimProgramError("a core group's tiles need addresses (pto.alloc_tile addr = ...)",
+                              hint="compile with memory_planner=PYPTO, which places them")
+    if not (has_sync(aic_k) and has_sync(aiv_k)):
+        from ptoc.pto import insert_sync
+        synced = insert_sync(module, target=tgt)
+        module = synced.module
+        aic_k, aiv_k = (module.kernel(k.name) for k in (aic_k, aiv_k))
+        notes.append(LEVEL2_NOTE)
+        notes.extend(f"insert_sync: {note}" for note in synced.notes)
+    if [(p.name, p.type) for p in aic_k.params] != [(p.name, p.type) for p in aiv_k.params]:
+        raise SimProgramError(
+            f"@{aic_k.name} and @{aiv_k.name} take different parameters; a core group's "
+            "kernels share one argument list", hint="give both kernels the same parameters")
+    model = cluster_model(tgt)
+    units = ["aic"] + [f"aiv{i}" for i in range(model.aiv_per_aic)]
+    kernels = [aic_k] + [aiv_k] * model.aiv_per_aic
+    env, shapes = bind_params(aic_k, tensors, filename)
+    memories = [BufferMemory(dict(tgt.capacities), tgt.address_alignment, label=u) for u in units]
+    net = PipeNetwork(model, prof, memories, units, [aic_k, aiv_k])
+    instrs: list = []
+    for core, (unit, kernel) in enumerate(zip(units, kernels)):
+        ScalarUnit(kernel, env, tgt, prof, memories[core],
+                   mad_mode="fast" if mode == "fast" else "reference", filename=filename,
+                   core=core, unit=unit, subblock=max(core - 1, 0), port=net.port(core),
+                   instrs=instrs).run()
+    net.link()
+    meta = dict(target=tgt.name, profile=prof.name, mode=mode)
+
+    def partial(sch):
+        races = find_races(instrs, sch)
+        return build_group_result(instrs, sch, units, races=races, outputs={},
+                                  complete=False, **meta)
+
+    sch = schedule(instrs, issue_cycles=prof.issue_cycles, sync_latency=prof.sync_latency_cycles,
+                   flag_mode=flag_mode, make_timeline=partial,
+                   dep_latency=model.flag_latency_cycles)
+    net.check_balanced(lambda: partial(sch))
+    races = find_races(instrs, sch)
+    execute(instrs, sch, timed=bool(races))
+    outputs = {name: env[name].reshape(shape) if shape else env[name]
+               for name, shape in shapes.items()}
+    arch = getattr(module, "target_arch", None)
+    if arch and arch != tgt.name:
+        notes.append(f"the module says pto.target_arch = {arch!r} but it ran on target "
+                     f"{tgt.name!r}; pass target={arch!r} to use that core's buffers")
+    return build_group_result(instrs, sch, units, races=races, outputs=outputs, notes=notes,
+                              **meta)
