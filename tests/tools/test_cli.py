@@ -89,7 +89,7 @@ def test_compile_writes_artifacts_and_prints_a_summary(capsys, gemm_file, tmp_pa
     code, out, _ = run(capsys, "compile", gemm_file, "-o", out_dir)
     assert code == 0
     assert "kernels:      kernel" in out and "Acc buffers:  1 (kernel:0+" in out
-    assert "diagnostics:  0" in out and "1 tile_choice, 1 dbc" in out
+    assert "diagnostics:  1" in out and "1 tile_choice, 1 dbc" in out  # PH001: a's 256 B rows
     assert (out_dir / "pto" / "kernel.pto").is_file()
     assert (out_dir / "report" / "decisions.json").is_file()
     assert (out_dir / "report" / "decisions.md").is_file()

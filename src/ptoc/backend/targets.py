@@ -74,6 +74,10 @@ class Target:
         requires_low_precision_mat_scratch: an Acc drained into an L1 (Mat) scratch for a
             chained matmul must be narrowed to bf16/fp16 on the way (910B: FIXPIPE writes Mat
             only in the cube's input formats) [S] pypto-passes.md §3.4.
+        l2_cache_line_bytes: L2 cache line; GM rows narrower than it waste part of a line.
+        recommended_innermost_dim_bytes: a tile.load/tile.store row below this many bytes
+            gets perf hint PH001 (910B 512 = the GM access granularity, 950 128) [S]
+            pypto backend_handler.h ``GetRecommendedInnermostDimBytes``.
     """
 
     name: str
@@ -90,6 +94,8 @@ class Target:
     move_pipes: Mapping[tuple[MemorySpace, MemorySpace], Pipe] = field(repr=False)
     clock_hz: float | None = None
     requires_low_precision_mat_scratch: bool = False
+    l2_cache_line_bytes: int = 512
+    recommended_innermost_dim_bytes: int = 512
 
     # -- capacities and alignment ------------------------------------------------------
     def capacity(self, space: MemorySpace) -> int:
@@ -227,6 +233,8 @@ A2A3 = Target(
     move_pipes=MappingProxyType(_A2A3_MOVES),
     clock_hz=1.85e9,                 # [S] hw-model.md §1.1 (pto-isa arch_config kMainFrequencyHz)
     requires_low_precision_mat_scratch=True,  # [S] pypto-passes.md §3.4 (910B)
+    l2_cache_line_bytes=512,                  # [S] pypto backend_handler (910B)
+    recommended_innermost_dim_bytes=512,      # [S] pypto 92-diagnostics.md (910B)
 )
 
 A5 = Target(
@@ -250,6 +258,8 @@ A5 = Target(
     default_profile="a5-sim",
     move_pipes=MappingProxyType(_A5_MOVES),
     clock_hz=None,                   # [A] a5 clock not in the sources (hw-model.md §1.1)
+    l2_cache_line_bytes=512,         # [S] pypto backend_handler (950)
+    recommended_innermost_dim_bytes=128,  # [S] pypto 92-diagnostics.md (950)
 )
 
 TARGETS: Mapping[str, Target] = MappingProxyType({"a2a3": A2A3, "a5": A5})

@@ -19,6 +19,7 @@ from ptoc.passes.base import Pass
 from ptoc.passes.context import MemoryPlanner, OptimizationStrategy, PassContext, _coerce_enum
 from ptoc.passes.diagnostics import write_report as _write_report
 from ptoc.passes.instruments import IRDumpInstrument, TimingInstrument
+from ptoc.passes.perf_checks import run_post_pipeline_checks
 from ptoc.passes.properties import IRProperty, has_checker, to_property_set
 
 #: PyPTO's pass order (reference/pypto-passes.md §0, pypto-dsl.md §4.1). ptoc implements a
@@ -214,6 +215,8 @@ class PassManager:
                 inst.before_pipeline(program, run_ctx)
             for p in self.passes:
                 program = p(program)
+            if self.passes:  # PyPTO's PostPipeline diagnostic phase
+                run_post_pipeline_checks(program, run_ctx.get_backend())
             for inst in reversed(instruments):
                 inst.after_pipeline(program, run_ctx)
         self.last_profile = timing.profile() if timing is not None else None

@@ -9,6 +9,7 @@ context set is dropped. Artifacts go to ``output_dir``: ``passes_dump/`` (when
 from __future__ import annotations
 
 import datetime
+import logging
 import os
 from pathlib import Path
 
@@ -18,6 +19,14 @@ from ptoc.ir.nodes import Program
 from ptoc.runtime.allocations import Allocation, allocations_from_ir
 from ptoc.runtime.compiled import CompiledProgram
 from ptoc.runtime.config import target_of_platform
+
+#: logged on every PTOAS compile, as PyPTO's ir.compile does: who plans memory on this path
+PTOAS_WARNING = (
+    "memory_planner=PTOAS: MemoryReuse and AllocateMemoryAddr are skipped; the PTO-level "
+    "planner (ptoc.pto.plan_memory, standing in for ptoas PlanMemory at --pto-level=level2) "
+    "does lifetime reuse and assigns addresses. MaterializeSemanticAliases still runs, so "
+    "aliasing the semantics need (loop-carried accumulators, in-place ops) stays one shared "
+    "tile buffer.")
 
 
 def compile_ir(program: Program, output_dir: str | os.PathLike | None = None, *,
@@ -39,6 +48,8 @@ def compile_ir(program: Program, output_dir: str | os.PathLike | None = None, *,
                           verification_level=verification_level, target=target,
                           profiling=profiling or None, dump_dir=out,
                           disabled_diagnostics=disabled_diagnostics)
+    if ctx.memory_planner is MemoryPlanner.PTOAS:
+        logging.getLogger("ptoc").warning(PTOAS_WARNING)
     with ctx, collect_decisions() as decisions:
         manager = PassManager.get_strategy()
         lowered = manager.run_passes(program, dump_ir=bool(dump_passes), output_dir=out,

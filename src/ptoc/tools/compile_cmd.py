@@ -90,6 +90,11 @@ def _decisions(out: Path) -> dict | None:
 def run(args) -> int:
     from ptoc.tools.loader import find_program
 
+    if args.what_if and args.planner != "pypto":  # before compiling: one line, no warnings
+        from ptoc.tools.what_if import WhatIfError
+
+        raise WhatIfError(f"--what-if dbc needs the PYPTO planner; under {args.planner.upper()} "
+                          "dbC is decided automatically", hint=f"drop --planner {args.planner}")
     loaded = find_program(args.file, args.program)
     compiled = compile_loaded(loaded, args)
     for line in summary_lines(compiled):

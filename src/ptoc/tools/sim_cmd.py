@@ -49,7 +49,7 @@ def _pairs(items, what):
 def run(args) -> int:
     import numpy as np
 
-    from ptoc.pto import parse
+    from ptoc.pto import parse, verify
     from ptoc.sim import simulate, simulate_group
     from ptoc.sim.group import group_kernels, is_group_module
     text = _source(args)
@@ -57,6 +57,8 @@ def run(args) -> int:
         print(text, end="")
         return 0
     module = parse(text, filename=args.file)
+    target = args.target or module.target_arch or "a2a3"
+    verify(module, target)  # unknown ops get "did you mean", bad operands their line
     group = args.kernel is None and is_group_module(module)
     kernels = list(group_kernels(module)) if group else \
         [module.kernel(args.kernel) if args.kernel else module.kernel()]
@@ -64,7 +66,6 @@ def run(args) -> int:
     scalars = {k: int(v) if v.lstrip("-").isdigit() else float(v)
                for k, v in _pairs(args.scalar, "scalar").items()}
     tensors = _tensors(kernels, args, scalars)
-    target = args.target or module.target_arch or "a2a3"
     if group:
         result = simulate_group(module, tensors, target=target, profile=args.profile,
                                 mode=args.mode)
