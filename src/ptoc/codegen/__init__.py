@@ -49,6 +49,7 @@ from ptoc.pto.printer import print_module
 
 from ptoc.codegen.emitter import CodegenOptions, KernelEmitter
 from ptoc.codegen.errors import CodegenError
+from ptoc.codegen.join_buffers import coalesce_join_buffers
 from ptoc.codegen.tile_ops import SUPPORTED_OPS
 
 
@@ -72,6 +73,8 @@ def generate_module(function: Function, *, target="a2a3", with_addresses: bool =
             function.loc, hint="codegen takes InCore, AIC or AIV functions; orchestration "
             "functions run on the host")
     options = _options(target, with_addresses, emit_loc, loc_file)
+    if not with_addresses:
+        function = coalesce_join_buffers(function)
     kernel = KernelEmitter(function, options).build()
     return Module(kernels=(kernel,), attrs=(("pto.target_arch", options.target),))
 

@@ -277,6 +277,16 @@ class KernelEmitter(ScalarLowering, BufferBinding):
             if isinstance(target.type, TileType):
                 src = self.tile(value, loc)
                 if slot is not None and not self.same_buffer(src, slot):
+                    if target.type.memory_space is MemorySpace.Acc:
+                        raise CodegenError(
+                            f"cannot reconcile divergent L0C accumulator buffers: "
+                            f"'{target.name}' is joined from accumulator '{value.name}', which "
+                            "is live in another Acc buffer at the join, and an Acc -> Acc move "
+                            "does not exist", loc,
+                            hint="let every branch that feeds the accumulator write it in "
+                                 "place (matmul_acc on the carried accumulator, or a matmul "
+                                 "made in that branch), not an accumulator computed before the "
+                                 "join")
                     self.copy_tile(src, slot, loc)
             elif isinstance(target.type, TensorType):
                 continue

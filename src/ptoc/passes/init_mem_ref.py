@@ -11,6 +11,8 @@ share their producer's MemRef instead of getting one:
   accumulator, ``tile.assemble`` its target (the op registry's ``reuses_input``);
 - a bare tile alias ``a = b``; a loop's iter-args share their init values, and a tile loop
   result shares its iter-arg; an if's tile result shares the then-branch's yielded value.
+  Where that sharing would overwrite a value still read later, ``join_copies`` first copies
+  the shared value (ptoc's safety net; PyPTO shares regardless).
 
 Loop and branch results still use up a counter value (PyPTO numbers them, then lets tile
 results share), and tensor results keep their own fresh name; that is what makes
@@ -33,6 +35,7 @@ from ptoc.ir.types import MemRef, TensorType, TileType
 from ptoc.ops import get_op, make_call
 from ptoc.ops.registry import has_op
 from ptoc.passes.base import function_pass
+from ptoc.passes.join_copies import insert_join_copies
 from ptoc.passes.manager import register_default_pass
 from ptoc.passes.memref_rewrite import (
     is_alloc, last_yield, new_ptr, physical_bytes, retype_function, with_memref, zero_offset,
@@ -47,6 +50,11 @@ def init_mem_ref(fn: Function, ctx) -> Function:
         return fn  # already has MemRefs: the pass is idempotent
     planner = _MemRefPlanner(ctx.get_backend(), fn.name)
     planner.plan(fn)
+    copied = insert_join_copies(fn, planner.memrefs)
+    if copied is not fn:
+        fn = copied
+        planner = _MemRefPlanner(ctx.get_backend(), fn.name)
+        planner.plan(fn)
     if not planner.memrefs:
         return fn
     out = retype_function(fn, lambda v: planner.type_for(v))

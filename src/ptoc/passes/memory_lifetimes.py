@@ -1,19 +1,32 @@
 """Lifetime intervals of on-chip buffers, the input of MemoryReuse (reference §9.1).
 
 Statements get order numbers in a full recursive walk (every assignment, evaluation,
-yield and return takes one; an ``if`` numbers its then-branch before its else-branch). A
-tile is live from its defining statement to its last read, with two corrections:
+yield and return takes one, two apart so that the copies MemoryReuse may insert before a
+yield have a point of their own; an ``if`` numbers its then-branch before its
+else-branch). A value is live from its defining statement to its last read; a value
+defined before a loop and read inside it lives until the end of that loop, because every
+trip reads it again. Touching ranges (a last read at the statement that defines the
+other) do not overlap.
 
-- a value defined before a loop and read inside it lives until the end of that loop,
-  because every trip reads it again;
-- a read of a loop result counts as a read of the loop's init value, and a read of an
-  ``if`` result as a read of the values both arms yield (those arms form a "phi family":
-  they are never live at the same time, so their overlap is excused).
+Values that already share a buffer (views, in-place results, loop carries, an ``if``
+result and its then-branch value) form one interval, live over the *union* of their
+ranges rather than the hull, with the two places where control flow joins modelled
+exactly:
 
-Values that already share a buffer (views, in-place results, loop carries) form one
-interval spanning all of them. Each interval also records the ``pipeline_membership`` of
-its defining calls and whether it is a load, which the pipeline-stage guard needs.
-Touching intervals (a last read at the statement that defines the other) do not overlap.
+- a value defined before an ``if``, read in its else-branch and not in its then-branch
+  nor after the ``if``, is dead while the then-branch runs (a hole in its range);
+- a loop's next carried value arrives just before the body's yield (the yielded value
+  itself, or a copy of it), so the iter-arg is live from the loop start to its last
+  read and again at that arrival point; the yielded value may take the carry's buffer
+  over once the iter-arg's last read is behind (then no copy is needed at the yield);
+- an ``if`` result is written where the else-branch yields (by that branch's value, or by
+  a copy of it placed just before the yield), so the result's buffer is free while the
+  else-branch runs, except for the value yielded to it.
+
+Nothing else is excused: two values live at the same program point never share,
+whichever branches they come from. Each interval also records the
+``pipeline_membership`` of its defining calls and whether it is a load, which the
+pipeline-stage guard needs.
 """
 
 from __future__ import annotations
@@ -49,7 +62,8 @@ class Interval:
     last_use: int = -1
     membership: str = ""
     is_load: bool = False
-    families: set[int] = field(default_factory=set)
+    ranges: list[tuple[int, int, Var]] = field(default_factory=list)
+    links: dict = field(default_factory=dict, repr=False)
 
     @property
     def name(self) -> str:
@@ -62,14 +76,25 @@ class Interval:
 
 def overlaps(a: Interval, b: Interval) -> bool:
     """Live at the same time; a last read at the other's defining statement is allowed."""
-    return not (a.last_use <= b.def_point or b.last_use <= a.def_point)
+    if a.last_use <= b.def_point or b.last_use <= a.def_point:
+        return False
+    return any(_clash(ra, rb, a.links) for ra in a.ranges for rb in b.ranges)
+
+
+def _clash(ra: tuple, rb: tuple, links: dict) -> bool:
+    """Two value ranges overlap, unless one is the value that takes the other's place."""
+    if ra[1] <= rb[0] or rb[1] <= ra[0]:
+        return False
+    for x, y in ((ra, rb), (rb, ra)):
+        relaxed = links.get((x[2], y[2]))
+        if relaxed is not None:
+            return not (x[1] <= relaxed[0] or relaxed[1] <= x[0])
+    return True
 
 
 def analyze_lifetimes(fn: Function) -> list[Interval]:
     """One Interval per referenced ``tile.alloc`` of ``fn``, in allocation order."""
-    walker = _OrderWalker()
-    walker.block(fn.body)
-    walker.finish()
+    walker = value_ranges(fn)
     intervals: list[Interval] = []
     by_base: dict[Var, Interval] = {}
     for s in fn.body.stmts:
@@ -83,19 +108,21 @@ def analyze_lifetimes(fn: Function) -> list[Interval]:
         if iv is None:
             continue
         iv.vars.append(var)
-        d = walker.defs[var]
-        u = max(walker.last_use.get(var, d), d)
-        iv.def_point = d if iv.def_point < 0 else min(iv.def_point, d)
-        iv.last_use = max(iv.last_use, u)
-        iv.families |= walker.families.get(var, set())
+        pieces = walker.pieces[var]
+        iv.def_point = min(a for a, _ in pieces) if iv.def_point < 0 else \
+            min([iv.def_point] + [a for a, _ in pieces])
+        iv.last_use = max([iv.last_use] + [b for _, b in pieces])
+        iv.ranges.extend((a, b, var) for a, b in pieces)
         call = walker.calls.get(var)
         if call is not None:
             iv.calls.append(call)
             if not iv.membership and membership_of(call):
                 iv.membership = membership_of(call)
                 iv.is_load = call.op in LOAD_OPS
+    links = walker.links()
     for iv in by_base.values():
         if iv.vars:
+            iv.links = links
             intervals.append(iv)
     for i, iv in enumerate(intervals):
         iv.index = i
@@ -122,8 +149,28 @@ def _reads(exprs: Iterable[Expr]) -> list[Var]:
     return r.found
 
 
+def value_ranges(fn: Function) -> "_OrderWalker":
+    """Order numbers, definitions and last reads of every value of ``fn`` (no MemRefs needed)."""
+    walker = _OrderWalker()
+    walker.block(fn.body)
+    walker.finish()
+    return walker
+
+
+@dataclass(frozen=True)
+class Join:
+    """Where a loop carry or an ``if`` result is handed over: the yielded value, the value
+    it becomes (iter-arg or result), and the points that matter for the hand-over."""
+
+    source: Var
+    target: Var
+    start: int      # loop header / if condition
+    handover: int   # the yield that delivers ``source`` (loop) / the else-branch's yield (if)
+    end: int        # last point of the statement
+
+
 class _OrderWalker:
-    """Numbers statements, records defs and reads, then applies the redirections."""
+    """Numbers statements, records definitions, reads and the loop/branch joins."""
 
     def __init__(self):
         self.order = 0
@@ -133,11 +180,13 @@ class _OrderWalker:
         self.reads: list[tuple[Var, int, tuple[int, ...]]] = []
         self.loops: list[list[int]] = []      # [start, end] per loop
         self.loop_stack: list[int] = []
-        self.loop_init: dict[Var, Expr] = {}  # loop result -> init value
-        self.phi_sources: dict[Var, list[Var]] = {}
-        self.families: dict[Var, set[int]] = {}
-        self.last_use: dict[Var, int] = {}
-        self._family = 0
+        self.carries: list[Join] = []         # yield value -> iter-arg
+        self.phis: list[Join] = []            # else-yield value -> if result
+        self.spans: dict[int, tuple[int, int]] = {}   # id(for/if stmt) -> (start, end)
+        self.then_spans: list[tuple[int, int, int]] = []  # (if start, then last, if end)
+        self.last_use: dict[Var, int] = {}    # last read (reads in a loop of a value made
+        #                                       before it count at the loop's end)
+        self.pieces: dict[Var, list[tuple[int, int]]] = {}  # live ranges, holes cut out
 
     def define(self, var: Var, at: int) -> None:
         if var not in self.defs:
@@ -168,67 +217,97 @@ class _OrderWalker:
         elif isinstance(s, (YieldStmt, ReturnStmt)):
             self.read(s.values, self.tick())
         elif isinstance(s, ForStmt):
-            start = self.order
-            self.read([s.start, s.stop, s.step] + [ia.init for ia in s.iter_args
-                                                   if ia.init is not None], start)
-            loop_id = len(self.loops)
-            self.loops.append([start, start])
-            for ia in s.iter_args:
-                self.define(ia, start)
-            self.loop_stack.append(loop_id)
-            self.block(s.body)
-            self.loop_stack.pop()
-            end = max(self.order - 1, start)
-            self.loops[loop_id][1] = end
-            for ia, rv in zip(s.iter_args, s.return_vars):
-                self.define(rv, end)
-                if ia.init is not None:
-                    self.loop_init[rv] = ia.init
+            self._for(s)
         elif isinstance(s, IfStmt):
-            self.read([s.cond], self.order)
-            self.block(s.then_body)
-            self.block(s.else_body)
-            end = max(self.order - 1, 0)
-            ys = [last_yield(s.then_body), last_yield(s.else_body)]
-            for i, rv in enumerate(s.return_vars):
-                self.define(rv, end)
-                sources = [y.values[i] for y in ys
-                           if y is not None and i < len(y.values) and isinstance(y.values[i], Var)]
-                self.phi_sources[rv] = sources
-                family = self._family
-                self._family += 1
-                for src in sources:
-                    self.families.setdefault(src, set()).add(family)
+            self._if(s)
+
+    def _for(self, s: ForStmt) -> None:
+        start = self.order
+        self.read([s.start, s.stop, s.step] + [ia.init for ia in s.iter_args
+                                               if ia.init is not None], start)
+        loop_id = len(self.loops)
+        self.loops.append([start, start])
+        for ia in s.iter_args:
+            self.define(ia, start)
+        self.loop_stack.append(loop_id)
+        self.block(s.body)
+        self.loop_stack.pop()
+        end = max(self.order - 2, start)
+        self.loops[loop_id][1] = end
+        self.spans[id(s)] = (start, end)
+        y = last_yield(s.body)
+        for i, (ia, rv) in enumerate(zip(s.iter_args, s.return_vars)):
+            self.define(rv, end)
+            if y is not None and i < len(y.values) and isinstance(y.values[i], Var):
+                self.carries.append(Join(y.values[i], ia, start, end, end))
+
+    def _if(self, s: IfStmt) -> None:
+        start = self.tick()
+        self.read([s.cond], start)
+        self.block(s.then_body)
+        then_last = self.order - 2
+        self.block(s.else_body)
+        end = max(self.order - 2, start)
+        self.spans[id(s)] = (start, end)
+        self.then_spans.append((start, then_last, end))
+        y = last_yield(s.else_body)
+        for i, rv in enumerate(s.return_vars):
+            self.define(rv, end - 1 if y is not None else end)
+            if y is not None and i < len(y.values) and isinstance(y.values[i], Var):
+                self.phis.append(Join(y.values[i], rv, start, end, end))
 
     def tick(self) -> int:
         at = self.order
-        self.order += 1
+        self.order += 2
         return at
 
     def finish(self) -> None:
+        positions: dict[Var, list[int]] = {}
         for var, at, stack in self.reads:
-            for target in self.redirect(var, set()):
-                use = at
-                d = self.defs.get(target)
-                for loop_id in stack:
-                    start, end = self.loops[loop_id]
-                    if d is not None and d < start:
-                        use = max(use, end)
-                self.last_use[target] = max(self.last_use.get(target, -1), use)
+            use = at
+            d = self.defs.get(var)
+            for loop_id in stack:
+                start, end = self.loops[loop_id]
+                if d is not None and d < start:
+                    use = max(use, end)
+            self.last_use[var] = max(self.last_use.get(var, -1), use)
+            positions.setdefault(var, []).append(use)
+        arrivals = {join.target: join.end for join in self.carries}
+        for var, d in self.defs.items():
+            pieces = self._cut_then_holes(d, max(self.last_use.get(var, d), d),
+                                          positions.get(var, []))
+            if var in arrivals:  # the next trip's carried value lands before the yield
+                pieces.append((arrivals[var] - 1, arrivals[var]))
+            self.pieces[var] = pieces
 
-    def redirect(self, var: Var, seen: set) -> list[Var]:
-        """The values a read of ``var`` really reads (loop results -> init, phis -> arms)."""
-        if var in seen:
-            return []
-        seen.add(var)
-        if var in self.loop_init and isinstance(self.loop_init[var], Var):
-            return [var] + self.redirect(self.loop_init[var], seen)
-        if var in self.phi_sources:
-            out = [var]
-            for src in self.phi_sources[var]:
-                out.extend(self.redirect(src, seen))
-            return out
-        return [var]
+    def _cut_then_holes(self, d: int, u: int, reads: list[int]) -> list[tuple[int, int]]:
+        """[d, u] minus the then-branches a value made before the ``if`` waits through
+        unread, to be read only in the else-branch."""
+        pieces = [(d, u)]
+        for start, then_last, end in self.then_spans:
+            if not (d < start and then_last < u <= end) or then_last <= start:
+                continue
+            if any(start < r <= then_last for r in reads):
+                continue
+            cut = []
+            for a, b in pieces:
+                if a < start < then_last < b:
+                    cut += [(a, start), (then_last + 1, b)]
+                else:
+                    cut.append((a, b))
+            pieces = cut
+        return pieces
+
+    def links(self) -> dict:
+        """(value, carrier) -> the carrier's range as seen by the value that replaces it."""
+        out = {}
+        for join in self.carries:
+            last = max(self.last_use.get(join.target, join.start), join.start)
+            out[(join.source, join.target)] = (self.defs[join.target], last)
+        for join in self.phis:
+            out[(join.source, join.target)] = (join.handover,
+                                               self.last_use.get(join.target, join.handover))
+        return out
 
 
-__all__ = ["Interval", "analyze_lifetimes", "overlaps", "LOAD_OPS"]
+__all__ = ["Interval", "Join", "analyze_lifetimes", "overlaps", "value_ranges", "LOAD_OPS"]

@@ -100,7 +100,7 @@ def plan_space(space: MemorySpace, intervals: list[Interval], capacity: int,
     gate = PipelineGate.build(space, intervals, capacity, caps)
 
     def can_share(c: Interval, m: Interval) -> bool:
-        if overlaps(c, m) and not (c.families & m.families):
+        if overlaps(c, m):
             return False
         if no_alias(c, m):
             return False

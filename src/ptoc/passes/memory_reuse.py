@@ -28,7 +28,7 @@ from typing import Mapping
 
 from ptoc.dtypes import FunctionType, MemorySpace
 from ptoc.errors import PassError
-from ptoc.ir.nodes import AssignStmt, Call, ForStmt, Function, Var
+from ptoc.ir.nodes import AssignStmt, Call, ForStmt, Function, IfStmt, Var
 from ptoc.ir.types import MemRef, TileType
 from ptoc.ir.visitor import IRMutator
 from ptoc.ops import get_op, make_call
@@ -216,42 +216,58 @@ def _shared_type(var: Var, rep_of: dict[Var, tuple[Interval, Interval]]):
 
 
 class _YieldFixup(IRMutator):
-    """Make every loop yield its carried value in the carried buffer (§9.4).
+    """Make every join receive its value in the join's buffer (§9.4).
 
     After packing, the value a loop yields for an iter-arg may sit in another buffer than
-    the carry. Outside Acc a ``tile.move`` into the carried buffer is inserted before the
-    yield; an Acc -> Acc move does not exist, so there the program is rejected.
+    the carry, and the value an ``if``'s else-branch yields in another buffer than the
+    result (which shares the then-branch's). Outside Acc a ``tile.move`` into the join's
+    buffer is inserted before the yield; an Acc -> Acc move does not exist, so there the
+    program is rejected (PyPTO's "cannot reconcile divergent L0C accumulator buffers").
     """
 
     def mutate_for_stmt(self, node: ForStmt):
         out = super().mutate_for_stmt(node)
-        y = last_yield(out.body)
-        if y is None:
+        body = self._fix(out.body, out.iter_args, "loop-carried accumulator", "the loop body",
+                         "_carry")
+        return out if body is out.body else replace(out, body=body)
+
+    def mutate_if_stmt(self, node: IfStmt):
+        out = super().mutate_if_stmt(node)
+        if out.else_body is None:
             return out
+        body = self._fix(out.else_body, out.return_vars, "if result", "the else branch", "_mv")
+        return out if body is out.else_body else replace(out, else_body=body)
+
+    @staticmethod
+    def _fix(body, joins, what: str, source: str, suffix: str):
+        y = last_yield(body)
+        if y is None:
+            return body
         extra, values = [], list(y.values)
-        for i, (ia, value) in enumerate(zip(out.iter_args, y.values)):
-            a, b = memref_of(ia), memref_of(value)
-            if not (isinstance(ia.type, TileType) and a is not None and b is not None
+        for i, (join, value) in enumerate(zip(joins, y.values)):
+            a, b = memref_of(join), memref_of(value)
+            if not (isinstance(join.type, TileType) and a is not None and b is not None
                     and isinstance(a.base, Var) and isinstance(b.base, Var)
                     and a.base is not b.base):
                 continue
-            if ia.type.memory_space is MemorySpace.Acc:
+            if join.type.memory_space is MemorySpace.Acc:
                 raise PassError(
-                    f"loop-carried accumulator '{ia.name}' (buffer {a.base.name}) is yielded "
-                    f"from '{value.name}' in a different Acc buffer ({b.base.name}); an "
-                    "Acc -> Acc move does not exist",
-                    hint="let every branch that feeds the carried accumulator write it in place "
-                         "(matmul_acc on the iter-arg, or the seed matmul of the same chain)")
-            moved = Var(f"{value.name}_carry", ia.type)
-            call = make_call("tile.move", (value,), {"target_memory": ia.type.memory_space},
-                             result_type=ia.type)
+                    f"MemoryReuse cannot reconcile divergent L0C accumulator buffers: {what} "
+                    f"'{join.name}' lives in {a.base.name}, but {source} yields '{value.name}' "
+                    f"from a different Acc buffer ({b.base.name}), and an Acc -> Acc move does "
+                    "not exist", getattr(y, "loc", None),
+                    hint="let every branch that feeds the accumulator write it in place "
+                         "(matmul_acc on the carried or shared accumulator, or a matmul made in "
+                         "that branch), not an accumulator computed before the join")
+            moved = Var(f"{value.name}{suffix}", join.type)
+            call = make_call("tile.move", (value,), {"target_memory": join.type.memory_space},
+                             result_type=join.type)
             extra.append(AssignStmt(moved, call, y.loc))
             values[i] = moved
         if not extra:
-            return out
-        stmts = [s for s in out.body.stmts if s is not y]
-        body = replace(out.body, stmts=tuple(stmts + extra + [replace(y, values=tuple(values))]))
-        return replace(out, body=body)
+            return body
+        stmts = [s for s in body.stmts if s is not y]
+        return replace(body, stmts=tuple(stmts + extra + [replace(y, values=tuple(values))]))
 
 
 class _StripMembership(IRMutator):
