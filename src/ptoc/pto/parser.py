@@ -208,11 +208,18 @@ class _Parser:
         self.advance()
         file = self.expect_kind("string", "as the file of loc(...)")
         self.expect(":", "in loc(\"file\":line:col)")
-        line = self.expect_kind("int", "as the line of loc(...)")
+        line = self._position(self.expect_kind("int", "as the line of loc(...)"), "line")
         self.expect(":", "in loc(\"file\":line:col)")
-        col = self.expect_kind("int", "as the column of loc(...)")
+        col = self._position(self.expect_kind("int", "as the column of loc(...)"), "column")
         self.expect(")", "to close loc(...)")
-        return SourceLoc(file.text, int(line.text), int(col.text))
+        return SourceLoc(file.text, line, col)
+
+    def _position(self, tok, what: str) -> int:
+        value = _int_literal(tok.text)
+        if value < 0:
+            raise self.error(f"loc(...) {what} {tok.text} is negative", tok,
+                             hint=f"give the source {what} as a number >= 0")
+        return value
 
     # -- module and functions ------------------------------------------------------------------
     def module(self) -> Module:

@@ -80,15 +80,19 @@ class CompiledProgram:
         """Run on the simulator; returns a RunResult (outputs also written in place)."""
         from ptoc.runtime.execute import Executor, RunResult
 
+        from ptoc.runtime.limits import check_run, entry_tensor_bytes, out_of_memory_as_error
+
         config = config or RunConfig()
         if config.target != self.target:
             raise RuntimeConfigError(
                 f"program was compiled for {self.target} but RunConfig.platform is "
                 f"{config.platform!r}", hint="compile and run for the same platform")
         entry = self.entry
-        originals, values = self._bind(entry, tensors)
-        executor = Executor(self, config)
-        executor.run(entry, values)
+        check_run(self, config.sim_limits)
+        with out_of_memory_as_error(f"running {entry.name}", entry_tensor_bytes(self)):
+            originals, values = self._bind(entry, tensors)
+            executor = Executor(self, config)
+            executor.run(entry, values)
         outputs = {}
         for param, original, value in zip(entry.params, originals, values):
             if isinstance(param.var.type, TensorType) and param.direction is not Direction.In:

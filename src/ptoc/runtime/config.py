@@ -65,6 +65,7 @@ class RunConfig:
     profile: str | None = None
     sim_mode: str = "reference"
     trace: bool = False
+    sim_limits: object = None          # ptoc.sim.SimLimits; None: the simulator's defaults
     enable_pypto_l0c_double_buffer: bool | None = None
     dump_passes: object = False
     # PyPTO's fields that apply to ptoc

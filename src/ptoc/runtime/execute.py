@@ -22,6 +22,7 @@ from ptoc.ir.nodes import (
 from ptoc.ir.types import TensorType
 from ptoc.ir.aliases import returned_params
 from ptoc.runtime.config import RunConfig
+from ptoc.sim.errors import SimLimitError
 
 _ARITH = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
           "//": lambda a, b: a // b, "%": lambda a, b: a % b, "/": lambda a, b: a / b,
@@ -72,8 +73,12 @@ class Executor:
     """Interprets the entry function; kernel calls go to the simulator."""
 
     def __init__(self, compiled, config: RunConfig):
+        from ptoc.sim.limits import DEFAULT_LIMITS
+
         self.compiled = compiled
         self.config = config
+        self.limits = config.sim_limits or DEFAULT_LIMITS
+        self.steps = 0
         self.runs: list[KernelRun] = []
 
     def run(self, entry: Function, values: list) -> list:
@@ -101,6 +106,18 @@ class Executor:
 
     def loop(self, stmt: ForStmt, env) -> None:
         start, stop, step = (self.value(b, env, stmt) for b in (stmt.start, stmt.stop, stmt.step))
+        if not all(isinstance(b, (int, np.integer)) for b in (start, stop, step)) or step <= 0:
+            raise RuntimeConfigError(
+                f"orchestration loop {stmt.loop_var.name} runs from {start!r} to {stop!r} in "
+                f"steps of {step!r}", stmt.loc, hint="loop bounds are integers and the step "
+                "is positive")
+        trips = len(range(start, stop, step))
+        self.steps += trips
+        if self.steps > self.limits.max_scalar_steps:
+            raise SimLimitError(
+                f"orchestration loop {stmt.loop_var.name} runs {trips:,} times; with the loops "
+                f"before it that is more than {self.limits.max_scalar_steps:,} scalar steps",
+                stmt.loc, hint="check the loop bounds, or raise SimLimits(max_scalar_steps=...)")
         carried = [self.value(ia.init, env, stmt) for ia in stmt.iter_args]
         for i in range(start, stop, step):
             env[id(stmt.loop_var)] = i
@@ -121,7 +138,13 @@ class Executor:
         if isinstance(expr, TupleGetItem):
             return self.value(expr.tuple, env, stmt)[expr.index]
         if isinstance(expr, BinOp):
-            return _ARITH[expr.op](self.value(expr.lhs, env, stmt), self.value(expr.rhs, env, stmt))
+            lhs, rhs = self.value(expr.lhs, env, stmt), self.value(expr.rhs, env, stmt)
+            try:
+                return _ARITH[expr.op](lhs, rhs)
+            except (ArithmeticError, ValueError, TypeError) as exc:
+                raise RuntimeConfigError(
+                    f"orchestration: {lhs!r} {expr.op} {rhs!r} fails ({exc})",
+                    getattr(stmt, "loc", None), hint="fix the operands' values") from None
         if isinstance(expr, UnaryOp):
             operand = self.value(expr.operand, env, stmt)
             return (not operand) if expr.op == "not" else -operand
@@ -146,7 +169,7 @@ class Executor:
             raise RuntimeConfigError(f"'{getattr(function, 'name', '?')}' is not a kernel")
         _refuse_aliased_writes(function, args)
         module = self.compiled.pto_module(function.name)
-        sim = simulate(module, list(args), target=self.compiled.target,
+        sim = simulate(module, list(args), target=self.compiled.target, limits=self.limits,
                        profile=self.config.profile, mode=self.config.sim_mode)
         pto_params = module.kernel(function.name).params
         for index, param in enumerate(function.params):

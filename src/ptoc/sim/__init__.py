@@ -27,19 +27,21 @@ max,min,expdif}``; ``pto.set_flag`` / ``wait_flag`` / ``barrier``; ``scf.for`` (
 ``partition_view``, ``alloc_tile`` (with ``addr``).
 
 Public API:
-    simulate(pto, tensors, *, target="a2a3", profile=None, mode="reference", kernel=None)
-        -> SimResult
+    simulate(pto, tensors, *, target="a2a3", profile=None, mode="reference", kernel=None,
+             limits=None) -> SimResult
     SimResult, InstrRecord, Race, SimProgramError, MemoryAccessError
+    SimLimits (instructions, scalar steps, memory per run), SimLimitError
     ptoc.sim.numerics: mad, convert, fixpipe_convert (the datapath's rounding rules)
     ptoc.sim.examples: hand-written Level-3 kernels (dbuf_matmul, two_acc_matmul)
 """
 
 from ptoc.sim.api import MODES, simulate
 from ptoc.sim.group import GroupResult, simulate_group
-from ptoc.sim.errors import SimProgramError
+from ptoc.sim.errors import SimLimitError, SimProgramError
+from ptoc.sim.limits import SimLimits
 from ptoc.sim.core.memory import MemoryAccessError
 from ptoc.sim.races import Race
 from ptoc.sim.result import InstrRecord, SimResult
 
-__all__ = ["MODES", "GroupResult", "InstrRecord", "MemoryAccessError", "Race", "SimProgramError",
-           "SimResult", "simulate", "simulate_group"]
+__all__ = ["MODES", "GroupResult", "InstrRecord", "MemoryAccessError", "Race", "SimLimitError",
+           "SimLimits", "SimProgramError", "SimResult", "simulate", "simulate_group"]

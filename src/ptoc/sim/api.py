@@ -9,14 +9,19 @@ from __future__ import annotations
 
 import gc
 
+import numpy as np
+
 from ptoc.backend import get_profile, get_target
-from ptoc.errors import PtocError
+from ptoc.errors import PtocError, SourceLoc
 
 from ptoc.pto.sync_access import has_sync
 from ptoc.sim.execute import execute
 from ptoc.pto.model import Instruction, walk
+from ptoc.sim.core.estimate import estimate
 from ptoc.sim.core.issue import ScalarUnit, SimProgramError, bind_params
 from ptoc.sim.core.memory import BufferMemory
+from ptoc.sim.errors import SimLimitError
+from ptoc.sim.limits import DEFAULT_LIMITS, SimLimits, check, human_bytes, memory_bytes
 from ptoc.sim.races import find_races
 from ptoc.sim.result import SimResult, build_result
 from ptoc.sim.schedule import FLAG_MODES, schedule
@@ -29,7 +34,8 @@ PLANNED_NOTE = ("tiles without an address were placed by ptoc.pto.plan_memory "
 
 
 def simulate(pto, tensors, *, target="a2a3", profile=None, mode: str = "reference",
-             kernel: str | None = None, flag_mode: str = "bit") -> SimResult:
+             kernel: str | None = None, flag_mode: str = "bit",
+             limits: SimLimits | None = None) -> SimResult:
     """Run ``pto`` (PTO text or a parsed ``ptoc.pto.Module``) with ``tensors`` bound.
 
     ``tensors``: dict keyed by kernel parameter name (``"arg0"`` or ``"%arg0"``) or a
@@ -47,18 +53,21 @@ def simulate(pto, tensors, *, target="a2a3", profile=None, mode: str = "referenc
     ``profile``: a timing profile name (default: the target's).
     ``flag_mode``: ``bit`` (hardware: a second set before the wait is a protocol error) or
     ``counter`` (sets are counted, as in the pto-isa perf-sim).
+    ``limits``: instructions, scalar steps and memory one run may use (``SimLimits``;
+    default ``ptoc.sim.limits.DEFAULT_LIMITS``); a run estimated or found to exceed them
+    raises ``SimLimitError`` with the numbers.
     """
     enabled = gc.isenabled()
     gc.disable()       # many small acyclic records: collector passes cost more than the run
     try:
         return _simulate(pto, tensors, target=target, profile=profile, mode=mode,
-                         kernel=kernel, flag_mode=flag_mode)
+                         kernel=kernel, flag_mode=flag_mode, limits=limits or DEFAULT_LIMITS)
     finally:
         if enabled:
             gc.enable()
 
 
-def _simulate(pto, tensors, *, target, profile, mode, kernel, flag_mode) -> SimResult:
+def _simulate(pto, tensors, *, target, profile, mode, kernel, flag_mode, limits) -> SimResult:
     """The body of ``simulate`` (run with the garbage collector paused)."""
     tgt, prof = resolve_run(target, profile, mode, MODES, flag_mode)
     if prof.target != tgt.name:
@@ -83,9 +92,33 @@ def _simulate(pto, tensors, *, target, profile, mode, kernel, flag_mode) -> SimR
         notes.append(LEVEL2_NOTE)
         notes.extend(f"insert_sync: {note}" for note in synced.notes)
     env, shapes = bind_params(kern, tensors, filename)
+    tensor_bytes = sum(v.nbytes for v in env.values() if isinstance(v, np.ndarray))
+    _check_estimate(kern, env, tensor_bytes, limits, filename)
     memory = BufferMemory(dict(tgt.capacities), tgt.address_alignment)
-    unit = ScalarUnit(kern, env, tgt, prof, memory,
+    unit = ScalarUnit(kern, env, tgt, prof, memory, limits=limits,
                       mad_mode="fast" if mode == "fast" else "reference", filename=filename)
+    try:
+        return _run(unit, env, shapes, module, tgt, prof, mode, level, flag_mode, notes)
+    except MemoryError:
+        used = memory_bytes(len(unit.instrs), tensor_bytes)
+        raise SimLimitError(
+            f"kernel @{kern.name} ran out of memory after {len(unit.instrs):,} instructions "
+            f"(about {human_bytes(used)} with {human_bytes(tensor_bytes)} of tensors)",
+            SourceLoc(filename, kern.line, 0),
+            hint="simulate a smaller problem, or lower SimLimits(max_bytes=...) to fail "
+                 "earlier") from None
+
+
+def _check_estimate(kern, env, tensor_bytes: int, limits: SimLimits, filename: str) -> None:
+    """Refuse a run whose static estimate exceeds ``limits`` before anything is built."""
+    est = estimate(kern, env)
+    check(f"kernel @{kern.name}", limits, instructions=est.instructions,
+          scalar_steps=est.scalar_steps, memory=memory_bytes(est.instructions, tensor_bytes),
+          detail=est.describe(filename), loc=SourceLoc(filename, kern.line, 0))
+
+
+def _run(unit, env, shapes, module, tgt, prof, mode, level, flag_mode, notes) -> SimResult:
+    """Issue, schedule, check races and replay the data of one bound kernel."""
     instrs = unit.run()
     serial = mode == "serial"
     meta = dict(target=tgt.name, profile=prof.name, mode=mode, sync_level=level, serial=serial)

@@ -89,11 +89,14 @@ def run_and_check(loaded, compiled, *, seed: int = 0, sim_mode: str = "reference
                   trace: bool = False) -> RunReport:
     """Run ``compiled`` on the simulator and compare with the golden (see the module doc)."""
     from ptoc.runtime import RunConfig
+    from ptoc.runtime.limits import check_run, entry_tensor_bytes, out_of_memory_as_error
     from ptoc.testing.compare import max_error, mismatches
     from ptoc.tools.goldens import choose_golden, copy_value
 
-    tensors = entry_tensors(compiled, seed, loaded.example_args)
-    inputs = {k: copy_value(v) for k, v in tensors.items()}
+    check_run(compiled)         # before the inputs are made: a too-large problem fails fast
+    with out_of_memory_as_error("making the inputs", 2 * entry_tensor_bytes(compiled)):
+        tensors = entry_tensors(compiled, seed, loaded.example_args)
+        inputs = {k: copy_value(v) for k, v in tensors.items()}
     rtol, atol = tolerances(compiled)
     config = RunConfig(platform=compiled.target, rtol=rtol, atol=atol, sim_mode=sim_mode,
                        trace=trace)

@@ -11,9 +11,6 @@ end, writes the result).
 
 from __future__ import annotations
 
-import operator
-from typing import Callable
-
 import numpy as np
 
 from ptoc.backend import NUM_EVENT_IDS, Pipe, Target, TimingProfile
@@ -24,40 +21,26 @@ from ptoc.pto.model import (
 )
 from ptoc.pto.ops import OP_TABLE
 
-from ptoc.sim.core import vector
+from ptoc.sim.core import scalars, vector
 from ptoc.sim.core.binding import bind_params
-from ptoc.sim.errors import SimProgramError
+from ptoc.sim.errors import SimLimitError, SimProgramError
 from ptoc.sim.gm import GMView, GMWindow, make_view, make_window
 from ptoc.sim.instr import BARRIER, SET, WAIT, WORK, Instr
+from ptoc.sim.limits import DEFAULT_LIMITS, SimLimits
 from ptoc.sim.core.memory import BufferMemory, TileRef
 from ptoc.sim.core.tileops import TileOps
 
-#: Runaway-unrolling guard: more dynamic instructions than this is almost surely a bug.
-MAX_INSTRUCTIONS = 5_000_000
-
-
-_ARITH: dict[str, Callable] = {
-    "arith.addi": operator.add, "arith.subi": operator.sub, "arith.muli": operator.mul,
-    "arith.divsi": lambda a, b: int(a / b), "arith.divui": operator.floordiv,
-    "arith.floordivsi": operator.floordiv, "arith.ceildivsi": lambda a, b: -(-a // b),
-    "arith.ceildivui": lambda a, b: -(-a // b),
-    "arith.remsi": lambda a, b: int(np.fmod(a, b)), "arith.remui": operator.mod,
-    "arith.maxsi": max, "arith.minsi": min, "arith.maxui": max, "arith.minui": min,
-    "arith.andi": operator.and_, "arith.ori": operator.or_, "arith.xori": operator.xor,
-    "arith.shli": operator.lshift, "arith.shrsi": operator.rshift, "arith.shrui": operator.rshift,
-    "arith.addf": operator.add, "arith.subf": operator.sub, "arith.mulf": operator.mul,
-    "arith.divf": operator.truediv, "arith.maximumf": max, "arith.minimumf": min,
-}
-_CMP = {
-    "eq": operator.eq, "ne": operator.ne, "slt": operator.lt, "sle": operator.le,
-    "sgt": operator.gt, "sge": operator.ge, "ult": operator.lt, "ule": operator.le,
-    "ugt": operator.gt, "uge": operator.ge, "oeq": operator.eq, "one": operator.ne,
-    "olt": operator.lt, "ole": operator.le, "ogt": operator.gt, "oge": operator.ge,
+#: Tile ops with their own lowering method (vector ops share ``_vector``).
+_TILE_HANDLERS = {
+    "pto.tload": "_tload", "pto.tstore": "_tstore", "pto.textract": "_textract",
+    "pto.tmov": "_tmov", "pto.tinsert": "_tinsert", "pto.tmatmul": "_matmul",
+    "pto.tmatmul.acc": "_matmul", "pto.tmatmul.bias": "_matmul",
 }
 #: Ops that set up or use a cross-core pipe: handled by the core group (``port``).
 _CROSS_CORE = frozenset(code for code, info in OP_TABLE.items() if info.category == "cross_core")
-_CASTS = ("arith.index_cast", "arith.index_castui", "arith.extsi", "arith.extui",
-          "arith.trunci", "arith.sitofp", "arith.fptosi", "arith.extf", "arith.truncf")
+_SCALAR_OTHER = frozenset(scalars.CASTS) | {"arith.cmpi"}
+#: Opcodes that issue one pipe instruction each.
+WORK_OPCODES = frozenset(_TILE_HANDLERS) | frozenset(vector.ALL_VECTOR_OPS)
 
 
 class ScalarUnit(TileOps):
@@ -72,7 +55,8 @@ class ScalarUnit(TileOps):
     def __init__(self, kernel: Kernel, bindings: dict[str, object], target: Target,
                  profile: TimingProfile, memory: BufferMemory, *, mad_mode: str,
                  filename: str = "<pto>", core: int = 0, unit: str = "", subblock: int = 0,
-                 port=None, instrs: list[Instr] | None = None):
+                 port=None, instrs: list[Instr] | None = None,
+                 limits: SimLimits = DEFAULT_LIMITS):
         self.kernel = kernel
         self.target = target
         self.profile = profile
@@ -90,12 +74,9 @@ class ScalarUnit(TileOps):
         self._sync_cache: dict[int, tuple] = {}
         self._cost_cache: dict[tuple, float] = {}
         self._work_cache: dict[tuple, Instr] = {}
-        self._handlers = {
-            "pto.tload": self._tload, "pto.tstore": self._tstore,
-            "pto.textract": self._textract, "pto.tmov": self._tmov,
-            "pto.tinsert": self._tinsert, "pto.tmatmul": self._matmul,
-            "pto.tmatmul.acc": self._matmul, "pto.tmatmul.bias": self._matmul,
-        }
+        self.limits = limits
+        self.scalar_steps = 0
+        self._handlers = {code: getattr(self, name) for code, name in _TILE_HANDLERS.items()}
 
     # -- walking -------------------------------------------------------------------------
     def run(self) -> list[Instr]:
@@ -103,6 +84,13 @@ class ScalarUnit(TileOps):
         return self.instrs
 
     def _block(self, body) -> tuple | None:
+        self.scalar_steps += len(body) + 1
+        if self.scalar_steps > self.limits.max_scalar_steps:
+            raise SimLimitError(
+                f"more than {self.limits.max_scalar_steps:,} scalar steps (loop iterations and "
+                f"the ops they run) after {len(self.instrs):,} instructions; a loop runs far "
+                "longer than intended", self._loc(self._op),
+                hint="check the loop bounds, or raise SimLimits(max_scalar_steps=...)")
         for op in body:
             self._op = op
             if isinstance(op, Instruction):
@@ -151,22 +139,20 @@ class ScalarUnit(TileOps):
             self._work(op, handler)
         elif code == "arith.constant":
             self._set(op.result, op.attr("value"))
-        elif code in _ARITH:
+        elif code in scalars.ARITH:
             a, b = (self._get(v) for v in op.ins[:2])
-            self._set(op.result, _ARITH[code](a, b))
-        elif code == "arith.cmpi" or code == "arith.cmpf":
-            a, b = (self._get(v) for v in op.ins[:2])
-            pred = op.attr("predicate")
-            pred = pred.value if isinstance(pred, EnumAttr) else str(pred)
-            if pred not in _CMP:
-                raise SimProgramError(f"{code} predicate {pred!r} is not supported",
-                                      self._loc(op), hint=f"use one of {', '.join(_CMP)}")
-            self._set(op.result, bool(_CMP[pred](a, b)))
+            try:
+                self._set(op.result, scalars.arith(code, a, b, op.result.name))
+            except SimProgramError as err:
+                raise self._located(err, op) from None
+        elif code in _SCALAR_OTHER:
+            try:
+                self._set(op.result, self._scalar(op, code))
+            except SimProgramError as err:
+                raise self._located(err, op) from None
         elif code == "arith.select":
             c, a, b = (self._get(v) for v in op.ins[:3])
             self._set(op.result, a if c else b)
-        elif code in _CASTS:
-            self._set(op.result, self._get(op.ins[0]))
         elif code == "pto.get_subblock_idx":
             self._set(op.result, self.subblock)
         elif code in _CROSS_CORE:
@@ -206,6 +192,23 @@ class ScalarUnit(TileOps):
         handler(op)
         if key is not None and len(self.instrs) == count + 1:
             self._work_cache[key] = self.instrs[-1]
+
+    def _scalar(self, op: Instruction, code: str):
+        """The value of a cast or compare (``ptoc.sim.core.scalars`` says what is an error)."""
+        if code in scalars.CASTS:
+            return scalars.cast(code, self._get(op.ins[0]), op.result.name)
+        a, b = (self._get(v) for v in op.ins[:2])
+        pred = op.attr("predicate")
+        pred = pred.value if isinstance(pred, EnumAttr) else str(pred)
+        return scalars.compare(pred, a, b, op.result.name)
+
+    def _located(self, err: SimProgramError, op) -> SimProgramError:
+        """``err`` (raised by ``scalars`` without a location) at ``op``'s PTO line, naming
+        the DSL source line too when the op carries one."""
+        if err.loc is not None:
+            return err
+        source = f" (source {op.loc})" if op.loc is not None else ""
+        return SimProgramError(err.message + source, self._loc(op), hint=err.hint)
 
     def _make_view(self, op: Instruction) -> None:
         ptr = op.ins[0]
@@ -297,10 +300,11 @@ class ScalarUnit(TileOps):
 
     def _emit(self, op, pipe: Pipe, kind: int, name: str, cost: float, *, reads=(), writes=(),
               read=None, commit=None) -> Instr:
-        if len(self.instrs) >= MAX_INSTRUCTIONS:
-            raise SimProgramError(
-                f"more than {MAX_INSTRUCTIONS} dynamic instructions; the loops are too long "
-                f"to simulate", self._loc(op), hint="simulate a smaller problem size")
+        if len(self.instrs) >= self.limits.max_instructions:
+            raise SimLimitError(
+                f"more than {self.limits.max_instructions:,} dynamic instructions; the loops "
+                "are too long to simulate", self._loc(op),
+                hint="simulate a smaller problem size, or raise SimLimits(max_instructions=...)")
         static = self._static.setdefault(id(op), len(self._static))
         if kind == WORK and cost <= 0 and commit is not None:
             cost = 1.0      # a data instruction must span time so its commit follows its read
@@ -348,4 +352,4 @@ class ScalarUnit(TileOps):
         return value
 
 
-__all__ = ["MAX_INSTRUCTIONS", "ScalarUnit", "SimProgramError", "bind_params"]
+__all__ = ["WORK_OPCODES", "ScalarUnit", "SimProgramError", "bind_params"]
