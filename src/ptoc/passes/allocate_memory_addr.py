@@ -8,7 +8,8 @@ offset. The result is then checked against the space's capacity; an overflow is 
 ``AllocationError`` that names the space, the bytes, the buffers and the tiles in them.
 
 Kernel functions only; the pass does nothing under the PTOAS planner, whose own planner
-places tiles later (ptoc.pto). ``tile.alloc`` statements stay as they are: they declare
+places tiles later (ptoc.pto). Under DSA_RP (no MemoryReuse) the bases are placed by
+lifetime within capacity instead (``dsa_allocation``). ``tile.alloc`` statements stay as they are: they declare
 the buffers, the addresses live in the MemRefs (printed as ``pl.const(addr, pl.INT64)``).
 Two dbC accumulators therefore land at ``{0, align32(physical Acc bytes)}``.
 """
@@ -26,7 +27,8 @@ from ptoc.passes.base import function_pass
 from ptoc.passes.context import MemoryPlanner
 from ptoc.passes.manager import register_default_pass
 from ptoc.passes.memref_rewrite import (
-    alloc_size, alloc_space, defined_vars, is_alloc, memref_of, retype_function, with_memref,
+    alloc_size, alloc_space, defined_vars, is_alloc, memref_of, retype_function,
+    strip_membership, with_memref,
 )
 from ptoc.passes.pipeline_capacity_gate import align32
 from ptoc.passes.tile_sources import describe_tile, source_loc, tile_definitions
@@ -56,9 +58,16 @@ def allocate_memory_addr(fn: Function, ctx, *, reserved: Mapping[MemorySpace, in
     ``reserved`` bytes at the bottom of a space (PyPTO's ``reserve_buffer``) are skipped:
     allocation starts at the reserved end and still has to end within the capacity.
     """
-    if ctx.get_memory_planner() is MemoryPlanner.PTOAS:
+    planner = ctx.get_memory_planner()
+    if planner is MemoryPlanner.PTOAS:
         return fn
-    placements = plan_addresses(fn, ctx.get_backend(), reserved)
+    if planner is MemoryPlanner.DSA_RP:  # MemoryReuse did not run: place by lifetime here
+        from ptoc.passes.dsa_allocation import plan_dsa_addresses
+
+        placements = plan_dsa_addresses(fn, ctx.get_backend(), collect_bases(fn), reserved)
+        fn = strip_membership(fn)
+    else:
+        placements = plan_addresses(fn, ctx.get_backend(), reserved)
     if not placements:
         return fn
     by_name = {p.name: p for p in placements}
@@ -74,9 +83,10 @@ def allocate_memory_addr(fn: Function, ctx, *, reserved: Mapping[MemorySpace, in
     return retype_function(fn, new_type)
 
 
-def plan_addresses(fn: Function, target, reserved: Mapping[MemorySpace, int] | None = None
-                   ) -> list[Placement]:
-    """Addresses per base, checked against each space's capacity."""
+def collect_bases(fn: Function) -> dict[MemorySpace, list[Placement]]:
+    """Every on-chip base per space, in name order, unplaced (``addr`` 0): its span (the
+    declared size of a pinned allocation, else the extent of the views into it), the offset
+    its MemRefs are relative to, and the tiles living in it."""
     spaces: dict[Var, MemorySpace] = {}
     declared: dict[Var, int] = {}
     for s in fn.body.stmts:
@@ -92,28 +102,33 @@ def plan_addresses(fn: Function, target, reserved: Mapping[MemorySpace, int] | N
         refs.setdefault(m.base, []).append((m, v))
         if m.base not in spaces and isinstance(v.type, TileType) and v.type.memory_space:
             spaces[m.base] = v.type.memory_space
-    placements: list[Placement] = []
-    by_space: dict[MemorySpace, list[Var]] = {}
-    for base in refs:
+    by_space: dict[MemorySpace, list[Placement]] = {}
+    for base in sorted(refs, key=lambda b: b.name):
         space = spaces.get(base)
         if space is None or space is MemorySpace.DDR:
             continue
-        by_space.setdefault(space, []).append(base)
-    for space, bases in by_space.items():
+        members = refs[base]
+        origin = min(_offset(m) for m, _ in members)  # re-running keeps the layout
+        span = declared.get(base) or max(_offset(m) - origin + m.size for m, _ in members)
+        tile_vars = list(dict.fromkeys(v for _, v in members))
+        by_space.setdefault(space, []).append(Placement(
+            base.name, space, 0, span, [v.name for v in tile_vars], origin, tile_vars))
+    return by_space
+
+
+def plan_addresses(fn: Function, target, reserved: Mapping[MemorySpace, int] | None = None
+                   ) -> list[Placement]:
+    """Sequential addresses per base (name order), checked against each space's capacity."""
+    placements: list[Placement] = []
+    for space, mine in collect_bases(fn).items():
         start = int((reserved or {}).get(space, 0))
         cursor = start
-        mine: list[Placement] = []
-        for base in sorted(bases, key=lambda b: b.name):
-            members = refs[base]
-            origin = min(_offset(m) for m, _ in members)  # re-running keeps the layout
-            span = declared.get(base) or max(_offset(m) - origin + m.size for m, _ in members)
-            tile_vars = list(dict.fromkeys(v for _, v in members))
-            mine.append(Placement(base.name, space, cursor, span, [v.name for v in tile_vars],
-                                  origin, tile_vars))
-            cursor = align32(cursor + span)
+        for place in mine:
+            place.addr = cursor
+            cursor = align32(cursor + place.size)
         limit = target.capacities.get(space, 0)
         if limit and cursor > limit:
-            raise _overflow(fn, space, cursor, limit, mine, start)
+            raise overflow_error(fn, space, cursor, limit, mine, start)
         placements.extend(mine)
     return placements
 
@@ -122,7 +137,7 @@ def _offset(m: MemRef) -> int:
     return m.offset.value if isinstance(m.offset, ConstInt) else 0
 
 
-def _overflow(fn: Function, space: MemorySpace, used: int, limit: int,
+def overflow_error(fn: Function, space: MemorySpace, used: int, limit: int,
               placements: list[Placement], reserved: int) -> AllocationError:
     """The overflow error, located at the user statement that made the largest buffer and
     naming each buffer's tiles by what the user wrote (``ptoc.passes.tile_sources``)."""

@@ -31,16 +31,16 @@ from ptoc.errors import PassError
 from ptoc.ir.nodes import AssignStmt, Call, ForStmt, Function, IfStmt, Var
 from ptoc.ir.types import MemRef, TileType
 from ptoc.ir.visitor import IRMutator
-from ptoc.ops import get_op, make_call
-from ptoc.ops.registry import has_op
+from ptoc.ops import make_call
 from ptoc.passes.base import function_pass
 from ptoc.passes.decisions import record_decision
 from ptoc.passes.diagnostics import report_diagnostic
 from ptoc.passes.manager import register_default_pass
 from ptoc.passes.memory_lifetimes import Interval, analyze_lifetimes
 from ptoc.passes.memory_packing import SpacePlan, plan_space
+from ptoc.passes.no_alias import NoAliasGuard
 from ptoc.passes.memref_rewrite import (
-    PIPELINE_MEMBERSHIP, defined_vars, is_alloc, last_yield, memref_of, retype_function,
+    defined_vars, is_alloc, last_yield, memref_of, retype_function, strip_membership,
     with_memref, zero_offset,
 )
 from ptoc.passes.pipeline_capacity_gate import align32
@@ -71,7 +71,7 @@ def memory_reuse(fn: Function, ctx, *, capacities: Mapping[MemorySpace, int] | N
         return int(capacities.get(space, 0))
 
     def plan_all(function: Function, ivs: list[Interval], caps=None) -> list[SpacePlan]:
-        guard = _NoAliasGuard(ivs)
+        guard = NoAliasGuard(ivs)
         return [plan_space(space, [iv for iv in ivs if iv.space is space], capacity(space),
                            guard.forbids, reserved=int((reserved or {}).get(space, 0)),
                            caps=caps)
@@ -89,7 +89,7 @@ def memory_reuse(fn: Function, ctx, *, capacities: Mapping[MemorySpace, int] | N
                 rep_of[member.base] = (buf.rep, member)
     out = retype_function(fn, lambda v: _shared_type(v, rep_of)) if rep_of else fn
     out = _YieldFixup().mutate(out)
-    out = _strip_membership(out)
+    out = strip_membership(out)
     return _drop_unused_allocs(out)
 
 
@@ -122,45 +122,6 @@ def _spaces(intervals: list[Interval]) -> list[MemorySpace]:
         if iv.space not in seen:
             seen.append(iv.space)
     return seen
-
-
-# ---- the no-alias guard -------------------------------------------------------------
-
-class _NoAliasGuard:
-    """Pairs of intervals where an op writes one while reading the other (§9.2).
-
-    An op with ``forbid_output_alias`` indices (row reductions, row-expand ops) and a
-    widening ``tile.cast`` read their operand while writing their result, element by
-    element at different strides, so result and operand must be different buffers even
-    though the operand's last read is the very statement that defines the result.
-    """
-
-    def __init__(self, intervals: list[Interval]):
-        by_base = {iv.base: iv for iv in intervals}
-        self.pairs: set[tuple[int, int]] = set()
-        for iv in intervals:
-            for call in iv.calls:
-                for arg in _unsafe_operands(call):
-                    m = memref_of(arg)
-                    other = by_base.get(m.base) if m is not None else None
-                    if other is not None and other is not iv:
-                        self.pairs.add((iv.index, other.index))
-                        self.pairs.add((other.index, iv.index))
-
-    def forbids(self, a: Interval, b: Interval) -> bool:
-        return (a.index, b.index) in self.pairs
-
-
-def _unsafe_operands(call: Call) -> list[Var]:
-    if call.is_function or not has_op(call.op):
-        return []
-    op = get_op(call.op)
-    indices = list(op.forbid_output_alias)
-    if call.op == "tile.cast" and call.args and isinstance(call.args[0].type, TileType):
-        src = call.args[0].type
-        if isinstance(call.type, TileType) and call.type.dtype.get_byte() > src.dtype.get_byte():
-            indices.append(0)
-    return [call.args[i] for i in indices if i < len(call.args) and isinstance(call.args[i], Var)]
 
 
 # ---- findings -----------------------------------------------------------------------
@@ -268,19 +229,6 @@ class _YieldFixup(IRMutator):
             return body
         stmts = [s for s in body.stmts if s is not y]
         return replace(body, stmts=tuple(stmts + extra + [replace(y, values=tuple(values))]))
-
-
-class _StripMembership(IRMutator):
-    def mutate_call(self, node: Call):
-        out = super().mutate_call(node)
-        if PIPELINE_MEMBERSHIP in out.attrs:
-            attrs = {k: v for k, v in out.attrs.items() if k != PIPELINE_MEMBERSHIP}
-            out = replace(out, attrs=attrs)
-        return out
-
-
-def _strip_membership(fn: Function) -> Function:
-    return _StripMembership().mutate(fn)
 
 
 def _drop_unused_allocs(fn: Function) -> Function:
