@@ -177,3 +177,29 @@ class Direction(DslEnum):
     In = "In"
     Out = "Out"
     InOut = "InOut"
+
+
+class ArgDirection(DslEnum):
+    """How one argument of a task launch is tracked by the runtime (``pl.adir.x``), as
+    DeriveCallDirections resolves it from the callee's parameter direction: ``input`` waits
+    for the buffer's last writer; ``output_existing`` becomes the buffer's writer without
+    waiting; ``inout`` does both; ``no_dep`` neither; ``scalar`` is not a buffer;
+    ``output`` (a fresh runtime-allocated buffer) is never derived."""
+
+    Input = "input"
+    Output = "output"
+    OutputExisting = "output_existing"
+    InOut = "inout"
+    NoDep = "no_dep"
+    Scalar = "scalar"
+
+    def __repr__(self) -> str:
+        return f"pl.adir.{self.value}"
+
+    @property
+    def reads(self) -> bool:
+        return self in (ArgDirection.Input, ArgDirection.InOut)
+
+    @property
+    def writes(self) -> bool:
+        return self in (ArgDirection.Output, ArgDirection.OutputExisting, ArgDirection.InOut)

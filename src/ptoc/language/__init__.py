@@ -5,8 +5,10 @@ functions (``pl.load``, ``pl.tile.matmul``, ...) exist so that Python can resolv
 their meaning comes from the op registry (``ptoc.ops``) via the AST parser.
 """
 
+from types import SimpleNamespace as _Namespace
+
 from ptoc.dtypes import (
-    AtomicType, DataType, Direction, ForKind, FunctionType, Level, MemorySpace, Role,
+    ArgDirection, AtomicType, DataType, Direction, ForKind, FunctionType, Level, MemorySpace, Role,
 )
 from ptoc.ir.types import TileLayout
 from ptoc.language.program import (
@@ -18,6 +20,8 @@ from ptoc.language.surface import (
 from ptoc.ops import all_ops as _all_ops
 
 Mem = MemorySpace
+#: call-site directions as printed IR spells them (``pl.adir.output_existing``)
+adir = _Namespace(**{d.value: d for d in ArgDirection})
 
 FP32 = DataType.FP32
 FP16 = DataType.FP16

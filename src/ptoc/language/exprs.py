@@ -14,7 +14,9 @@ import enum
 import operator
 from typing import Any
 
-from ptoc.dtypes import AtomicType, DataType, ForKind, FunctionType, Level, MemorySpace, Role
+from ptoc.dtypes import (
+    ArgDirection, AtomicType, DataType, ForKind, FunctionType, Level, MemorySpace, Role,
+)
 from ptoc.errors import PtocError, count, were_given
 from ptoc.ir.nodes import (
     AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, Expr, ListExpr, TupleGetItem, UnaryOp,
@@ -29,7 +31,7 @@ from ptoc.ops.registry import all_ops
 DSL_ENUMS: dict[str, type[enum.Enum]] = {
     "Mem": MemorySpace, "MemorySpace": MemorySpace, "FunctionType": FunctionType,
     "Level": Level, "Role": Role, "TileLayout": TileLayout, "AtomicType": AtomicType,
-    "ForKind": ForKind,
+    "ForKind": ForKind, "adir": ArgDirection,
 }
 LOOP_FUNCS = {"range": ForKind.Sequential, "pipeline": ForKind.Pipeline,
               "unroll": ForKind.Unroll, "parallel": ForKind.Parallel}
@@ -77,7 +79,9 @@ def dsl_constant(path: DslPath) -> Any:
         cls = DSL_ENUMS[parts[0]]
         if parts[1] in cls.__members__:
             return cls[parts[1]]
-        valid = ", ".join(cls.__members__)
+        if parts[1] in cls._value2member_map_:  # pl.adir.input: members spelled by value
+            return cls(parts[1])
+        valid = ", ".join(m.value if cls is ArgDirection else m.name for m in cls)
         raise PtocError(f"pl.{parts[0]} has no member '{parts[1]}' (valid: {valid})")
     return None
 
@@ -409,11 +413,14 @@ class ExprParser:
 
     def function_call(self, node: ast.Call, name: str) -> Call:
         args, kwargs = self.call_arguments(node)
-        if kwargs:
-            raise self.ctx.error(node, f"self.{name}(...) takes positional arguments only")
-        return self.function_call_with(node, name, args)
+        attrs = kwargs.pop("attrs", None)
+        if kwargs or not isinstance(attrs, (dict, type(None))):
+            raise self.ctx.error(node, f"self.{name}(...) takes positional arguments only "
+                                 "(and the printed IR's attrs={...})")
+        return self.function_call_with(node, name, args, attrs)
 
-    def function_call_with(self, node: ast.Call, name: str, args: list) -> Call:
+    def function_call_with(self, node: ast.Call, name: str, args: list,
+                           attrs: dict | None = None) -> Call:
         params, returns = self.functions[name]
         if len(args) != len(params):
             raise self.ctx.error(
@@ -438,7 +445,8 @@ class ExprParser:
                     f"{list(ptype.shape)} {ptype.dtype.value}")
             exprs.append(self.hoist(node, arg))
         rtype = returns[0] if len(returns) == 1 else TupleType(tuple(returns))
-        return Call(name, tuple(exprs), (), rtype, {}, is_function=True, loc=self.ctx.loc(node))
+        return Call(name, tuple(exprs), (), rtype, dict(attrs or {}), is_function=True,
+                    loc=self.ctx.loc(node))
 
     def _typed_constant(self, node: ast.Call, pname: str, value, ptype: ScalarType) -> Expr:
         """A literal passed for a scalar parameter takes its dtype (``1.0`` -> FP32)."""

@@ -58,3 +58,6 @@ from ptoc.passes.infer_tile_memory_space import infer_tile_memory_space
 from ptoc.passes.auto_tile_matmul_l0 import auto_tile_matmul_l0
 from ptoc.passes.convert_tensor_to_tile_ops import convert_tensor_to_tile_ops
 from ptoc.passes.lower_pipeline_to_slots import lower_pipeline_to_slots
+
+# ---- orchestration / task-graph passes (DeriveCallDirections, ...) ----
+from ptoc.passes.tasks import derive_call_directions

@@ -27,6 +27,12 @@ class IRProperty(enum.Enum):
     MemRefsAssigned = "MemRefsAssigned"        # every tile carries a MemRef
     MemoryReused = "MemoryReused"              # MemRefs coalesced by lifetime
     AddressesAllocated = "AddressesAllocated"  # every MemRef has a byte offset in its space
+    SplitIncoreOrch = "SplitIncoreOrch"        # no InCore scope is left in an orchestration body
+    ClusterOutlined = "ClusterOutlined"        # no Cluster / standalone Spmd scope is left
+    HierarchyOutlined = "HierarchyOutlined"    # no Hierarchy scope is left
+    CallDirectionsResolved = "CallDirectionsResolved"  # every task call has arg_directions
+    RuntimeScopesMaterialized = "RuntimeScopesMaterialized"  # orchestration scopes are explicit
+    IterArgCarryClassified = "IterArgCarryClassified"  # orchestration carries are classified
 
 
 PropertySet = frozenset  # frozenset[IRProperty]; an alias so signatures read well

@@ -1,0 +1,8 @@
+"""The orchestration (task-graph) passes: what the runtime needs to launch kernels as tasks.
+
+Each module is one PyPTO pass and registers itself in the default pipeline.
+"""
+
+from ptoc.passes.tasks.derive_call_directions import derive_call_directions
+
+__all__ = ["derive_call_directions"]
