@@ -65,7 +65,8 @@ def test_dbuf_matmul_wall_matches_hand_schedule():
     prof = get_profile("a2a3-device")
     gm_bw = 135.0 * 2**30 / 1.85e9                  # pto-isa flat GM->L1 (hw-model.md §2.3)
     t_a, t_b = M * k * 2 / gm_bw, k * N * 2 / gm_bw
-    e_a, e_b = M * k * 2 / 129.7, k * N * 2 / 85.4  # PyPTO device MTE1 bandwidths (§5.1)
+    scale = (16384 / 129.7 + 32768 / 85.4) / 415.5  # sweep rescaled to the pto-isa GEMM step
+    e_a, e_b = M * k * 2 / (129.7 * scale), k * N * 2 / (85.4 * scale)
     mad = 21 + math.ceil(M / 16) * math.ceil(k / 16) * math.ceil(N / 16)
     drain = 164 + M * max(4.45, 4 * N / 118.0)      # odd(ceil(256/8)) - 1 = 0
     steps = K // k

@@ -8,6 +8,7 @@ turns every failure into a ``PtocError`` that says what to fix.
 from __future__ import annotations
 
 import gc
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -67,13 +68,32 @@ def simulate(pto, tensors, *, target="a2a3", profile=None, mode: str = "referenc
             gc.enable()
 
 
-def _simulate(pto, tensors, *, target, profile, mode, kernel, flag_mode, limits) -> SimResult:
-    """The body of ``simulate`` (run with the garbage collector paused)."""
+@dataclass
+class _Prepared:
+    """A kernel made ready to issue: synchronised, placed, bound, its scalar unit built."""
+
+    module: object
+    kernel: object
+    unit: ScalarUnit
+    env: dict
+    shapes: dict
+    level: int
+    notes: list[str]
+    tensor_bytes: int
+    filename: str
+
+
+def _resolve(target, profile, mode, flag_mode):
     tgt, prof = resolve_run(target, profile, mode, MODES, flag_mode)
     if prof.target != tgt.name:
         raise SimProgramError(
             f"timing profile {prof.name} describes target {prof.target}, not {tgt.name}",
             hint=f"pass target={prof.target!r} or a profile of {tgt.name}")
+    return tgt, prof
+
+
+def _prepare(pto, tensors, tgt, prof, *, mode: str, kernel, limits) -> _Prepared:
+    """Plan addresses and insert sync when needed, bind ``tensors``, check the limits."""
     module = as_module(pto)
     filename = getattr(module, "filename", "<pto>")
     kern = _kernel(module, kernel)
@@ -97,16 +117,28 @@ def _simulate(pto, tensors, *, target, profile, mode, kernel, flag_mode, limits)
     memory = BufferMemory(dict(tgt.capacities), tgt.address_alignment)
     unit = ScalarUnit(kern, env, tgt, prof, memory, limits=limits,
                       mad_mode="fast" if mode == "fast" else "reference", filename=filename)
+    return _Prepared(module, kern, unit, env, shapes, level, notes, tensor_bytes, filename)
+
+
+def _guarded(prep: _Prepared, run):
+    """``run()``, with running out of memory reported as a SimLimitError."""
     try:
-        return _run(unit, env, shapes, module, tgt, prof, mode, level, flag_mode, notes)
+        return run()
     except MemoryError:
-        used = memory_bytes(len(unit.instrs), tensor_bytes)
+        used = memory_bytes(len(prep.unit.instrs), prep.tensor_bytes)
         raise SimLimitError(
-            f"kernel @{kern.name} ran out of memory after {len(unit.instrs):,} instructions "
-            f"(about {human_bytes(used)} with {human_bytes(tensor_bytes)} of tensors)",
-            SourceLoc(filename, kern.line, 0),
+            f"kernel @{prep.kernel.name} ran out of memory after {len(prep.unit.instrs):,} "
+            f"instructions (about {human_bytes(used)} with {human_bytes(prep.tensor_bytes)} "
+            f"of tensors)", SourceLoc(prep.filename, prep.kernel.line, 0),
             hint="simulate a smaller problem, or lower SimLimits(max_bytes=...) to fail "
                  "earlier") from None
+
+
+def _simulate(pto, tensors, *, target, profile, mode, kernel, flag_mode, limits) -> SimResult:
+    """The body of ``simulate`` (run with the garbage collector paused)."""
+    tgt, prof = _resolve(target, profile, mode, flag_mode)
+    prep = _prepare(pto, tensors, tgt, prof, mode=mode, kernel=kernel, limits=limits)
+    return _guarded(prep, lambda: _run(prep, tgt, prof, mode, flag_mode))
 
 
 def _check_estimate(kern, env, tensor_bytes: int, limits: SimLimits, filename: str) -> None:
@@ -117,11 +149,13 @@ def _check_estimate(kern, env, tensor_bytes: int, limits: SimLimits, filename: s
           detail=est.describe(filename), loc=SourceLoc(filename, kern.line, 0))
 
 
-def _run(unit, env, shapes, module, tgt, prof, mode, level, flag_mode, notes) -> SimResult:
+def _run(prep: _Prepared, tgt, prof, mode, flag_mode) -> SimResult:
     """Issue, schedule, check races and replay the data of one bound kernel."""
-    instrs = unit.run()
+    instrs, env, shapes = prep.unit.run(), prep.env, prep.shapes
     serial = mode == "serial"
-    meta = dict(target=tgt.name, profile=prof.name, mode=mode, sync_level=level, serial=serial)
+    floor = prof.floor_cycles(staged_bytes=sum(env[name].nbytes for name in shapes))
+    meta = dict(target=tgt.name, profile=prof.name, mode=mode, sync_level=prep.level,
+                serial=serial, floor_cycles=floor)
 
     def partial(sch):
         # the races among the instructions that did run often name the missing flag
@@ -136,8 +170,8 @@ def _run(unit, env, shapes, module, tgt, prof, mode, level, flag_mode, notes) ->
     outputs = {name: env[name].reshape(shape) if shape else env[name]
                for name, shape in shapes.items()}
     result = build_result(instrs, sch, races=races, outputs=outputs, **meta)
-    result.notes.extend(notes)
-    arch = getattr(module, "target_arch", None)
+    result.notes.extend(prep.notes)
+    arch = getattr(prep.module, "target_arch", None)
     if arch and arch != tgt.name:
         result.notes.append(f"the module says pto.target_arch = {arch!r} but it ran on target "
                             f"{tgt.name!r}; pass target={arch!r} to use that core's buffers")

@@ -13,6 +13,10 @@ between two L0C slots (dbC = 2) or sharing one (``same_address``), hw-model.md ย
 
 ``k_loop_sum``: a long K loop on MTE2 and V with one final MTE3 store (MTE3 idles until
 the end): the race checker's scaling workload.
+
+``reference_gemm``: one core's share of pto-isa's hand-written reference GEMM
+(kernels/manual/a2a3/gemm_performance: base tile 128x256x64, L1 panels of ``step_k`` k-steps,
+L1 and L0A/L0B double buffered, one L0C), the workload the device numbers were measured on.
 """
 
 from __future__ import annotations
@@ -119,6 +123,86 @@ def dbuf_matmul(M: int = 128, N: int = 256, K: int = 256, k: int = 64, *,
     for _ in range(2):
         w.depth -= 1
         w.emit("}")
+    for s in range(2):
+        w.sync("wait_flag", "MTE1", "MTE2", s)
+        w.sync("wait_flag", "M", "MTE1", s)
+    w.sync("wait_flag", "FIX", "M", 0)
+    return w.render()
+
+
+def reference_gemm(M: int, N: int, K: int, *, m: int = 128, n: int = 256, k: int = 64,
+                   step_k: int = 4, dtype: str = "f16") -> str:
+    """Level-3 C[M,N] = A[M,K] @ B[K,N] (fp32 out) with the pto-isa reference GEMM schedule.
+
+    Output tiles (m x n) in row-major order; per tile the K loop walks L1 panels of
+    ``step_k`` k-steps (A: m x step_k*k, B: step_k*k x n) in two L1 slots, and extracts each
+    k-step into two L0A/L0B slots; one accumulator, drained by ``tstore`` after the last
+    k-step (FIX->M waited before the next tile's first MAD: the drain is exposed). The loop
+    body holds two panels (slot 0 and slot 1), so K must be a multiple of 2*step_k*k.
+    Flags follow hw-model.md ยง3.2 (the reference kernel's protocol).
+    """
+    panel = step_k * k
+    if K % (2 * panel) or M % m or N % n or step_k % 2:
+        raise ValueError("K must be a multiple of 2*step_k*k, M of m, N of n; step_k even")
+    eb = {"bf16": 2, "f16": 2}[dtype]
+    w = Writer([("%arg0", dtype), ("%arg1", dtype), ("%arg2", "f32")])
+    a_v = w.view("a_view", "%arg0", dtype, M, K)
+    b_v = w.view("b_view", "%arg1", dtype, K, N)
+    c_v = w.view("c_view", "%arg2", "f32", M, N)
+    a_bytes, b_bytes = m * panel * eb, panel * n * eb
+    a1 = [w.alloc(f"a1_{s}", "mat", dtype, m, panel, s * a_bytes) for s in range(2)]
+    b1 = [w.alloc(f"b1_{s}", "mat", dtype, panel, n, 2 * a_bytes + s * b_bytes)
+          for s in range(2)]
+    a0 = [w.alloc(f"a0_{t}", "left", dtype, m, k, t * m * k * eb) for t in range(2)]
+    b0 = [w.alloc(f"b0_{t}", "right", dtype, k, n, t * k * n * eb) for t in range(2)]
+    c = w.alloc("c", "acc", "f32", m, n, 0)
+    for s in range(2):
+        w.sync("set_flag", "MTE1", "MTE2", s)      # L1 slot s starts free
+        w.sync("set_flag", "M", "MTE1", s)         # L0 slot s starts free
+    w.sync("set_flag", "FIX", "M", 0)              # the accumulator starts free
+    w.open(f"scf.for %mi = {w.idx(0)} to {w.idx(M)} step {w.idx(m)}")
+    w.open(f"scf.for %ni = {w.idx(0)} to {w.idx(N)} step {w.idx(n)}")
+    w.sync("wait_flag", "FIX", "M", 0)
+    w.open(f"scf.for %ko = {w.idx(0)} to {w.idx(K)} step {w.idx(2 * panel)}")
+    for s in range(2):
+        kp = "%ko"
+        if s:
+            kp = w.fresh("kp")
+            w.emit(f"{kp} = arith.addi %ko, {w.idx(panel)} : index")
+        w.sync("wait_flag", "MTE1", "MTE2", s)
+        w.op("pto.tload", [w.window(a_v, "%mi", kp, m, panel)], [w.t(a1[s])])
+        w.op("pto.tload", [w.window(b_v, kp, "%ni", panel, n)], [w.t(b1[s])])
+        w.sync("set_flag", "MTE2", "MTE1", s)
+        w.sync("wait_flag", "MTE2", "MTE1", s)
+        for ks in range(step_k):
+            t = ks % 2
+            w.sync("wait_flag", "M", "MTE1", t)
+            w.op("pto.textract", [w.t(a1[s]), (w.idx(0), "index"), (w.idx(ks * k), "index")],
+                 [w.t(a0[t])])
+            w.op("pto.textract", [w.t(b1[s]), (w.idx(ks * k), "index"), (w.idx(0), "index")],
+                 [w.t(b0[t])])
+            w.sync("set_flag", "MTE1", "M", t)
+            w.sync("wait_flag", "MTE1", "M", t)
+            if s == 0 and ks == 0:
+                first = w.fresh("first")
+                w.emit(f"{first} = arith.cmpi eq, %ko, {w.idx(0)} : index")
+                w.open(f"scf.if {first}")
+                w.op("pto.tmatmul", [w.t(a0[t]), w.t(b0[t])], [w.t(c)])
+                w.close("} else {")
+                w.depth += 1
+                w.op("pto.tmatmul.acc", [w.t(c), w.t(a0[t]), w.t(b0[t])], [w.t(c)])
+                w.close()
+            else:
+                w.op("pto.tmatmul.acc", [w.t(c), w.t(a0[t]), w.t(b0[t])], [w.t(c)])
+            w.sync("set_flag", "M", "MTE1", t)
+        w.sync("set_flag", "MTE1", "MTE2", s)
+    w.close()
+    w.sync("set_flag", "M", "FIX", 0)
+    w.sync("wait_flag", "M", "FIX", 0)
+    w.op("pto.tstore", [w.t(c)], [w.window(c_v, "%mi", "%ni", m, n)])
+    w.sync("set_flag", "FIX", "M", 0)
+    w.close()
+    w.close()
     for s in range(2):
         w.sync("wait_flag", "MTE1", "MTE2", s)
         w.sync("wait_flag", "M", "MTE1", s)

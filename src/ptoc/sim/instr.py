@@ -46,7 +46,9 @@ class Instr:
     ``read`` runs at the instruction's start and returns a payload; ``commit`` runs at its
     end with that payload. Either may be None for instructions with no data effect.
     ``static_id`` identifies the PTO op the instruction came from (one op unrolled many
-    times shares it), so race reports can be grouped per source pair.
+    times shares it), so race reports can be grouped per source pair. ``cost_key`` is the
+    profile method and arguments ``cost`` came from, so a stream can be re-timed under
+    another profile without being rebuilt (``ptoc.sim.retime``).
 
     In a core group, ``core`` is the index of the core that issued it and ``unit`` its name
     (``aic``, ``aiv0`` ...); ``deps`` are instructions of other cores that must end before it
@@ -72,6 +74,7 @@ class Instr:
     unit: str = ""
     deps: tuple[int, ...] = ()
     wait_note: str = ""
+    cost_key: tuple | None = None
 
     def where(self) -> str:
         """``k.pto line 7`` plus the DSL ``loc(...)`` when the op carries one."""

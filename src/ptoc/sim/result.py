@@ -65,6 +65,9 @@ class SimResult:
         serial: True when the run used serial timing (mode="serial").
         notes: human-readable remarks (sync insertion, memory planning, target mismatch).
         complete: False for the partial timeline attached to a hard error.
+        floor_cycles: the launch/staging floor of the kernel under the profile (launch plus
+            staging of its GM tensors), reported on its own line; ``wall_cycles`` stays the
+            core-only figure and ``total_cycles`` adds the two.
     """
 
     outputs: dict[str, np.ndarray]
@@ -81,6 +84,12 @@ class SimResult:
     serial: bool = False
     notes: list[str] = field(default_factory=list)
     complete: bool = True
+    floor_cycles: float = 0.0
+
+    @property
+    def total_cycles(self) -> float:
+        """Core cycles plus the launch/staging floor (what a device run of the kernel takes)."""
+        return self.wall_cycles + self.floor_cycles
 
     # -- queries -------------------------------------------------------------------------
     def on_pipe(self, pipe: Pipe | str, *, name: str | None = None) -> list[InstrRecord]:
@@ -130,6 +139,9 @@ class SimResult:
             busy = self.pipe_busy.get(pipe, 0.0)
             share = 100 * busy / self.wall_cycles if self.wall_cycles else 0.0
             lines.append(f"  {pipe.lane:<8} busy {busy:12.1f}  ({share:5.1f} %)")
+        if self.floor_cycles:
+            lines.append(f"launch/staging floor {self.floor_cycles:.1f} cycles (outside the core); "
+                         f"with it {self.total_cycles:.1f} cycles")
         lines.extend(str(r) for r in self.races)
         lines.extend(self.notes)
         return "\n".join(lines)

@@ -32,10 +32,11 @@ def register(sub) -> None:
     from ptoc.tools import trace_bundle
 
     trace_bundle.register(sub)
-    from ptoc.tools import bench_cmd, compile_cmd, explain_cmd, pypto_cmd, run_cmd
+    from ptoc.tools import bench_cmd, calibrate_cmd, compile_cmd, explain_cmd, pypto_cmd, run_cmd
 
     compile_cmd.register(sub)
     run_cmd.register(sub)
     explain_cmd.register(sub)
     bench_cmd.register(sub)
     pypto_cmd.register(sub)
+    calibrate_cmd.register(sub)

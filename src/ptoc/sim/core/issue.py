@@ -73,6 +73,7 @@ class ScalarUnit(TileOps):
         self._op: object = None
         self._sync_cache: dict[int, tuple] = {}
         self._cost_cache: dict[tuple, float] = {}
+        self._cost_key: tuple | None = None
         self._work_cache: dict[tuple, Instr] = {}
         self.limits = limits
         self.scalar_steps = 0
@@ -185,6 +186,7 @@ class ScalarUnit(TileOps):
             key = (id(op), vals)
             tpl = self._work_cache.get(key)
             if tpl is not None:
+                self._cost_key = tpl.cost_key
                 self._emit(op, tpl.pipe, tpl.kind, tpl.name, tpl.cost, reads=tpl.reads,
                            writes=tpl.writes, read=tpl.read, commit=tpl.commit)
                 return
@@ -292,7 +294,7 @@ class ScalarUnit(TileOps):
     # -- tile ops ------------------------------------------------------------------------
     def _cost(self, method: str, *args) -> float:
         """Memoised profile cost (the same shapes recur in every loop iteration)."""
-        key = (method, *args)
+        key = self._cost_key = (method, *args)
         found = self._cost_cache.get(key)
         if found is None:
             found = self._cost_cache[key] = getattr(self.profile, method)(*args)
@@ -308,8 +310,10 @@ class ScalarUnit(TileOps):
         static = self._static.setdefault(id(op), len(self._static))
         if kind == WORK and cost <= 0 and commit is not None:
             cost = 1.0      # a data instruction must span time so its commit follows its read
+        key, self._cost_key = (self._cost_key if kind == WORK else None), None
         ins = Instr(len(self.instrs), pipe, kind, name, op.loc, cost, reads, writes, None, read,
-                    commit, static, op.line, self.filename, self.core, self.unit)
+                    commit, static, op.line, self.filename, self.core, self.unit,
+                    cost_key=key)
         self.instrs.append(ins)
         return ins
 
