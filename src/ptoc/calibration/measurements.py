@@ -241,7 +241,8 @@ def _profiler_rows(rows, clock_hz: float, filename: str) -> MeasurementSet:
             for pipe, columns in _PROFILER_PIPES.items():
                 for column in columns:
                     if raw.get(column) not in (None, "", "N/A"):
-                        observed[pipe] = float(raw[column]) * clock_hz / 1e6
+                        if float(raw[column]) > 0:     # an idle pipe constrains nothing
+                            observed[pipe] = float(raw[column]) * clock_hz / 1e6
                         break
         except (KeyError, ValueError):
             skipped.append(f"{where}: Task Duration or a pipe time is not a number")
