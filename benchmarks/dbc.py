@@ -13,6 +13,8 @@ off and on, and simulated (``fast`` numerics, timed) under the ``a2a3-device`` a
 * ``hidden/drain``: FIX drain cycles that ran while the cube (M pipe) was busy / all drain
   cycles, with the flag on;
 * ``model x``: the chooser's predicted speed-up (its estimated wall off / on);
+* ``sign``: whether the model and the simulation agree on dbC winning or losing; ``no*``:
+  they do not, and the compile's decisions report says so (``ptoc.runtime.dbc_check``);
 * the ``ptoisa`` columns repeat cycles, speed-up and hidden/drain under ``a2a3-ptoisa``.
 
 Numerics are checked against numpy on every run (the table is refused if one is wrong or
@@ -88,6 +90,12 @@ def _run(build, inputs_fn, tol, flag, profile, work):
     return compiled, sim.wall_cycles, hidden, drain
 
 
+def _flagged(work) -> bool:
+    """Whether the decisions report marks the chooser's dbC choice as wrong."""
+    records = json.loads((Path(work) / "report" / "decisions.json").read_text())["decisions"]
+    return any(r.get("model_disagrees") for r in records if r["kind"] == "dbc")
+
+
 def measure(quick: bool = False) -> list[dict]:
     rows = []
     with tempfile.TemporaryDirectory(prefix="ptoc_dbc_bench_") as tmp:
@@ -105,6 +113,8 @@ def measure(quick: bool = False) -> list[dict]:
                     compiled, cycles, hidden, drain = _run(build, inputs_fn, tol, flag, profile,
                                                            work)
                     per[flag] = (len(dp.acc_buffers(compiled)), cycles, hidden, drain)
+                    if flag and profile == PROFILES[0]:
+                        row["flagged"] = _flagged(work)
                 row[profile] = {"acc_off": per[False][0], "acc_on": per[True][0],
                                 "cycles_off": round(per[False][1], 1),
                                 "cycles_on": round(per[True][1], 1),
@@ -117,9 +127,15 @@ def measure(quick: bool = False) -> list[dict]:
     return rows
 
 
+def _sign(row: dict) -> str:
+    agree = (row["model_speedup"] > 1) == (row["a2a3-device"]["speedup"] > 1)
+    return "yes" if agree else ("no*" if row.get("flagged") else "NO")
+
+
 def format_table(rows: list[dict]) -> str:
     head = (f"{'program':<22} {'tiles':>5} {'tile off':>16} {'tile on':>16} {'acc':>5} "
-            f"{'cyc off':>9} {'cyc on':>9} {'x':>5} {'hidden/drain':>13} {'model x':>7} | "
+            f"{'cyc off':>9} {'cyc on':>9} {'x':>5} {'hidden/drain':>13} {'model x':>7} "
+            f"{'sign':>4} | "
             f"{'ptoisa off':>10} {'ptoisa on':>10} {'x':>5} {'hidden/drain':>13}")
     lines = [head, "-" * len(head)]
     for r in rows:
@@ -129,9 +145,12 @@ def format_table(rows: list[dict]) -> str:
             f"{'+'.join(t.replace(' (no dbC)', '*') for t in r['tile_on']):>16} "
             f"{d['acc_off']}/{d['acc_on']:<3} {d['cycles_off']:>9.0f} {d['cycles_on']:>9.0f} "
             f"{d['speedup']:>5.2f} {d['hidden_on']:>6.0f}/{d['drain_on']:<6.0f} "
-            f"{r['model_speedup']:>7.2f} | {p['cycles_off']:>10.0f} {p['cycles_on']:>10.0f} "
+            f"{r['model_speedup']:>7.2f} {_sign(r):>4} | {p['cycles_off']:>10.0f} "
+            f"{p['cycles_on']:>10.0f} "
             f"{p['speedup']:>5.2f} {p['hidden_on']:>6.0f}/{p['drain_on']:<6.0f}")
     lines.append("tile on marked * : the chooser declined dbC for that matmul.")
+    lines.append("sign: model and a2a3-device simulation agree on dbC winning (yes) or not "
+                 "(no* : the decisions report flags the chooser's choice as wrong).")
     return "\n".join(lines)
 
 

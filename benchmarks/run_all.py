@@ -32,6 +32,7 @@ BENCHMARKS = {
     "chooser_vs_sim": "chooser_vs_sim.py",
     "race_scaling": "race_scaling.py",
     "dbc": "dbc.py",
+    "calibration": "calibration.py",
 }
 SCRIPT_TIMEOUT_S = 1800
 

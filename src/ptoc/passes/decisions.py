@@ -168,6 +168,13 @@ def render_markdown(log: DecisionLog) -> str:
             if gate:
                 lines.append(f"  - decided by: `{gate}`" + (f" — {d.fields['reason']}"
                                                             if d.fields.get("reason") else ""))
+            if d.fields.get("simulated_speedup") is not None:
+                model = d.fields.get("model_speedup")
+                lines.append(f"  - simulated ({d.fields.get('simulated_profile')}): "
+                             f"{d.fields['simulated_speedup']:.2f}x with the flag"
+                             + (f"; the chooser's model: {model:.2f}x" if model else ""))
+            if d.fields.get("model_disagrees"):
+                lines.append(f"  - **the model is wrong here**: {d.fields['model_disagrees']}")
             alts = d.fields.get("alternatives")
             if alts:
                 lines += ["", "  | rank | m | n | k | stationarity | dbC | est. wall | load | mad "

@@ -33,8 +33,13 @@ def compile_ir(program: Program, output_dir: str | os.PathLike | None = None, *,
                platform: str = "a2a3sim", memory_planner=None,
                enable_pypto_l0c_double_buffer: bool | None = None, dump_passes: bool = True,
                verification_level=None, profiling: bool = False,
-               disabled_diagnostics=None) -> CompiledProgram:
-    """Compile ``program`` for ``platform``; see the module docstring for option resolution."""
+               disabled_diagnostics=None, check_dbc: bool = True) -> CompiledProgram:
+    """Compile ``program`` for ``platform``; see the module docstring for option resolution.
+
+    ``check_dbc``: when the chooser takes dbC=2 under PYPTO with the flag on, also compile
+    the flag-off baseline and write both simulated speed-ups into the decisions report
+    (``ptoc.runtime.dbc_check``).
+    """
     from ptoc.passes import MemoryPlanner, PassManager, resolve_context, write_report
     from ptoc.passes.decisions import collect_decisions, write_decisions
 
@@ -59,7 +64,12 @@ def compile_ir(program: Program, output_dir: str | os.PathLike | None = None, *,
         for name, text in kernels.items():
             write_text(out / "pto" / f"{name}.pto", text)
         write_report(ctx.diagnostics, out)
-        write_decisions(decisions, out)
+    if check_dbc and planner is MemoryPlanner.PYPTO and ctx.enable_pypto_l0c_double_buffer:
+        from ptoc.runtime.dbc_check import check_chooser_dbc
+
+        # outside the compile's context: the baseline compile reports to its own sink
+        check_chooser_dbc(program, kernels, target, decisions, platform=platform)
+    write_decisions(decisions, out)
     compiled = CompiledProgram(program=lowered, source_program=program, pto_text=kernels,
                                allocations=allocations, diagnostics=list(ctx.diagnostics),
                                output_dir=out, target=target,

@@ -113,7 +113,18 @@ class CompiledProgram:
                                              compiled=self))
         return RunResult(outputs=outputs, cycles=sum(run.sim.wall_cycles for run in runs),
                          pipe_busy=busy, races=races, runs=runs,
-                         trace_path=traces[0] if traces else None)
+                         trace_path=traces[0] if traces else None,
+                         floor_cycles=self._floor(config, values, len(runs)))
+
+    def _floor(self, config: RunConfig, values: list, launches: int) -> float:
+        """Launch of every kernel call plus staging of the run's tensors, once."""
+        if not launches:
+            return 0.0
+        from ptoc.backend import get_profile
+
+        profile = get_profile(config.profile, target=self.target)
+        staged = sum(v.nbytes for v in values if isinstance(v, np.ndarray))
+        return profile.floor_cycles(staged_bytes=staged) + (launches - 1) * profile.floor_cycles()
 
     def __call__(self, *tensors, config: RunConfig | None = None):
         result = self.run(*tensors, config=config)

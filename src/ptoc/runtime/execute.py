@@ -42,7 +42,12 @@ class KernelRun:
 
 @dataclass
 class RunResult:
-    """What ``CompiledProgram.run`` returns."""
+    """What ``CompiledProgram.run`` returns.
+
+    ``cycles`` is the simulated core time of every kernel call (the sum of their walls);
+    ``floor_cycles`` what a device adds outside the cores under the run's profile: each
+    kernel's launch and the staging of the run's tensors; ``total_cycles`` both.
+    """
 
     outputs: dict[str, np.ndarray]
     cycles: float
@@ -50,6 +55,11 @@ class RunResult:
     races: list
     runs: list[KernelRun] = field(default_factory=list)
     trace_path: Path | None = None
+    floor_cycles: float = 0.0
+
+    @property
+    def total_cycles(self) -> float:
+        return self.cycles + self.floor_cycles
 
 
 def entry_function(program) -> Function:

@@ -72,6 +72,7 @@ class RunReport:
     """What ``ptoc run`` found: cycles, busy time, races, the golden used and its verdict."""
 
     cycles: float
+    floor_cycles: float
     pipe_busy: dict
     races: list
     golden_kind: str
@@ -104,7 +105,8 @@ def run_and_check(loaded, compiled, *, seed: int = 0, sim_mode: str = "reference
     outs = output_names(compiled)
     shapes = {name: tuple(np.shape(tensors[name])) for name in outs}
     golden = choose_golden(loaded, compiled, inputs, outs, shapes, config)
-    report = RunReport(result.cycles, result.pipe_busy, result.races, golden.description,
+    report = RunReport(result.cycles, result.floor_cycles, result.pipe_busy, result.races,
+                       golden.description,
                        golden.independent, problems=list(golden.problems))
     report.trace_path = result.trace_path
     for name in outs:
@@ -131,6 +133,9 @@ def run(args) -> int:
     print(f"ran {compiled.source_program.name} on the simulated {compiled.target} core "
           f"({args.sim_mode} mode, seed {args.seed}); artifacts in {compiled.output_dir}")
     print(f"  cycles:     {report.cycles:.0f}")
+    if report.floor_cycles:
+        print(f"  launch/staging floor: {report.floor_cycles:.0f} (outside the core; with it "
+              f"{report.cycles + report.floor_cycles:.0f})")
     busy = ", ".join(f"{getattr(p, 'name', p).removeprefix('PIPE_')} {c:.0f}"
                      for p, c in report.pipe_busy.items() if c)
     print(f"  pipe busy:  {busy or '(none)'}")
