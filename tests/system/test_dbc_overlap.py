@@ -10,9 +10,9 @@ re-ordering the lowered IR (same buffers, same addresses) before codegen. Eviden
 by these tests (a2a3-device profile, cycles):
 
     grid      emitted MMSS   stage-major MSMS   in-loop pairs overlapping
-    160x160   4651           4651               1/1
-    256x256   7210           7210               7/7
-    448x448   21876          21876              9/9
+    160x160   4551           4551               1/1
+    256x256   7056           7056               7/7
+    448x448   20418          20418              9/9
 
 In this simulator the two orders time identically: InsertSync gives each L0C slot its own
 M->FIX and FIX->M event id, a ``wait_flag`` stalls only the waiting pipe's in-order queue,
