@@ -22,14 +22,15 @@ def compile(program, output_dir=None, *, platform=None, backend_type=None,  # no
             dump_passes=True, verification_level=None, profiling=False,
             disabled_diagnostics=None, skip_ptoas=False, diagnostic_phase=None,
             distributed_config=None, analyze_auto_scopes_for_deps=False, emit_source_loc=None,
-            dump_ptoas_passes=False, runtime=None):
+            dump_ptoas_passes=False, runtime=None, check_dbc=True):
     """Compile a program (PyPTO's ``ir.compile``); see ``ptoc.runtime.compile_ir``.
 
     Takes PyPTO's keywords: the platform defaults to the simulator of ``backend_type``
     (``a2a3sim``); ``strategy`` has one value; ``skip_ptoas`` is what ptoc always does (it
     stops at PTO text); the device-runtime options are reported once and ignored. Lives here
     for API parity; the work is done by ``ptoc.runtime`` (imported lazily, so ``ptoc.ir``
-    stays independent of the layers after it).
+    stays independent of the layers after it). ``check_dbc`` (ptoc only): simulate the
+    chooser's dbC choice against the flag-off baseline for the decisions report.
     """
     from ptoc.passes import PassManager
     from ptoc.runtime import compile_ir
@@ -47,4 +48,5 @@ def compile(program, output_dir=None, *, platform=None, backend_type=None,  # no
     return compile_ir(program, output_dir, platform=platform, memory_planner=memory_planner,
                       enable_pypto_l0c_double_buffer=enable_pypto_l0c_double_buffer,
                       dump_passes=dump_passes, verification_level=verification_level,
-                      profiling=profiling, disabled_diagnostics=disabled_diagnostics)
+                      profiling=profiling, disabled_diagnostics=disabled_diagnostics,
+                      check_dbc=check_dbc)
