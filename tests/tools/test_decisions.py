@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from ptoc import ir
+from ptoc.calibration.kernels import matmul_program
 from ptoc.language import parse_program
 from ptoc.passes import L0TileConfig, PassContext, rank_l0_tiles
 from ptoc.passes.decisions import (
@@ -14,24 +15,9 @@ from ptoc.passes.decisions import (
     write_decisions,
 )
 
-GEMM = """\
-import ptoc.language as pl
-
-@pl.program
-class Gemm:
-    @pl.function(type=pl.FunctionType.InCore)
-    def kernel(self, a: pl.Tensor[[{M}, {K}], pl.FP32], b: pl.Tensor[[{K}, {N}], pl.FP32],
-               out: pl.Out[pl.Tensor[[{M}, {N}], pl.FP32]]) -> pl.Tensor[[{M}, {N}], pl.FP32]:
-        am = pl.load(a, [0, 0], [{M}, {K}], target_memory=pl.Mem.Mat)
-        bm = pl.load(b, [0, 0], [{K}, {N}], target_memory=pl.Mem.Mat)
-        c = pl.matmul(am, bm)
-        out = pl.store(c, [0, 0], out)
-        return out
-"""
-
 
 def gemm(M=160, K=64, N=160):
-    return parse_program(GEMM.format(M=M, K=K, N=N), "gemm.py")
+    return matmul_program(M, K, N, "FP32", filename="gemm.py")
 
 
 def decisions(out_dir):

@@ -41,6 +41,13 @@ class CalibrationMatmul:
 """
 
 
+def matmul_program(M: int, K: int, N: int, dtype: str = "BF16", *, filename: str = "<matmul>"):
+    """The ``matmul`` kernel as a DSL program: ``out = a @ b``, operands loaded whole into L1."""
+    from ptoc.language import parse_program
+
+    return parse_program(_MATMUL.format(M=M, K=K, N=N, dt=dtype), filename)
+
+
 def _zeros(shape, dtype: str) -> np.ndarray:
     return np.zeros(shape, DataType[dtype].numpy)
 
@@ -60,12 +67,10 @@ def _error(row: Measurement, message: str, hint: str) -> MeasurementError:
 def _matmul(row, M, K, N, target) -> Stream:
     from ptoc import ir
     from ptoc.errors import PtocError
-    from ptoc.language import parse_program
 
-    src = _MATMUL.format(M=M, K=K, N=N, dt=row.dtype)
     with tempfile.TemporaryDirectory(prefix="ptoc_calibrate_") as out:
         try:
-            compiled = ir.compile(parse_program(src, "<calibration matmul>"), out,
+            compiled = ir.compile(matmul_program(M, K, N, row.dtype), out,
                                   platform=f"{target}sim", dump_passes=False)
         except PtocError as exc:
             raise _error(row, f"ptoc cannot compile this matmul: {exc.message}",

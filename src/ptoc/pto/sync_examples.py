@@ -125,24 +125,14 @@ def kloop_matmul(M: int = 64, N: int = 64, K: int = 256, k: int = 64, *,
     c = w.tile("c", "acc", "f32", M, N, 0)
     w.open(f"scf.for %ko = {w.idx(0)} to {w.idx(K)} step {w.idx(2 * k)}")
     for s in range(2):
-        kk = "%ko"
-        if s:
-            kk = w.fresh("kk")
-            w.emit(f"{kk} = arith.addi %ko, {w.idx(k)} : index")
+        kk = w.plus("%ko", s * k)
         w.op("pto.tload", [w.window(av, w.idx(0), kk, M, k)], [w.t(a1[s])])
         w.op("pto.tload", [w.window(bv, kk, w.idx(0), k, N)], [w.t(b1[s])])
         zero = (w.idx(0), "index")
         w.op("pto.textract", [w.t(a1[s]), zero, zero], [w.t(a0[s])])
         w.op("pto.textract", [w.t(b1[s]), zero, zero], [w.t(b0[s])])
         if s == 0:
-            first = w.fresh("first")
-            w.emit(f"{first} = arith.cmpi eq, %ko, {w.idx(0)} : index")
-            w.open(f"scf.if {first}")
-            w.op("pto.tmatmul", [w.t(a0[s]), w.t(b0[s])], [w.t(c)])
-            w.close("} else {")
-            w.depth += 1
-            w.op("pto.tmatmul.acc", [w.t(c), w.t(a0[s]), w.t(b0[s])], [w.t(c)])
-            w.close()
+            w.matmul_first_then_acc("%ko", a0[s], b0[s], c)
         else:
             w.op("pto.tmatmul.acc", [w.t(c), w.t(a0[s]), w.t(b0[s])], [w.t(c)])
     w.close()

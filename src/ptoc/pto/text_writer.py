@@ -82,6 +82,26 @@ class PtoTextWriter:
     def sync(self, kind: str, src: str, dst: str, ident: int) -> None:
         self.emit(f"pto.{kind}[<PIPE_{src}>, <PIPE_{dst}>, <EVENT_ID{ident}>]")
 
+    def plus(self, iv: str, delta: int, stem: str = "kk") -> str:
+        """``iv + delta`` as an SSA value (``iv`` itself when ``delta`` is 0)."""
+        if not delta:
+            return iv
+        value = self.fresh(stem)
+        self.emit(f"{value} = arith.addi {iv}, {self.idx(delta)} : index")
+        return value
+
+    def matmul_first_then_acc(self, iv: str, a: str, b: str, c: str) -> None:
+        """``tmatmul`` when ``iv`` is 0 and ``tmatmul.acc`` after (an ``scf.if``): the first
+        k-step of a K loop starts the accumulator, the others add to it."""
+        first = self.fresh("first")
+        self.emit(f"{first} = arith.cmpi eq, {iv}, {self.idx(0)} : index")
+        self.open(f"scf.if {first}")
+        self.op("pto.tmatmul", [self.t(a), self.t(b)], [self.t(c)])
+        self.close("} else {")
+        self.depth += 1
+        self.op("pto.tmatmul.acc", [self.t(c), self.t(a), self.t(b)], [self.t(c)])
+        self.close()
+
     def open(self, head: str) -> None:
         self.emit(head + " {")
         self.depth += 1

@@ -48,6 +48,30 @@ class Writer(PtoTextWriter):
         return "\n".join(head + consts + self.lines + ["    return", "  }", "}"]) + "\n"
 
 
+def _matmul_writer(dtype: str, M: int, K: int, N: int):
+    """A writer for C[M,N] (fp32) = A[M,K] @ B[K,N] and the three tensor views."""
+    w = Writer([("%arg0", dtype), ("%arg1", dtype), ("%arg2", "f32")])
+    return (w, w.view("a_view", "%arg0", dtype, M, K), w.view("b_view", "%arg1", dtype, K, N),
+            w.view("c_view", "%arg2", "f32", M, N))
+
+
+def _double_buffers(w: Writer, dtype: str, eb: int, m: int, n: int, k: int, panel: int):
+    """Two L1 slots of A (m x panel) and B (panel x n), two L0A/L0B slots (m x k, k x n) and
+    one accumulator (m x n), with the reverse flags pre-set (every slot starts free)."""
+    a_bytes, b_bytes = m * panel * eb, panel * n * eb
+    a1 = [w.alloc(f"a1_{s}", "mat", dtype, m, panel, s * a_bytes) for s in range(2)]
+    b1 = [w.alloc(f"b1_{s}", "mat", dtype, panel, n, 2 * a_bytes + s * b_bytes)
+          for s in range(2)]
+    a0 = [w.alloc(f"a0_{s}", "left", dtype, m, k, s * m * k * eb) for s in range(2)]
+    b0 = [w.alloc(f"b0_{s}", "right", dtype, k, n, s * k * n * eb) for s in range(2)]
+    c = w.alloc("c", "acc", "f32", m, n, 0)
+    for s in range(2):
+        w.sync("set_flag", "MTE1", "MTE2", s)      # L1 slot s starts free
+        w.sync("set_flag", "M", "MTE1", s)         # L0 slot s starts free
+    w.sync("set_flag", "FIX", "M", 0)              # the accumulator starts free
+    return a1, b1, a0, b0, c
+
+
 def dbuf_matmul(M: int = 128, N: int = 256, K: int = 256, k: int = 64, *,
                 m: int | None = None, n: int | None = None, dtype: str = "bf16") -> str:
     """Level-3 double-buffered K-loop matmul C[M,N] = A[M,K] @ B[K,N] (fp32 out).
@@ -59,20 +83,8 @@ def dbuf_matmul(M: int = 128, N: int = 256, K: int = 256, k: int = 64, *,
     if K % (2 * k) or M % m or N % n:
         raise ValueError("K must be a multiple of 2k, M of m and N of n")
     eb = {"bf16": 2, "f16": 2, "f32": 4}[dtype]
-    w = Writer([("%arg0", dtype), ("%arg1", dtype), ("%arg2", "f32")])
-    a_v = w.view("a_view", "%arg0", dtype, M, K)
-    b_v = w.view("b_view", "%arg1", dtype, K, N)
-    c_v = w.view("c_view", "%arg2", "f32", M, N)
-    a_bytes, b_bytes = m * k * eb, k * n * eb
-    a1 = [w.alloc(f"a1_{s}", "mat", dtype, m, k, s * a_bytes) for s in range(2)]
-    b1 = [w.alloc(f"b1_{s}", "mat", dtype, k, n, 2 * a_bytes + s * b_bytes) for s in range(2)]
-    a0 = [w.alloc(f"a0_{s}", "left", dtype, m, k, s * a_bytes) for s in range(2)]
-    b0 = [w.alloc(f"b0_{s}", "right", dtype, k, n, s * b_bytes) for s in range(2)]
-    c = w.alloc("c", "acc", "f32", m, n, 0)
-    for s in range(2):
-        w.sync("set_flag", "MTE1", "MTE2", s)      # L1 slot s starts free
-        w.sync("set_flag", "M", "MTE1", s)         # L0 slot s starts free
-    w.sync("set_flag", "FIX", "M", 0)              # the accumulator starts free
+    w, a_v, b_v, c_v = _matmul_writer(dtype, M, K, N)
+    a1, b1, a0, b0, c = _double_buffers(w, dtype, eb, m, n, k, k)
     w.emit(f"scf.for %mi = {w.idx(0)} to {w.idx(M)} step {w.idx(m)} {{")
     w.depth += 1
     w.emit(f"scf.for %ni = {w.idx(0)} to {w.idx(N)} step {w.idx(n)} {{")
@@ -81,10 +93,7 @@ def dbuf_matmul(M: int = 128, N: int = 256, K: int = 256, k: int = 64, *,
     w.emit(f"scf.for %ko = {w.idx(0)} to {w.idx(K)} step {w.idx(2 * k)} {{")
     w.depth += 1
     for s in range(2):
-        kk = "%ko"
-        if s:
-            kk = w.fresh("kk")
-            w.emit(f"{kk} = arith.addi %ko, {w.idx(k)} : index")
+        kk = w.plus("%ko", s * k)
         w.sync("wait_flag", "MTE1", "MTE2", s)
         pa = w.window(a_v, "%mi", kk, m, k)
         pb = w.window(b_v, kk, "%ni", k, n)
@@ -99,17 +108,7 @@ def dbuf_matmul(M: int = 128, N: int = 256, K: int = 256, k: int = 64, *,
         w.sync("set_flag", "MTE1", "M", s)
         w.sync("wait_flag", "MTE1", "M", s)
         if s == 0:
-            first = w.fresh("first")
-            w.emit(f"{first} = arith.cmpi eq, %ko, {w.idx(0)} : index")
-            w.emit(f"scf.if {first} {{")
-            w.depth += 1
-            w.op("pto.tmatmul", [w.t(a0[s]), w.t(b0[s])], [w.t(c)])
-            w.depth -= 1
-            w.emit("} else {")
-            w.depth += 1
-            w.op("pto.tmatmul.acc", [w.t(c), w.t(a0[s]), w.t(b0[s])], [w.t(c)])
-            w.depth -= 1
-            w.emit("}")
+            w.matmul_first_then_acc("%ko", a0[s], b0[s], c)
         else:
             w.op("pto.tmatmul.acc", [w.t(c), w.t(a0[s]), w.t(b0[s])], [w.t(c)])
         w.sync("set_flag", "M", "MTE1", s)
@@ -145,30 +144,14 @@ def reference_gemm(M: int, N: int, K: int, *, m: int = 128, n: int = 256, k: int
     if K % (2 * panel) or M % m or N % n or step_k % 2:
         raise ValueError("K must be a multiple of 2*step_k*k, M of m, N of n; step_k even")
     eb = {"bf16": 2, "f16": 2}[dtype]
-    w = Writer([("%arg0", dtype), ("%arg1", dtype), ("%arg2", "f32")])
-    a_v = w.view("a_view", "%arg0", dtype, M, K)
-    b_v = w.view("b_view", "%arg1", dtype, K, N)
-    c_v = w.view("c_view", "%arg2", "f32", M, N)
-    a_bytes, b_bytes = m * panel * eb, panel * n * eb
-    a1 = [w.alloc(f"a1_{s}", "mat", dtype, m, panel, s * a_bytes) for s in range(2)]
-    b1 = [w.alloc(f"b1_{s}", "mat", dtype, panel, n, 2 * a_bytes + s * b_bytes)
-          for s in range(2)]
-    a0 = [w.alloc(f"a0_{t}", "left", dtype, m, k, t * m * k * eb) for t in range(2)]
-    b0 = [w.alloc(f"b0_{t}", "right", dtype, k, n, t * k * n * eb) for t in range(2)]
-    c = w.alloc("c", "acc", "f32", m, n, 0)
-    for s in range(2):
-        w.sync("set_flag", "MTE1", "MTE2", s)      # L1 slot s starts free
-        w.sync("set_flag", "M", "MTE1", s)         # L0 slot s starts free
-    w.sync("set_flag", "FIX", "M", 0)              # the accumulator starts free
+    w, a_v, b_v, c_v = _matmul_writer(dtype, M, K, N)
+    a1, b1, a0, b0, c = _double_buffers(w, dtype, eb, m, n, k, panel)
     w.open(f"scf.for %mi = {w.idx(0)} to {w.idx(M)} step {w.idx(m)}")
     w.open(f"scf.for %ni = {w.idx(0)} to {w.idx(N)} step {w.idx(n)}")
     w.sync("wait_flag", "FIX", "M", 0)
     w.open(f"scf.for %ko = {w.idx(0)} to {w.idx(K)} step {w.idx(2 * panel)}")
     for s in range(2):
-        kp = "%ko"
-        if s:
-            kp = w.fresh("kp")
-            w.emit(f"{kp} = arith.addi %ko, {w.idx(panel)} : index")
+        kp = w.plus("%ko", s * panel, "kp")
         w.sync("wait_flag", "MTE1", "MTE2", s)
         w.op("pto.tload", [w.window(a_v, "%mi", kp, m, panel)], [w.t(a1[s])])
         w.op("pto.tload", [w.window(b_v, kp, "%ni", panel, n)], [w.t(b1[s])])
@@ -184,14 +167,7 @@ def reference_gemm(M: int, N: int, K: int, *, m: int = 128, n: int = 256, k: int
             w.sync("set_flag", "MTE1", "M", t)
             w.sync("wait_flag", "MTE1", "M", t)
             if s == 0 and ks == 0:
-                first = w.fresh("first")
-                w.emit(f"{first} = arith.cmpi eq, %ko, {w.idx(0)} : index")
-                w.open(f"scf.if {first}")
-                w.op("pto.tmatmul", [w.t(a0[t]), w.t(b0[t])], [w.t(c)])
-                w.close("} else {")
-                w.depth += 1
-                w.op("pto.tmatmul.acc", [w.t(c), w.t(a0[t]), w.t(b0[t])], [w.t(c)])
-                w.close()
+                w.matmul_first_then_acc("%ko", a0[t], b0[t], c)
             else:
                 w.op("pto.tmatmul.acc", [w.t(c), w.t(a0[t]), w.t(b0[t])], [w.t(c)])
             w.sync("set_flag", "M", "MTE1", t)
@@ -226,10 +202,7 @@ def two_acc_matmul(M: int = 128, n: int = 128, K: int = 64, tiles: int = 4, *,
     eb = 2
     N = n * tiles
     ids = ids or (1 if same_address else 2)
-    w = Writer([("%arg0", dtype), ("%arg1", dtype), ("%arg2", "f32")])
-    a_v = w.view("a_view", "%arg0", dtype, M, K)
-    b_v = w.view("b_view", "%arg1", dtype, K, N)
-    c_v = w.view("c_view", "%arg2", "f32", M, N)
+    w, a_v, b_v, c_v = _matmul_writer(dtype, M, K, N)
     a1 = w.alloc("a1", "mat", dtype, M, K, 0)
     b1 = w.alloc("b1", "mat", dtype, K, N, M * K * eb)
     a0 = w.alloc("a0", "left", dtype, M, K, 0)
