@@ -32,7 +32,7 @@ _INFORMED = 1e-4
 _SEPARABLE = 0.1
 
 
-class CalibrationError(PtocError):
+class CalibrationError(PtocError, ValueError):
     """A fit ptoc cannot run (no scipy, nothing to fit, a constant the profile lacks)."""
 
 

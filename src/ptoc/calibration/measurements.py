@@ -41,7 +41,7 @@ PIPES = {"cube": Pipe.PIPE_M, "mte1": Pipe.PIPE_MTE1, "mte2": Pipe.PIPE_MTE2,
 TOTAL = "total"    # the quantity name of a measured wall (launch floor included)
 
 
-class MeasurementError(PtocError):
+class MeasurementError(PtocError, ValueError):
     """A measurements file ptoc cannot read: the file, row and column are named."""
 
 

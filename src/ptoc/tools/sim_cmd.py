@@ -141,8 +141,9 @@ def register(sub) -> None:
 
     p.add_argument("--target", choices=list(TARGETS),
                    help="target (default: the module's pto.target_arch, else a2a3)")
-    p.add_argument("--profile", choices=list(PROFILES),
-                   help="timing profile (default: the target's)")
+    p.add_argument("--profile", metavar="PROFILE",
+                   help=f"timing profile: {', '.join(PROFILES)}, or a profile file written by "
+                        "ptoc calibrate (default: the target's)")
     p.add_argument("--mode", default="reference", choices=("reference", "fast", "serial"))
     p.add_argument("--kernel", help="kernel name when the module has several")
     p.add_argument("--input", action="append", metavar="NAME=FILE.npy",
