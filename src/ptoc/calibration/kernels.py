@@ -13,6 +13,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import tempfile
 from pathlib import Path
@@ -70,8 +72,10 @@ def _matmul(row, M, K, N, target) -> Stream:
 
     with tempfile.TemporaryDirectory(prefix="ptoc_calibrate_") as out:
         try:
-            compiled = ir.compile(matmul_program(M, K, N, row.dtype), out,
-                                  platform=f"{target}sim", dump_passes=False)
+            # the compile's "N perf hints, see DIR" line would name a directory about to go
+            with contextlib.redirect_stderr(io.StringIO()):
+                compiled = ir.compile(matmul_program(M, K, N, row.dtype), out,
+                                      platform=f"{target}sim", dump_passes=False)
         except PtocError as exc:
             raise _error(row, f"ptoc cannot compile this matmul: {exc.message}",
                          "measure a shape whose operands fit L1, or use kernel=gemm") from None
