@@ -8,8 +8,12 @@ offset as ``addr`` under the PYPTO planner (every variable its own alloc, sharin
 equal addresses), or — without addresses — one alloc per MemRef (base, offset, buffer type),
 reused by every variable in it while the first alloc is in scope.
 
+With addresses, the byte ranges of two allocations in one memory space must be disjoint:
+the planner places them so, and IR edited by hand that overlaps them would corrupt one tile
+with another's bytes without any race (same pipe), so it is a ``CodegenError``.
+
 The host class provides ``emit``, ``const``, ``index``, ``names``, ``options``, ``tiles``,
-``tensors``, ``buffer_key``, ``_shared``, ``_path`` and ``saw_spaces``.
+``tensors``, ``buffer_key``, ``_shared``, ``_extents``, ``_path`` and ``saw_spaces``.
 """
 
 from __future__ import annotations
@@ -135,7 +139,24 @@ class BufferBinding:
             raise CodegenError(
                 f"tile '{var.name}' has MemRef offset {describe(off)}, not a constant address",
                 loc, hint="run AllocateMemoryAddr before codegen")
+        self._claim(var, memref, off.value, loc)
         return off.value
+
+    def _claim(self, var: Var, memref: MemRef, addr: int, loc) -> None:
+        """Grow ``var``'s allocation to cover its bytes; it must not reach another one."""
+        space = var.type.memory_space
+        base = memref.base if isinstance(memref.base, str) else id(memref.base)
+        name = memref.base if isinstance(memref.base, str) else memref.base.name
+        extent = self._extents.setdefault((space, base), [addr, addr + memref.size, name])
+        extent[0], extent[1] = min(extent[0], addr), max(extent[1], addr + memref.size)
+        for (other_space, other), (lo, hi, other_name) in self._extents.items():
+            if other_space is space and other != base and lo < extent[1] and extent[0] < hi:
+                raise CodegenError(
+                    f"tile '{var.name}' puts allocation '{name}' at {space.value} bytes "
+                    f"[{extent[0]}, {extent[1]}), overlapping allocation '{other_name}' at "
+                    f"[{lo}, {hi}); two allocations never share bytes", loc,
+                    hint="give the MemRefs addresses from AllocateMemoryAddr (or disjoint "
+                         "ones), or put tiles that share bytes on one allocation")
 
     def alias_window(self, parent: Value, shape: tuple[int, int], offset: tuple[int, int],
                      name: str, what: str, loc) -> Value:

@@ -87,6 +87,7 @@ class KernelEmitter(ScalarLowering, BufferBinding):
         self.valid_of: dict[Value, tuple] = {}  # tile value -> valid (rows, cols) IR exprs
         self.buffer_key: dict[Value, tuple] = {}  # tile value -> (space, addr) or memref key
         self._shared: dict[tuple, tuple[Value, tuple]] = {}  # PTOAS: memref key -> (value, path)
+        self._extents: dict[tuple, list] = {}  # (space, base) -> [lo, hi, base name] (addresses)
         self._region: list[Op] = []
         self._path: tuple[int, ...] = ()  # ids of the regions enclosing the current op
         self._regions = 0

@@ -90,6 +90,16 @@ def _shape(shape) -> str:
     return "[" + ", ".join(format_node(d) for d in shape) + "]"
 
 
+def _dense_bytes(ty: TensorType | TileType) -> int | None:
+    """Bytes of a statically shaped value without padding (None when a dim is dynamic)."""
+    count = 1
+    for d in ty.shape:
+        if not isinstance(d, int):
+            return None
+        count *= d
+    return count * ty.dtype.get_byte()
+
+
 def _t(ty: Type) -> str:
     return format_node(ty)
 
@@ -111,6 +121,8 @@ class _FunctionVerifier:
         self.program = program
         self.scopes: list[set[Var]] = [set()]
         self.defined: dict[Var, SourceLoc | None] = {}
+        self.alloc_bytes: dict[Var, int] = {}        # pl.tile.alloc results -> their size
+        self.alloc_extent: dict[Var, tuple[int, int]] = {}   # -> bytes their MemRefs span
         self.loc: SourceLoc | None = fn.loc
         self.ops = _ops()
 
@@ -219,6 +231,9 @@ class _FunctionVerifier:
     def _stmt(self, s: Stmt) -> None:
         if isinstance(s, AssignStmt):
             self.expr(s.value)
+            if isinstance(s.value, Call) and s.value.op == "tile.alloc" and \
+                    len(s.value.args) >= 2 and isinstance(s.value.args[1], int):
+                self.alloc_bytes[s.var] = s.value.args[1]
             self.define(s.var, "the assignment target")
             why = type_mismatch(s.var.type, s.value.type)
             if why:
@@ -436,12 +451,12 @@ class _FunctionVerifier:
                 if isinstance(d, Expr):
                     self.expr(d)
             if ty.memref is not None:
-                self.memref(ty.memref)
+                self.memref(ty.memref, ty)
         elif isinstance(ty, TupleType):
             for t in ty.types:
                 self.check_type_uses(t, what)
 
-    def memref(self, m: MemRef) -> None:
+    def memref(self, m: MemRef, ty: TensorType | TileType) -> None:
         if isinstance(m.base, Var):
             self.use(m.base)
             if not isinstance(m.base.type, PtrType):
@@ -449,4 +464,31 @@ class _FunctionVerifier:
                                  "base a MemRef on a pl.tile.alloc result or a DDR buffer name")
         if isinstance(m.offset, Expr):
             self.expr(m.offset)
+        self.memref_bounds(m, ty)
+
+    def memref_bounds(self, m: MemRef, ty: TensorType | TileType) -> None:
+        """A value's bytes lie inside its MemRef, and the MemRefs on one allocation span no
+        more than its size: a smaller allocation lets the next one overlap it (a race and
+        wrong numbers on the core). Offsets are relative before AllocateMemoryAddr and
+        absolute after it, so the span (lowest to highest byte) is what is compared."""
+        dense = _dense_bytes(ty)
+        base = m.base.name if isinstance(m.base, Var) else m.base
+        if dense is not None and m.size < dense:
+            raise self.error(
+                f"{_t(ty)} needs {dense} bytes but its MemRef on '{base}' gives {m.size}",
+                "make the MemRef size at least the value's bytes (shape x dtype bytes)")
+        cap = self.alloc_bytes.get(m.base) if isinstance(m.base, Var) else None
+        if cap is None or not isinstance(m.offset, ConstInt):
+            return
+        lo, hi = m.offset.value, m.offset.value + m.size
+        seen = self.alloc_extent.get(m.base)
+        if seen is not None:
+            lo, hi = min(lo, seen[0]), max(hi, seen[1])
+        self.alloc_extent[m.base] = (lo, hi)
+        if hi - lo > cap:
+            raise self.error(
+                f"{_t(ty)} makes the values on allocation '{base}' span bytes [{lo}, {hi}) "
+                f"({hi - lo} bytes), but pl.tile.alloc gave it {cap}",
+                f"make pl.tile.alloc of '{base}' at least {hi - lo} bytes, or place the "
+                "values inside it")
 
