@@ -16,11 +16,10 @@ and PTO that codegen, the planner, InsertSync and the simulator already understa
 every slot is a distinct ``alloc_tile`` for ``ptoc.pto.planner`` to place (with room, on
 distinct bytes; correctness never depends on that).
 
-Known cost: ptoc's InsertSync cannot tell that consecutive iterations take different arms,
-so it synchronises each iteration with the previous one at the ``scf.if`` and the slots do
-not make iterations overlap. Measured on the simulator (a2a3, 8 trips of load/exp/store on
-16x64 f32): 1099 cycles slotted against 665 when the loop is declined and replicated by
-LowerPipelineLoops. Real overlap needs slot-aware sync (PTOAS's multi-buffer event ids).
+InsertSync knows the cascade (``ptoc.pto.sync_slots``): it synchronises each arm with its
+own previous visit, F trips back, so consecutive trips in different slots overlap.
+Measured on the simulator (a2a3, 8 trips of load/exp/store on 16x64 f32): 665 cycles
+slotted (1099 before sync was slot-aware), 752 replicated under PYPTO.
 
 Eligible load (§11.1): a top-level ``x = tile.load(...)`` of the loop body landing in Vec or
 Mat, not already bound to a buffer (no MemRef), with a constant valid shape, whose result is not yielded, not the source of a view op

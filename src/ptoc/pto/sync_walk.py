@@ -32,12 +32,13 @@ last walk also logs every dynamic set/wait instance for event-id allocation.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ptoc.backend.pipes import QUEUE_PIPES, Pipe
 from ptoc.pto.model import ForOp, IfOp, Instruction, SyncOp
 from ptoc.pto.sync_access import Access, AccessResolver, hazard_kind
 from ptoc.pto.sync_plan import SyncPlan
+from ptoc.pto.sync_slots import SlotInfo, find_slot_cascades
 
 #: Pipes whose instructions may overlap inside the pipe, so a same-pipe hazard needs a
 #: ``pipe_barrier``: the vector unit pipelines its repeats (pto-isa only defines the per-op
@@ -65,6 +66,8 @@ class Rec:
     snap: list[int]
     op: object
     key: tuple
+    slot_arm: int | None = None   # the slot-cascade arm (block) the access was made in
+    local: bool = False           # a copy only that arm sees: its next visit is F trips on
 
 
 @dataclass
@@ -145,8 +148,12 @@ class Walker:
     broken: set = field(default_factory=set)
     fallbacks: list = field(default_factory=list)
     regions: list = field(default_factory=list)     # (block, gap) of the regions entered
+    slots: SlotInfo = field(default_factory=SlotInfo)
+    trip: dict = field(default_factory=dict)        # id(slot loop) -> virtual iteration
 
     def run(self) -> None:
+        root = self.plan.tree[self.plan.tree.root]
+        self.slots = find_slot_cascades(root.items, self.resolver.const)
         self.block(self.plan.tree.root, State(), [], ())
 
     def tick(self) -> int:
@@ -280,6 +287,8 @@ class Walker:
             for r in live:
                 if r.pipe == d or clock[r.pipe] >= r.stamp:
                     continue
+                if r.slot_arm is not None and r.local != (r.slot_arm == b):
+                    continue  # inside its arm only the arm-local copy counts, elsewhere never
                 if best is not None and r.stamp <= best.stamp:
                     continue
                 for a in accesses:
@@ -304,7 +313,7 @@ class Walker:
                 b, g = r.block, outer[-1]
             else:
                 reason = "the producer is in a block that does not enclose the consumer"
-        if reason is None and r.set_gap > g and tree[b].kind != "for":
+        if reason is None and r.set_gap > g and tree[b].kind != "for" and not r.local:
             reason = "a backward dependence outside a loop body"
         if reason is None:
             pair = self.plan.add_pair(src, pipe, b, r.set_gap, g, producer=r.op,
@@ -328,8 +337,8 @@ class Walker:
         for r in recs:
             if r.key not in newest or r.stamp > newest[r.key].stamp:
                 newest[r.key] = r
-        return [Rec(r.stamp, r.pipe, r.access, b, g + 1, list(st.clock[r.pipe]), r.op, r.key)
-                for r in newest.values()]
+        return [Rec(r.stamp, r.pipe, r.access, b, g + 1, list(st.clock[r.pipe]), r.op, r.key,
+                    r.slot_arm) for r in newest.values()]
 
     def loop(self, b, g, op: ForOp, st: State, live: list, path) -> None:
         (body,) = self.plan.tree.children[id(op)]
@@ -337,12 +346,23 @@ class Walker:
         if trips == 0:
             return
         entry, mark, known = st.copy(), len(live), dict(self.known)
+        period = self.slots.loops.get(id(op))
+        unroll = UNROLL if period is None else 2 * period   # every arm visited twice
+        ends = []
         self.regions.append((b, g))
-        for _ in range(UNROLL if trips is None else min(trips, UNROLL)):
+        for j in range(unroll if trips is None else min(trips, unroll)):
+            self.trip[id(op)] = j
             self.block(body, st, live, path)
+            ends.append((st.copy(), dict(self.known)))
+        self.trip.pop(id(op), None)
         self.regions.pop()
         inner = live[mark:]
         now = self.tick()
+        if period is not None:
+            # the real last trip may have run any arm: keep what holds after each of them
+            for other, other_known in ends[:-1]:
+                st.meet(other, now)
+                self.known = _meet_known(self.known, other_known)
         if trips is None:
             # the loop may run zero times: keep only what also holds without the body
             st.meet(entry, now)
@@ -365,6 +385,10 @@ class Walker:
         then_b, else_b = self.plan.tree.children[id(op)]
         self.ifs += 1
         tag = self.ifs
+        test = self.slots.ifs.get(id(op))
+        if test is not None and test.loop in self.trip:
+            self.slot_branch(b, g, op, test, st, live, path + ((tag, 2),))
+            return
         entry, mark = st.copy(), len(live)
         known, pending = dict(self.known), set(self.pending)
         self.regions.append((b, g))
@@ -381,6 +405,30 @@ class Walker:
         self.known = _meet_known(then_known, self.known)
         self.pending = then_pending | self.pending
         live[mark:] = self.summarize(then_recs + else_recs, b, g, st)
+
+
+    def slot_branch(self, b, g, op: IfOp, test, st: State, live: list, path) -> None:
+        """A slot-cascade ``if``: this virtual trip runs the arm of its residue only. What the
+        arm touched is summarised after the ``if`` for everything else, and kept as an
+        arm-local copy for the arm's next visit (hazards at distance F become pairs carried
+        inside the arm instead of pairs that order every trip after the previous one)."""
+        then_b, else_b = self.plan.tree.children[id(op)]
+        taken = then_b if self.trip[test.loop] % test.period == test.residue else else_b
+        mark = len(live)
+        self.regions.append((b, g))
+        self.block(taken, st, live, path)
+        self.regions.pop()
+        recs = live[mark:]
+        nested = any(self.slots.ifs.get(id(item)) is not None
+                     for item in self.plan.tree[taken].items if isinstance(item, IfOp))
+        arm = None if nested else taken   # an else holding the next test is not an arm
+        local = [r for r in recs if r.local]
+        if arm is not None:
+            local += [replace(r, slot_arm=arm, local=True) for r in recs
+                      if not r.local and r.block == arm]
+        shared = [r if r.slot_arm is not None or arm is None else replace(r, slot_arm=arm)
+                  for r in recs if not r.local]
+        live[mark:] = self.summarize(shared, b, g, st) + local
 
 
 def _meet_known(a: dict, b: dict) -> dict:
