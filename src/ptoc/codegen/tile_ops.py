@@ -20,13 +20,12 @@ the call's location) writing into that buffer through ``outs(...)``.
     tile.assemble      Acc/Vec -> Mat: tinsert ins(src, row, col) outs(target), in place;
                        Vec -> Vec of one dtype: an alias of the target window + tmov (the
                        subview + tmov of PyPTO, for windows that are whole rows)
-    tile.cast          alloc; tcvt ins(src) {rmode = #pto.round_mode<mode>}
     tile.create        alloc only (the buffer's contents are whatever is there)
-    tile.full          alloc; texpands ins(value)
     tile.slice         an alias: alloc at the parent's address plus the byte offset of the
                        window (whole rows of row-major Vec tiles; PYPTO planner only)
     tile.alloc         nothing (MemRef bases have no PTO form; tiles carry their addresses)
-    vector ops         alloc; t<op> ins(operands) — see the tables below
+    every other op     alloc; <opcode> ins(operands) outs(result) {attrs}: the op's registry
+                       entry (``OpDef.pto``) names the instruction, its operands and attributes
 """
 
 from __future__ import annotations
@@ -36,8 +35,9 @@ from typing import TYPE_CHECKING, Callable
 
 from ptoc.dtypes import DataType, MemorySpace
 from ptoc.ir.nodes import Call, ConstBool, ConstInt, ListExpr, Stmt, Var
-from ptoc.ir.types import MemRef, TensorType
-from ptoc.ops import get_op, has_op
+from ptoc.ir.types import MemRef, TensorType, TileType
+from ptoc.ops import all_ops, get_op
+from ptoc.ops.registry import PtoForm
 from ptoc.pto.model import EnumAttr, IfOp, Instruction, PartitionViewType, ScalarType, Value
 
 from ptoc.codegen.errors import CodegenError
@@ -69,12 +69,16 @@ def lower_call(em: KernelEmitter, var: Var | None, call: Call, stmt: Stmt) -> No
             f"tensor-level op {call.op} is still in the kernel at codegen", site.op,
             hint="run ConvertTensorToTileOps (the default pass pipeline does) so that it "
             "becomes tile loads, tile ops and stores")
+    op = get_op(call.op)
+    args = op.bind(tuple(call.args), dict(call.kwargs), call.loc)
     lower = _LOWERINGS.get(call.op)
-    if lower is None:
+    if lower is not None:
+        lower(em, var, args, site)
+    elif op.pto is not None:
+        _dps(em, var, args, site, op.pto)
+    else:
         raise CodegenError(f"{call.op} has no PTO lowering in ptoc", site.op,
-                           hint="supported: " + ", ".join(sorted(_LOWERINGS)))
-    args = get_op(call.op).bind(tuple(call.args), dict(call.kwargs), call.loc)
-    lower(em, var, args, site)
+                           hint="supported: " + ", ".join(SUPPORTED_OPS))
 
 
 # ---- helpers ---------------------------------------------------------------------------------
@@ -192,13 +196,6 @@ def _create(em, var, a, site):
 
 def _alloc(em, var, a, site):
     return None  # a MemRef base: tiles carry their own addresses
-
-
-def _full(em, var, a, site):
-    var = _need_result(var, "tile.full", site)
-    dst = em.alloc_tile(var, site.stmt)
-    value = em.scalar(a["value"], dst.type.dtype, site.op)
-    em.emit(Instruction("pto.texpands", ins=(value,), outs=(dst,), loc=site.op))
 
 
 def _window(em, offset_expr, shape, what, site) -> tuple[int, int]:
@@ -324,61 +321,35 @@ def _matmul_bias(em, var, a, site):
     em.emit(Instruction("pto.tmatmul.bias", ins=(lhs, rhs, bias), outs=(dst,), loc=site.op))
 
 
-# ---- vector ----------------------------------------------------------------------------------
+# ---- one destination-passing instruction (the op's registry entry says which) ---------------
 
-_BINARY = {"tile.add": "pto.tadd", "tile.sub": "pto.tsub", "tile.mul": "pto.tmul",
-           "tile.div": "pto.tdiv", "tile.maximum": "pto.tmax", "tile.minimum": "pto.tmin"}
-_TILE_SCALAR = {"tile.adds": "pto.tadds", "tile.subs": "pto.tsubs", "tile.muls": "pto.tmuls",
-                "tile.divs": "pto.tdivs", "tile.maxs": "pto.tmaxs", "tile.mins": "pto.tmins"}
-_UNARY = {"tile.exp": "pto.texp", "tile.neg": "pto.tneg", "tile.relu": "pto.trelu",
-          "tile.log": "pto.tlog", "tile.sqrt": "pto.tsqrt", "tile.rsqrt": "pto.trsqrt",
-          "tile.recip": "pto.trecip", "tile.abs": "pto.tabs"}
-_ROW_REDUCE = {"tile.row_max": "pto.trowmax", "tile.row_sum": "pto.trowsum",
-               "tile.row_min": "pto.trowmin"}
-_ROW_EXPAND = {"tile.row_expand_sub": "pto.trowexpandsub",
-               "tile.row_expand_div": "pto.trowexpanddiv",
-               "tile.row_expand_mul": "pto.trowexpandmul",
-               "tile.row_expand_add": "pto.trowexpandadd",
-               "tile.row_expand_expdif": "pto.trowexpandexpdif"}
-
-
-def _vector(opcode: str, operand_names: tuple[str, ...], scalar_name: str | None = None):
-    def lower(em, var, a, site):
-        var = _need_result(var, opcode, site)
-        dst = em.alloc_tile(var, site.stmt)
-        ins = [em.tile(a[n], site.op) for n in operand_names]
-        if scalar_name is not None:
-            ins.append(em.scalar(a[scalar_name], dst.type.dtype, site.op))
-        em.emit(Instruction(opcode, ins=tuple(ins), outs=(dst,), loc=site.op))
-    return lower
-
-
-def _cast(em, var, a, site):
-    var = _need_result(var, "tile.cast", site)
+def _dps(em, var, a, site, form: PtoForm) -> None:
+    """``alloc dst; <opcode> ins(operands) outs(dst) {attrs}`` from the op's ``PtoForm``."""
+    var = _need_result(var, form.opcode, site)
     dst = em.alloc_tile(var, site.stmt)
-    src = em.tile(a["x"], site.op)
-    mode = a.get("mode") or "round"
-    mode = getattr(mode, "value", mode)
-    em.emit(Instruction("pto.tcvt", ins=(src,), outs=(dst,),
-                        attrs=(("rmode", EnumAttr("pto.round_mode", str(mode))),), loc=site.op))
+    tiles = [a[n] for n in form.ins if isinstance(getattr(a[n], "type", None), TileType)]
+    scalar_dtype = form.scalar_dtype or (tiles[0].type.dtype if tiles else dst.type.dtype)
+    ins = []
+    for name in form.ins:
+        value = a[name]
+        if value is None:
+            continue
+        if isinstance(getattr(value, "type", None), TileType):
+            ins.append(em.tile(value, site.op))
+        else:
+            ins.append(em.scalar(value, scalar_dtype, site.op))
+    attrs = tuple((key, EnumAttr(kind, str(value)) if kind else value)
+                  for key, kind, value in (form.attrs(a) if form.attrs else ()))
+    em.emit(Instruction(form.opcode, ins=tuple(ins), outs=(dst,), attrs=attrs, loc=site.op))
 
 
 _LOWERINGS: dict[str, Callable] = {
     "tile.load": _load, "tile.store": _store, "tile.extract": _extract, "tile.move": _move,
-    "tile.create": _create, "tile.alloc": _alloc, "tile.full": _full, "tile.slice": _slice,
+    "tile.create": _create, "tile.alloc": _alloc, "tile.slice": _slice,
     "tile.assemble": _assemble, "tile.matmul": _matmul, "tile.matmul_acc": _matmul_acc,
-    "tile.matmul_bias": _matmul_bias, "tile.cast": _cast,
+    "tile.matmul_bias": _matmul_bias,
 }
-_LOWERINGS.update({k: _vector(v, ("lhs", "rhs")) for k, v in _BINARY.items()})
-_LOWERINGS.update({k: _vector(v, ("lhs",), "rhs") for k, v in _TILE_SCALAR.items()})
-_LOWERINGS.update({k: _vector(v, ("x",)) for k, v in _UNARY.items()})
-_LOWERINGS.update({k: _vector(v, ("x", "tmp")) for k, v in _ROW_REDUCE.items()})
-_LOWERINGS.update({k: _vector(v, ("x", "row_vec")) for k, v in _ROW_EXPAND.items()})
 
-# Only ops the registry knows can appear in IR; the tables above also name their siblings so a
-# newly registered op lowers without touching this file.
-_LOWERINGS = {k: v for k, v in _LOWERINGS.items() if has_op(k)}
-
-SUPPORTED_OPS = tuple(sorted(_LOWERINGS))
+SUPPORTED_OPS = tuple(sorted(set(_LOWERINGS) | {op.name for op in all_ops() if op.pto}))
 
 __all__ = ["SUPPORTED_OPS", "lower_call"]

@@ -8,7 +8,7 @@ from ptoc.errors import TypeCheckError
 from ptoc.ir.types import TileType
 from ptoc.ops import checks
 from ptoc.ops.params import pos
-from ptoc.ops.registry import OpDef, register
+from ptoc.ops.registry import OpDef, PtoForm, register
 
 
 def _row_expand(name):
@@ -30,6 +30,7 @@ def _row_expand(name):
 for _name in ("row_expand_sub", "row_expand_div", "row_expand_expdif"):
     register(OpDef(f"tile.{_name}", (pos("x"), pos("row_vec")), _row_expand(_name), pipe="V",
                    dsl_names=(_name,), forbid_output_alias=(1,),
-                   doc="Broadcast an [R, 1] vector across each row (expdif computes exp(x - v))."))
+                   doc="Broadcast an [R, 1] vector across each row (expdif computes exp(x - v)).",
+                   pto=PtoForm("pto.trowexpand" + _name.split("_")[-1], ("x", "row_vec"))))
 
 del _name

@@ -8,7 +8,7 @@ from ptoc.errors import TypeCheckError
 from ptoc.ir.types import TensorType, TileType
 from ptoc.ops import checks
 from ptoc.ops.params import kw, pos
-from ptoc.ops.registry import OpDef, register
+from ptoc.ops.registry import OpDef, PtoForm, register
 
 CAST_MODES = ("none", "rint", "round", "floor", "ceil", "trunc", "odd")
 
@@ -28,10 +28,18 @@ def _infer_tile_cast(a, loc):
     return TileType(src.shape, dtype, space)
 
 
+def _cast_mode(a) -> tuple:
+    mode = a["mode"] or "round"
+    if isinstance(mode, int):
+        mode = CAST_MODES[mode]
+    return (("rmode", "pto.round_mode", getattr(mode, "value", mode)),)
+
+
 register(OpDef(
     "tile.cast", (pos("x"), pos("target_type", "static"), kw("mode", default="round")),
     _infer_tile_cast, pipe="V", dsl_names=("cast",),
-    doc="Convert dtype; 'round' (default) rounds ties away from zero, 'rint' ties to even."))
+    doc="Convert dtype; 'round' (default) rounds ties away from zero, 'rint' ties to even.",
+    pto=PtoForm("pto.tcvt", ("x",), attrs=_cast_mode)))
 
 
 def _infer_tensor_cast(a, loc):

@@ -7,7 +7,7 @@ from ptoc.dtypes import MemorySpace
 from ptoc.ir.types import TensorType, TileType
 from ptoc.ops import checks
 from ptoc.ops.params import kw, pos
-from ptoc.ops.registry import REQUIRED, OpDef, register
+from ptoc.ops.registry import REQUIRED, OpDef, PtoForm, register
 
 
 def _infer_tile_create(a, loc):
@@ -35,7 +35,8 @@ def _infer_full(a, loc):
 register(OpDef(
     "tile.full",
     (pos("shape", "list"), pos("dtype", "static"), pos("value")),
-    _infer_full, pipe="V", dsl_names=("full",), doc="A Vec tile filled with a constant."))
+    _infer_full, pipe="V", dsl_names=("full",), doc="A Vec tile filled with a constant.",
+    pto=PtoForm("pto.texpands", ("value",))))
 
 
 def _infer_tensor_create(a, loc):

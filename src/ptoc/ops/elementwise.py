@@ -7,7 +7,7 @@ from ptoc.dtypes import MemorySpace
 from ptoc.ir.types import TensorType, TileType
 from ptoc.ops import checks
 from ptoc.ops.params import pos
-from ptoc.ops.registry import OpDef, register
+from ptoc.ops.registry import OpDef, PtoForm, register
 
 Vec = (MemorySpace.Vec,)
 
@@ -54,21 +54,28 @@ def _tensor_elementwise(name, arity):
     return infer
 
 
+_PTO = {"add": "tadd", "sub": "tsub", "mul": "tmul", "div": "tdiv", "maximum": "tmax",
+        "minimum": "tmin", "adds": "tadds", "muls": "tmuls", "exp": "texp", "neg": "tneg",
+        "relu": "trelu"}
+
 for _name in ("add", "sub", "mul", "div", "maximum", "minimum"):
     register(OpDef(f"tile.{_name}", (pos("lhs"), pos("rhs")), _tile_binary(_name), pipe="V",
-                   dsl_names=(_name,), doc=f"Elementwise {_name} of two Vec tiles."))
+                   dsl_names=(_name,), doc=f"Elementwise {_name} of two Vec tiles.",
+                   pto=PtoForm(f"pto.{_PTO[_name]}", ("lhs", "rhs"))))
     register(OpDef(f"tensor.{_name}", (pos("lhs"), pos("rhs")), _tensor_elementwise(_name, 2),
                    level="tensor", dsl_names=(_name,), doc=f"Elementwise {_name} of tensors."))
 
 for _name in ("adds", "muls"):
     register(OpDef(f"tile.{_name}", (pos("lhs"), pos("rhs")), _tile_scalar_form(_name), pipe="V",
-                   dsl_names=(_name,), doc=f"Elementwise {_name[:-1]} of a Vec tile and a scalar."))
+                   dsl_names=(_name,), doc=f"Elementwise {_name[:-1]} of a Vec tile and a scalar.",
+                   pto=PtoForm(f"pto.{_PTO[_name]}", ("lhs", "rhs"))))
     register(OpDef(f"tensor.{_name}", (pos("lhs"), pos("rhs")), _tensor_elementwise(_name, "s"),
                    level="tensor", dsl_names=(_name,), doc=f"Tensor {_name[:-1]} by a scalar."))
 
 for _name in ("exp", "neg", "relu"):
     register(OpDef(f"tile.{_name}", (pos("x"),), _tile_unary(_name), pipe="V", dsl_names=(_name,),
-                   doc=f"Elementwise {_name} of a Vec tile."))
+                   doc=f"Elementwise {_name} of a Vec tile.",
+                   pto=PtoForm(f"pto.{_PTO[_name]}", ("x",))))
     register(OpDef(f"tensor.{_name}", (pos("lhs"),), _tensor_elementwise(_name, 1), level="tensor",
                    dsl_names=(_name,), doc=f"Elementwise {_name} of a tensor."))
 

@@ -8,7 +8,7 @@ from ptoc.errors import TypeCheckError
 from ptoc.ir.types import TileType
 from ptoc.ops import checks
 from ptoc.ops.params import pos
-from ptoc.ops.registry import OpDef, register
+from ptoc.ops.registry import OpDef, PtoForm, register
 
 Vec = (MemorySpace.Vec,)
 
@@ -34,6 +34,7 @@ def _row_reduce(name):
 for _name in ("row_max", "row_sum"):
     register(OpDef(f"tile.{_name}", (pos("x"), pos("tmp")), _row_reduce(_name), pipe="V",
                    dsl_names=(_name,), forbid_output_alias=(0, 1),
-                   doc=f"Reduce each row ({_name[4:]}) to [R, 1]; needs a full-size scratch tile."))
+                   doc=f"Reduce each row ({_name[4:]}) to [R, 1]; needs a full-size scratch tile.",
+                   pto=PtoForm(f"pto.trow{_name[4:]}", ("x", "tmp"))))
 
 del _name

@@ -23,6 +23,33 @@ REQUIRED = object()
 
 
 @dataclass(frozen=True)
+class PtoForm:
+    """How codegen writes an op: one destination-passing PTO instruction
+    ``<opcode> ins(<ins>...) outs(<result>)``.
+
+    ``ins`` are bound-argument names in operand order (an optional argument that is None is
+    left out); tile arguments become tile buffers, the others scalars of ``scalar_dtype``
+    (None: the dtype of the first tile operand). ``attrs(bound)`` gives the instruction's
+    attributes as ``(key, enum kind or None, value)``.
+    """
+
+    opcode: str
+    ins: tuple[str, ...]
+    attrs: Callable[[dict], tuple[tuple[str, str | None, Any], ...]] | None = None
+    scalar_dtype: Any = None
+
+
+@dataclass(frozen=True)
+class TileForm:
+    """How ConvertTensorToTileOps lowers a tensor-level op: the tile op it becomes, with the
+    tensor operands loaded into Vec (positional arguments in order) and one scratch tile
+    of the first operand's shape and dtype appended per name in ``scratch``."""
+
+    op: str
+    scratch: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class ParamSpec:
     """One parameter: its name, whether it is positional, its default and its value kind.
 
@@ -46,7 +73,11 @@ class OpDef:
     ``pipe`` is a pipe name (``"MTE2"``, ``"MTE1"``, ``"M"``, ``"FIX"``, ``"V"``, ``"MTE3"``,
     ``"S"``) or a callable of the bound arguments returning one. ``dsl_names`` are the
     top-level ``pl.*`` spellings that reach this op (several ops may share a name; the
-    parser dispatches on the first argument's type, Tile vs Tensor).
+    parser dispatches on the first argument's type, Tile vs Tensor). ``pto`` is the PTO
+    instruction codegen writes (ops without one have a lowering of their own in
+    ``ptoc.codegen.tile_ops``), ``tile_form`` the tile op a tensor-level op becomes,
+    ``scalar_variant`` the op ``pl.<name>`` reaches when the second operand is a scalar,
+    ``numerics`` the one-line numerics contract the op page shows.
     """
 
     name: str
@@ -60,6 +91,15 @@ class OpDef:
     forbid_output_alias: tuple[int, ...] = ()
     normalize: Callable[[dict], dict] | None = None
     doc: str = ""
+    pto: PtoForm | None = None
+    tile_form: TileForm | None = None
+    scalar_variant: str | None = None
+    numerics: str = ""
+
+    @property
+    def family(self) -> str:
+        """The op family: the ``ptoc.ops`` module that registers the op."""
+        return self.infer.__module__.rsplit(".", 1)[-1]
 
     @property
     def namespace(self) -> str:

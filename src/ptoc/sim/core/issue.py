@@ -252,7 +252,7 @@ class ScalarUnit(TileOps):
                 f"shape {ty.rows}x{ty.cols}", self._loc(op), hint="shrink valid_row/valid_col")
         nbytes = self.target.tile_bytes(ty.loc, ty.rows, ty.cols, ty.dtype)
         tile = TileRef(op.result.name, ty.loc, addr, ty.rows, ty.cols, ty.dtype, vr, vc, nbytes,
-                       buffer=self.memory.buffer_name(ty.loc))
+                       buffer=self.memory.buffer_name(ty.loc), pad=ty.pad)
         self.memory.check_tile(tile, self._loc(op))
         self._set(op.result, tile)
 

@@ -51,6 +51,7 @@ class TileRef:
     nbytes: int
     elem: int = 0          # element bytes (cached: enum property lookups are slow)
     buffer: str = ""       # buffer name used in race reports (``Mat``, ``Acc``, ...)
+    pad: int = 0           # pad code of the tile type (0 none, 1 zero, 2 max, 3 min)
 
     def __hash__(self) -> int:
         # enum members hash through a Python-level method; their identity is as good a key

@@ -194,87 +194,66 @@ class TileOps:
                    writes=(self._access(c, 0, 0, m, n),), read=read, commit=commit)
 
     def _vector(self, op: Instruction) -> None:
+        """One vector instruction: its semantics come from ``vector.VECTOR_OPS``."""
         code = op.opcode
-        out = self._tile(op.outs[0]) if op.outs else None
-        if out is None:
+        sem = vector.VECTOR_OPS[code]
+        if len(op.outs) != 1:
             raise self._arity(op, "outs(%dst)")
-        tiles = [self._get(v) for v in op.ins]
-        srcs = [t for t in tiles if isinstance(t, TileRef)]
-        scalars = [t for t in tiles if not isinstance(t, TileRef)]
+        out = self._tile(op.outs[0])
+        values = [self._get(v) for v in op.ins]
+        srcs = [t for t in values if isinstance(t, TileRef)]
+        scalars = [t for t in values if not isinstance(t, TileRef)]
+        if len(srcs) != len(sem.reads) or len(scalars) != sem.scalars:
+            raise self._arity(op, f"{len(sem.reads)} tile and {sem.scalars} scalar operand(s) "
+                                  "in ins(...)")
         for t in (*srcs, out):
             self._space(op, t, _V, "operand")
-        r, c = out.valid_rows, out.valid_cols
-        fn, shapes = self._vector_fn(op, code, srcs, scalars, r, c)
+        r, c = (out.rows, out.cols) if sem.writes_all else (out.valid_rows, out.valid_cols)
+        regions = [self._region(op, role, t, r, c) for role, t in zip(sem.reads, srcs)]
+        attrs = {key: self._attr_text(op, key) for key in sem.attrs if op.attr(key) is not None}
         mem = self.memory
-        views = [mem.view(t) for t in srcs]
-        oview, odtype = mem.view(out), out.dtype
+        read_views = [(mem.view(t), shape) for t, shape in zip(srcs, regions) if shape]
+        oview, dst = mem.view(out), out.dtype
         cost = self._cost('vector_cycles', code, out.dtype, r, c)
+        tiles = list(srcs)
 
         def read():
-            args = [vector.widen(v[:sr, :sc]) for v, (sr, sc) in zip(views, shapes)]
-            return fn(*args)
+            args = [v[:sr, :sc].copy() for v, (sr, sc) in read_views]
+            result = sem.compute(vector.VecCall(args, scalars, dst, (r, c), attrs, tiles, out))
+            if result.shape != (r, c):
+                raise SimProgramError(
+                    f"{code}: computes a {result.shape[0]}x{result.shape[1]} result but "
+                    f"%{out.name}'s region is {r}x{c}", self._loc(op),
+                    hint="give the destination the valid shape the op produces")
+            return result
 
         def commit(payload):
-            oview[:r, :c] = numerics.convert(np.asarray(payload), odtype, "rint") \
-                if payload.dtype != odtype.numpy else payload
-        if code == "pto.tcvt":
-            mode = self._round_mode(op)
-
-            def read():  # noqa: F811 - tcvt keeps the source precision until the rounding
-                return numerics.convert(views[0][:r, :c], odtype, mode)
-        reads = tuple(self._access(t, 0, 0, sr, sc) for t, (sr, sc) in zip(srcs, shapes))
+            oview[:r, :c] = payload
+        reads = tuple(self._access(t, 0, 0, *shape) for t, shape in zip(srcs, regions) if shape)
         self._emit(op, Pipe.PIPE_V, WORK, code, cost, reads=reads,
                    writes=(self._access(out, 0, 0, r, c),), read=read, commit=commit)
 
-    def _vector_fn(self, op, code, srcs, scalars, r, c):
-        """(numpy function of the widened tile operands, shape read from each operand)."""
-        full = (r, c)
-        need = {"binary": 2, "scalar": 1, "unary": 1, "reduce": 1, "rowexp": 2, "expand": 1,
-                "fill": 0}
-        if code in vector.FILL:
-            if not scalars:
-                raise self._arity(op, "ins(%scalar)")
-            value = float(scalars[0])
-            kind, fn, shapes = "fill", (lambda: np.full(full, value, dtype=np.float64)), []
-        elif code in vector.BINARY:
-            kind, fn, shapes = "binary", vector.BINARY[code], [full, full]
-        elif code in vector.SCALAR:
-            if not scalars:
-                raise self._arity(op, "ins(%tile, %scalar)")
-            s, f = float(scalars[0]), vector.SCALAR[code]
-            kind, fn, shapes = "scalar", (lambda x: f(x, np.float32(s))), [full]
-        elif code in vector.UNARY or code == "pto.tcvt":
-            kind, fn, shapes = "unary", vector.UNARY.get(code, lambda x: x), [full]
-        elif code in vector.ROW_REDUCE:
-            if c != 1:
-                raise SimProgramError(f"{code}: the result tile must have 1 valid column, got {c}",
-                                      self._loc(op), hint="reduce into an [R, 1] tile")
-            f = vector.ROW_REDUCE[code]
-            cols = srcs[0].valid_cols if srcs else 0
-            kind, fn, shapes = "reduce", (lambda x: vector.reduce_rows(f, x)), [(r, cols)]
-            shapes += [full] * (len(srcs) - 1)   # scratch tiles are listed but unused
-            srcs[:] = srcs[:1]
-        elif code in vector.ROW_EXPAND:
-            kind, fn, shapes = "rowexp", vector.ROW_EXPAND[code], [full, (r, 1)]
-        else:  # trowexpand
-            kind, fn, shapes = "expand", (lambda v: np.broadcast_to(v, full).copy()), [(r, 1)]
-        if len(srcs) < need[kind]:
-            raise self._arity(op, f"{need[kind]} tile operand(s) in ins(...)")
-        for t, (sr, sc) in zip(srcs, shapes):
-            if sr > t.rows or sc > t.cols:
-                raise SimProgramError(
-                    f"{code}: operand %{t.name} ({t.rows}x{t.cols}) is smaller than the "
-                    f"{sr}x{sc} region the op reads", self._loc(op),
-                    hint="give every operand at least the destination's valid shape")
-        return fn, shapes[:len(srcs)]
+    def _region(self, op, role: str, tile: TileRef, r: int, c: int) -> tuple[int, int] | None:
+        """The (rows, cols) a vector op reads of one operand (None: scratch, not read)."""
+        shape = {"dst": (r, c), "own": (tile.valid_rows, tile.valid_cols), "rows": (r, 1),
+                 "cols": (1, c), "none": None}[role]
+        if shape is not None and (shape[0] > tile.rows or shape[1] > tile.cols):
+            raise SimProgramError(
+                f"{op.opcode}: operand %{tile.name} ({tile.rows}x{tile.cols}) is smaller than "
+                f"the {shape[0]}x{shape[1]} region the op reads", self._loc(op),
+                hint="give every operand at least the destination's valid shape")
+        return shape
 
-    def _round_mode(self, op: Instruction) -> str:
-        raw = op.attr("rmode", op.attr("round_mode", "rint"))
+    def _attr_text(self, op: Instruction, key: str) -> str:
+        """An instruction attribute as text (``#pto.round_mode<rint>`` -> ``rint``)."""
+        raw = op.attr(key)
         text = raw.value if isinstance(raw, EnumAttr) else str(raw)
-        text = text.lower().removeprefix("cast_")
-        if text not in numerics.ROUND_MODES:
-            raise SimProgramError(f"pto.tcvt rounding mode {text!r} is not known", self._loc(op),
-                                  hint=f"use one of {', '.join(numerics.ROUND_MODES)}")
+        if key == "rmode":
+            text = text.lower().removeprefix("cast_")
+            if text not in numerics.ROUND_MODES:
+                raise SimProgramError(f"pto.tcvt rounding mode {text!r} is not known",
+                                      self._loc(op),
+                                      hint=f"use one of {', '.join(numerics.ROUND_MODES)}")
         return text
 
     # -- helpers -------------------------------------------------------------------------
