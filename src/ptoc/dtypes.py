@@ -162,6 +162,19 @@ class AtomicType(DslEnum):
     Add = "Add"
 
 
+class PadValue(DslEnum):
+    """What fills a tile outside its valid region (``pl.PadValue``); the int is the PTO
+    ``pad`` code of the tile type."""
+
+    null = 0
+    zero = 1
+    max = 2
+    min = 3
+
+    def __repr__(self) -> str:
+        return f"pl.PadValue.{self.name}"
+
+
 class ForKind(DslEnum):
     """Kind of a for loop."""
 

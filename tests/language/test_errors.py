@@ -56,7 +56,7 @@ CASES = [
     ("unknown_self_function", body("y = self.kernal(x, y, n)"), ParseError, 0, "no function 'kernal'"),
     ("python_print", body("print(x)"), ParseError, 0, "pl.static_print"),
     ("tuple_unpack", body("a, b = x, x"), ParseError, 0, "unpacking is only supported for pl.yield_"),
-    ("scalar_sub_form", body("a = pl.load(x, [0, 0], [64, 64])", "b = pl.sub(a, 1.0)"), ParseError, 1, "no scalar form"),
+    ("scalar_first_operand", body("b = pl.exp(1.0)"), ParseError, 0, "as its first argument"),
     ("integer_true_division", body("a = pl.load(x, [n / 2, 0], [64, 64])"), ParseError, 0, "use // for integer"),
     ("yield_in_plain_loop", body("a = pl.load(x, [0, 0], [64, 64])", "for i in pl.range(4):", "    b = pl.yield_(a)"), ParseError, 2, "without init_values"),
     ("non_positive_dim", body("a = pl.load(x, [0, 0], [0, 64])"), TypeCheckError, 0, "non-positive dimension"),

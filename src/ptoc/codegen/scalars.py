@@ -77,12 +77,18 @@ class ScalarLowering:
         have = value.type.dtype if isinstance(value.type, ScalarType) else None
         if want is None or have is None or have is want:
             return value
-        if want.is_float or have.is_float or want is DataType.BOOL or have is DataType.BOOL:
+        if want is DataType.BOOL or have is DataType.BOOL or (
+                DataType.INDEX in (want, have) and (want.is_float or have.is_float)):
             raise CodegenError(f"scalar %{value.name} is {have.pto_name}, but "
                                f"{want.pto_name} is needed here", loc,
                                hint="convert the scalar explicitly in the DSL")
-        opcode = "arith.index_cast" if DataType.INDEX in (want, have) else (
-            "arith.extsi" if want.bits > have.bits else "arith.trunci")
+        if want.is_float and have.is_float:
+            opcode = "arith.extf" if want.bits > have.bits else "arith.truncf"
+        elif want.is_float or have.is_float:
+            opcode = "arith.sitofp" if want.is_float else "arith.fptosi"
+        else:
+            opcode = "arith.index_cast" if DataType.INDEX in (want, have) else (
+                "arith.extsi" if want.bits > have.bits else "arith.trunci")
         result = Value(self.temp_name(), ScalarType(want))
         self.emit(Instruction(opcode, results=(result,), ins=(value,), loc=loc))
         return result

@@ -40,6 +40,7 @@ from ptoc.ops import all_ops, get_op
 from ptoc.ops.registry import PtoForm
 from ptoc.pto.model import EnumAttr, IfOp, Instruction, PartitionViewType, ScalarType, Value
 
+from ptoc.codegen.access_ops import LOWERINGS as ACCESS_LOWERINGS
 from ptoc.codegen.errors import CodegenError
 from ptoc.codegen.simplify import decide
 from ptoc.codegen.tile_types import valid_shape
@@ -64,7 +65,7 @@ def lower_call(em: KernelEmitter, var: Var | None, call: Call, stmt: Stmt) -> No
         raise CodegenError(f"kernel calls function '{call.op}'; PTO kernels cannot call other "
                            "functions", site.op, hint="inline it, or call both from the "
                            "orchestration function")
-    if call.op.startswith("tensor."):
+    if call.op.startswith("tensor.") and call.op not in _LOWERINGS:
         raise CodegenError(
             f"tensor-level op {call.op} is still in the kernel at codegen", site.op,
             hint="run ConvertTensorToTileOps (the default pass pipeline does) so that it "
@@ -348,6 +349,7 @@ _LOWERINGS: dict[str, Callable] = {
     "tile.create": _create, "tile.alloc": _alloc, "tile.slice": _slice,
     "tile.assemble": _assemble, "tile.matmul": _matmul, "tile.matmul_acc": _matmul_acc,
     "tile.matmul_bias": _matmul_bias,
+    **ACCESS_LOWERINGS,
 }
 
 SUPPORTED_OPS = tuple(sorted(set(_LOWERINGS) | {op.name for op in all_ops() if op.pto}))

@@ -8,7 +8,8 @@ their meaning comes from the op registry (``ptoc.ops``) via the AST parser.
 from types import SimpleNamespace as _Namespace
 
 from ptoc.dtypes import (
-    ArgDirection, AtomicType, DataType, Direction, ForKind, FunctionType, Level, MemorySpace, Role,
+    ArgDirection, AtomicType, DataType, Direction, ForKind, FunctionType, Level, MemorySpace,
+    PadValue, Role,
 )
 from ptoc.ir.types import TileLayout
 from ptoc.language.program import (

@@ -15,7 +15,8 @@ import operator
 from typing import Any
 
 from ptoc.dtypes import (
-    ArgDirection, AtomicType, DataType, ForKind, FunctionType, Level, MemorySpace, Role,
+    ArgDirection, AtomicType, DataType, ForKind, FunctionType, Level, MemorySpace, PadValue,
+    Role,
 )
 from ptoc.errors import PtocError, count, were_given
 from ptoc.ir.nodes import (
@@ -31,7 +32,7 @@ from ptoc.ops.registry import all_ops
 DSL_ENUMS: dict[str, type[enum.Enum]] = {
     "Mem": MemorySpace, "MemorySpace": MemorySpace, "FunctionType": FunctionType,
     "Level": Level, "Role": Role, "TileLayout": TileLayout, "AtomicType": AtomicType,
-    "ForKind": ForKind, "adir": ArgDirection,
+    "ForKind": ForKind, "adir": ArgDirection, "PadValue": PadValue,
 }
 LOOP_FUNCS = {"range": ForKind.Sequential, "pipeline": ForKind.Pipeline,
               "unroll": ForKind.Unroll, "parallel": ForKind.Parallel}
@@ -45,6 +46,8 @@ _FOLD = {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator
          "%": operator.mod, "/": operator.truediv, "==": operator.eq, "!=": operator.ne,
          "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 _TILE_SUGAR = {"+": "add", "-": "sub", "*": "mul", "/": "div"}
+#: pl.add(a, b) etc. on two scalars is scalar arithmetic, as in PyPTO's dispatchers
+_SCALAR_ARITH = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
 
 
 class FunctionRef:
@@ -316,7 +319,10 @@ class ExprParser:
         return args, kwargs
 
     def dispatch_call(self, node: ast.AST, name: str, args: list, kwargs: dict,
-                      attrs: dict | None) -> Call:
+                      attrs: dict | None) -> Expr:
+        if name in _SCALAR_ARITH and len(args) == 2 and not kwargs \
+                and not any(_is_shaped(a) for a in args):
+            return self.binary(node, _SCALAR_ARITH[name], args[0], args[1])
         op_name = self.resolve_op(node, name, args)
         for i, value in enumerate(args):
             if isinstance(value, (DslPath, SelfRef, FunctionRef)):
@@ -345,22 +351,25 @@ class ExprParser:
             hint = f"did you mean {', '.join('pl.' + c for c in close)}?" if close else \
                 "see the op catalogue in docs/en/dsl.md"
             raise self.ctx.error(node, f"unknown op 'pl.{name}'", hint=hint)
-        if len(candidates) == 1:
-            return candidates[0].name
         first = args[0].type if args and isinstance(args[0], Expr) else None
         level = "tile" if isinstance(first, TileType) else "tensor" if isinstance(
             first, TensorType) else None
-        if level is None:
-            raise self.ctx.error(node, f"pl.{name} needs a Tile or Tensor as its first argument",
-                                 hint=f"use pl.tile.{name} or pl.tensor.{name} explicitly")
+        at_level = [op for op in candidates if op.level == level] or \
+            [op for op in candidates if op.level not in ("tile", "tensor")]
+        if not at_level and len(candidates) == 1:
+            at_level = list(candidates)
+        if not at_level:
+            levels = " or ".join(sorted({op.level for op in candidates}))
+            got = describe_type(first) if first is not None else "no Tile or Tensor"
+            raise self.ctx.error(node, f"pl.{name} takes a {levels} as its first argument, got "
+                                 f"{got}", hint=f"use pl.{candidates[0].name} explicitly, or "
+                                 "pass a value of the right kind")
+        op = at_level[0]
         scalar = len(args) > 1 and (_is_number(args[1]) or (
             isinstance(args[1], Expr) and isinstance(args[1].type, ScalarType)))
-        if scalar and name in ("add", "mul"):
-            return f"{level}.{name}s"
-        if scalar and name in ("sub", "div"):
-            raise self.ctx.error(node, f"pl.{name} with a scalar operand has no scalar form",
-                                 hint="use pl.adds(x, -c) or pl.muls(x, 1.0 / c)")
-        return f"{level}.{name}"
+        if scalar and op.scalar_variant:
+            return op.scalar_variant
+        return op.name
 
     def kernel_call(self, node: ast.Call, ref: KernelRef) -> Call:
         """``cube(a, b, tmp)``: specialise the incore function on the argument types."""

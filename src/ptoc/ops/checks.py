@@ -142,3 +142,14 @@ def accumulator_dtype(op: str, lhs: DataType, rhs: DataType, loc: SourceLoc | No
         return DataType.INT32
     raise TypeCheckError(f"pl.{op} does not support {lhs.value} operands", loc,
                          hint="use FP16, BF16, FP32 or INT8 operands")
+
+
+def dtype_kind(op: str, name: str, dtype: DataType, kind: str, loc: SourceLoc | None) -> None:
+    """``kind`` ``float`` / ``int`` restricts an operand to float or integer dtypes."""
+    if kind == "float" and not dtype.is_float:
+        raise TypeCheckError(f"pl.{op} needs a float operand for '{name}', got {dtype.value}",
+                             loc, hint="convert it with pl.cast(x, pl.FP32)")
+    if kind == "int" and not dtype.is_int:
+        raise TypeCheckError(f"pl.{op} is a bitwise op and needs an integer operand for "
+                             f"'{name}', got {dtype.value}", loc,
+                             hint="convert it with pl.cast(x, pl.INT32)")

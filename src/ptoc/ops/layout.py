@@ -1,14 +1,17 @@
-"""Shape and layout: sub-views (``slice``) and writing a sub-region back (``assemble``).
-Each ``register`` call is one op's single entry."""
+"""Shape and layout: sub-views (``slice``), writing a sub-region back (``assemble``),
+``reshape``, ``transpose`` (a copy) and ``transpose_view`` (a re-view of L1 bytes), column
+``concat``, and valid-region ops (``set_validshape``, ``fillpad``). Each ``register`` call is
+one op's single entry."""
 
 from __future__ import annotations
 
-from ptoc.dtypes import MemorySpace
+from ptoc.backend.layouts import TILE_LAYOUTS
+from ptoc.dtypes import MemorySpace, PadValue
 from ptoc.errors import TypeCheckError
-from ptoc.ir.types import TensorType, TileType
+from ptoc.ir.types import TensorType, TileLayout, TileType, TileView
 from ptoc.ops import checks
 from ptoc.ops.params import kw, pos
-from ptoc.ops.registry import OpDef, register
+from ptoc.ops.registry import OpDef, PtoForm, TileForm, register
 
 
 def _infer_tile_assemble(a, loc):
@@ -73,3 +76,237 @@ register(OpDef(
     "tensor.slice", (pos("x"), pos("shape", "list"), pos("offset", "list")),
     _infer_tensor_slice, level="tensor", dsl_names=("slice",), view=True,
     doc="A sub-view of a tensor. Shape first, then offset."))
+
+
+# ---- reshape, transpose, concat ------------------------------------------------------------
+
+def _count(shape) -> int | None:
+    n = 1
+    for d in shape:
+        if not isinstance(d, int):
+            return None
+        n *= d
+    return n
+
+
+def _full_valid(op: str, ty: TileType, loc) -> None:
+    """A zero-copy re-view needs the whole source valid (the valid box would not map)."""
+    valid = ty.view.get("valid_shape") if ty.view is not None else None
+    if valid is not None and tuple(valid) != tuple(ty.shape):
+        raise TypeCheckError(
+            f"pl.{op} of a tile valid only over {list(valid)} of {list(ty.shape)}: the valid "
+            "region does not map to the new shape", loc,
+            hint="fill the invalid region first (pl.fillpad) or reshape a fully valid tile")
+
+
+def _infer_reshape(level: str):
+    op = f"{level}.reshape"
+
+    def infer(a, loc):
+        src = checks.tile(op, "tile", a["tile"], loc) if level == "tile" else \
+            checks.tensor(op, "tensor", a["tensor"], loc)
+        shape = checks.shape(op, "shape", a["shape"], loc)
+        before, after = _count(src.shape), _count(shape)
+        if before is not None and after is not None and before != after:
+            raise TypeCheckError(
+                f"pl.{op} from {list(src.shape)} ({before} elements) to {list(shape)} ({after} "
+                "elements) changes the element count", loc, hint="keep rows * cols the same")
+        if level == "tensor":
+            return TensorType(shape, src.dtype)
+        _full_valid(op, src, loc)
+        return TileType(shape, src.dtype, src.memory_space)
+    return infer
+
+
+register(OpDef(
+    "tile.reshape", (pos("tile"), pos("shape", "list")), _infer_reshape("tile"), pipe=None,
+    dsl_names=("reshape",), view=True, numerics="exact (no data movement)",
+    doc="Reinterpret a tile's dimensions in place (a [R, 1] column is a [1, R] row)"))
+register(OpDef(
+    "tensor.reshape", (pos("tensor"), pos("shape", "list")), _infer_reshape("tensor"),
+    level="tensor", dsl_names=("reshape",), numerics="exact (no data movement)",
+    tile_form=TileForm("tile.reshape"), doc="Reinterpret a tensor's dimensions"))
+
+
+def _axes(op: str, a, rank: int, loc) -> None:
+    axes = []
+    for name in ("axis1", "axis2"):
+        value = a[name]
+        if not isinstance(value, int) or isinstance(value, bool) or not -rank <= value < rank:
+            raise TypeCheckError(f"pl.{op} {name} must be an axis of a rank-{rank} value, got "
+                                 f"{value!r}", loc)
+        axes.append(value % rank)
+    if axes[0] == axes[1]:
+        raise TypeCheckError(f"pl.{op} swaps axis {axes[0]} with itself", loc,
+                             hint="name two different axes")
+
+
+def _infer_transpose(level: str):
+    op = f"{level}.transpose"
+
+    def infer(a, loc):
+        src = checks.tile(op, "tile", a["tile"], loc) if level == "tile" else \
+            checks.tensor(op, "tensor", a["tensor"], loc)
+        if len(src.shape) != 2:
+            raise TypeCheckError(f"pl.{op} supports 2-D values, got {list(src.shape)}", loc)
+        _axes(op, a, 2, loc)
+        shape = (src.shape[1], src.shape[0])
+        if level == "tensor":
+            return TensorType(shape, src.dtype)
+        checks.space(op, "tile", src, (MemorySpace.Vec,), loc)
+        return TileType(shape, src.dtype, src.memory_space)
+    return infer
+
+
+register(OpDef(
+    "tile.transpose",
+    (pos("tile"), pos("axis1", "static"), pos("axis2", "static"), pos("tmp_tile", "expr", None)),
+    _infer_transpose("tile"), pipe="V", dsl_names=("transpose",), forbid_output_alias=(0, 3),
+    compiler_scratch=("tmp_tile",), numerics="exact (data movement)",
+    doc="Swap the two axes of a Vec tile (TTRANS; the compiler allocates its scratch)",
+    pto=PtoForm("pto.ttrans", ("tile", "tmp_tile"))))
+register(OpDef(
+    "tensor.transpose", (pos("tensor"), pos("axis1", "static"), pos("axis2", "static")),
+    _infer_transpose("tensor"), level="tensor", dsl_names=("transpose",),
+    numerics="exact (data movement)", tile_form=TileForm("tile.transpose"),
+    doc="Swap the two axes of a tensor"))
+
+
+def _infer_transpose_view(a, loc):
+    src = checks.tile("tile.transpose_view", "tile", a["tile"], loc)
+    if len(src.shape) != 2:
+        raise TypeCheckError("pl.tile.transpose_view needs a 2-D tile", loc)
+    checks.space("tile.transpose_view", "tile", src, (MemorySpace.Mat,), loc)
+    blayout, slayout = TILE_LAYOUTS[MemorySpace.Mat][:2]
+    if src.view is not None and src.view.get("slayout") is not None:
+        blayout, slayout = src.view.get("blayout"), src.view.get("slayout")
+    flipped = {TileLayout.col_major: TileLayout.row_major, TileLayout.row_major: TileLayout.col_major,
+               "col_major": TileLayout.row_major, "row_major": TileLayout.col_major}
+    return TileType((src.shape[1], src.shape[0]), src.dtype, src.memory_space,
+                    view=TileView((("blayout", flipped[blayout]), ("slayout", flipped[slayout]))))
+
+
+register(OpDef(
+    "tile.transpose_view", (pos("tile"),), _infer_transpose_view, pipe=None,
+    dsl_names=("transpose_view",), view=True, numerics="exact (no data movement)",
+    doc="The same L1 bytes read as the transpose (NZ [N, K] <-> ZN [K, N]); feed it to "
+        "pl.move(..., target_memory=pl.Mem.Right/Left) for a transposed matmul operand"))
+
+
+def _infer_concat(level: str):
+    op = f"{level}.concat"
+
+    def infer(a, loc):
+        get = checks.tile if level == "tile" else checks.tensor
+        x, y = get(op, "src0", a["src0"], loc), get(op, "src1", a["src1"], loc)
+        checks.same_dtype(op, x, y, loc)
+        if len(x.shape) != 2 or len(y.shape) != 2 or not checks.shapes_equal(
+                (x.shape[0],), (y.shape[0],)):
+            raise TypeCheckError(f"pl.{op} joins columns of 2-D values with the same rows, got "
+                                 f"{list(x.shape)} and {list(y.shape)}", loc)
+        cols = x.shape[1] + y.shape[1] if isinstance(x.shape[1], int) and isinstance(
+            y.shape[1], int) else None
+        if cols is None:
+            raise TypeCheckError(f"pl.{op} needs static column counts", loc)
+        if level == "tensor":
+            return TensorType((x.shape[0], cols), x.dtype)
+        checks.space(op, "src0", x, (MemorySpace.Vec,), loc)
+        checks.space(op, "src1", y, (MemorySpace.Vec,), loc)
+        return TileType((x.shape[0], cols), x.dtype, x.memory_space)
+    return infer
+
+
+register(OpDef(
+    "tile.concat", (pos("src0"), pos("src1")), _infer_concat("tile"), pipe="V",
+    dsl_names=("concat",), forbid_output_alias=(0, 1), numerics="exact (data movement)",
+    doc="Join two Vec tiles along the columns: [R, C0] | [R, C1] -> [R, C0 + C1]",
+    pto=PtoForm("pto.tconcat", ("src0", "src1"))))
+register(OpDef(
+    "tensor.concat", (pos("src0"), pos("src1")), _infer_concat("tensor"), level="tensor",
+    dsl_names=("concat",), numerics="exact (data movement)", tile_form=TileForm("tile.concat"),
+    doc="Join two tensors along the columns"))
+
+
+# ---- valid shape and padding -----------------------------------------------------------------
+
+def _infer_set_validshape(a, loc):
+    src = checks.tile("tile.set_validshape", "tile", a["tile"], loc)
+    if len(src.shape) != 2:
+        raise TypeCheckError("pl.set_validshape needs a 2-D tile", loc)
+    valid = []
+    for name, dim in (("valid_rows", src.shape[0]), ("valid_cols", src.shape[1])):
+        value = a[name]
+        checks.scalar_like("tile.set_validshape", name, value, loc)
+        static = getattr(value, "value", None)
+        if isinstance(static, int) and isinstance(dim, int) and not 0 < static <= dim:
+            raise TypeCheckError(f"pl.set_validshape {name}={static} is outside 1..{dim}", loc)
+        valid.append(static if isinstance(static, int) else value)
+    return TileType(src.shape, src.dtype, src.memory_space,
+                    view=TileView((("valid_shape", tuple(valid)),)))
+
+
+register(OpDef(
+    "tile.set_validshape", (pos("tile"), pos("valid_rows"), pos("valid_cols")),
+    _infer_set_validshape, pipe=None, dsl_names=("set_validshape",), view=True,
+    numerics="exact (metadata only)",
+    doc="Declare the meaningful [rows, cols] region of a tile (runtime values allowed)"))
+
+
+def pad_value(op: str, value, loc) -> PadValue:
+    """PyPTO's pad spellings: ``pl.PadValue.zero/max/min`` or the sugars 0, inf, -inf."""
+    if isinstance(value, PadValue) and value is not PadValue.null:
+        return value
+    sugar = {0: PadValue.zero, float("inf"): PadValue.max, float("-inf"): PadValue.min}
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value in sugar:
+        return sugar[value]
+    raise TypeCheckError(f"pl.{op} pad_value {value!r} is not a padding mode", loc,
+                         hint="use pl.PadValue.zero, pl.PadValue.max or pl.PadValue.min "
+                              "(or 0, math.inf, -math.inf)")
+
+
+def _infer_fillpad(expand: bool):
+    op = "tile.fillpad_expand" if expand else "tile.fillpad"
+
+    def infer(a, loc):
+        src = checks.tile(op, "tile", a["tile"], loc)
+        checks.space(op, "tile", src, (MemorySpace.Vec,), loc)
+        pad = pad_value(op, a["pad_value"], loc)
+        shape = checks.shape(op, "shape", a["shape"], loc) if expand else tuple(src.shape)
+        if expand and (len(shape) != len(src.shape) or any(
+                isinstance(p, int) and isinstance(q, int) and p < q
+                for p, q in zip(shape, src.shape))):
+            raise TypeCheckError(f"pl.{op} shape {list(shape)} is smaller than the source "
+                                 f"{list(src.shape)}", loc, hint="expand to a larger shape")
+        return TileType(shape, src.dtype, src.memory_space, view=TileView(
+            (("valid_shape", tuple(shape)), ("pad", pad))))
+    return infer
+
+
+register(OpDef(
+    "tile.fillpad", (pos("tile"), kw("pad_value", default=PadValue.zero, also_positional=True)),
+    _infer_fillpad(False), pipe="V", dsl_names=("fillpad",),
+    numerics="exact: valid values kept; 0, +inf/-inf (integers: dtype max/min) outside",
+    doc="A fully valid copy whose invalid region holds the pad value (the identity of the next "
+        "reduction)", pto=PtoForm("pto.tfillpad", ("tile",))))
+register(OpDef(
+    "tile.fillpad_expand",
+    (pos("tile"), pos("shape", "list"), kw("pad_value", default=PadValue.zero,
+                                            also_positional=True)),
+    _infer_fillpad(True), pipe="V", dsl_names=("fillpad_expand",), forbid_output_alias=(0,),
+    numerics="exact: valid values kept; the pad value elsewhere",
+    doc="Copy into a larger tile, padding everything outside the source's valid region",
+    pto=PtoForm("pto.tfillpad_expand", ("tile",))))
+
+
+def _infer_tensor_fillpad(a, loc):
+    src = checks.tensor("tensor.fillpad", "tensor", a["tensor"], loc)
+    pad_value("tensor.fillpad", a["pad_value"], loc)
+    return TensorType(src.shape, src.dtype)
+
+
+register(OpDef(
+    "tensor.fillpad", (pos("tensor"), kw("pad_value", default=PadValue.zero,
+                                         also_positional=True)),
+    _infer_tensor_fillpad, level="tensor", dsl_names=("fillpad",),
+    numerics="exact: valid values kept; the pad value elsewhere",
+    tile_form=TileForm("tile.fillpad"), doc="Fill a tensor's invalid region"))

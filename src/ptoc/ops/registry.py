@@ -77,7 +77,8 @@ class OpDef:
     instruction codegen writes (ops without one have a lowering of their own in
     ``ptoc.codegen.tile_ops``), ``tile_form`` the tile op a tensor-level op becomes,
     ``scalar_variant`` the op ``pl.<name>`` reaches when the second operand is a scalar,
-    ``numerics`` the one-line numerics contract the op page shows.
+    ``numerics`` the one-line numerics contract the op page shows, ``compiler_scratch`` the
+    scratch-tile parameters the compiler fills in when the user leaves them out.
     """
 
     name: str
@@ -95,6 +96,7 @@ class OpDef:
     tile_form: TileForm | None = None
     scalar_variant: str | None = None
     numerics: str = ""
+    compiler_scratch: tuple[str, ...] = ()
 
     @property
     def family(self) -> str:

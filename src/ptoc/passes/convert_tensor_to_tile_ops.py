@@ -26,7 +26,7 @@ from ptoc.ir.nodes import (
 )
 from ptoc.ir.types import TensorType, TileType, static_shape
 from ptoc.ir.visitor import fold_constants
-from ptoc.ops import make_call
+from ptoc.ops import get_op, has_op, make_call
 from ptoc.passes.base import function_pass
 from ptoc.passes.manager import register_default_pass
 
@@ -35,8 +35,6 @@ KERNEL_TYPES = (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV)
 #: where the DDR tensor and the offsets sit in the tile ops that address a tensor window
 _TENSOR_SLOT = {"tile.load": 0, "tile.store": 2}
 _OFFSETS_SLOT = {"tile.load": 1, "tile.store": 1}
-ELEMENTWISE = ("add", "sub", "mul", "div", "maximum", "minimum", "adds", "muls", "exp", "neg",
-               "relu")
 
 
 @function_pass(name="ConvertTensorToTileOps", required=("SSAForm",), produced=("TileOpsOnly",),
@@ -113,6 +111,10 @@ class _Converter:
         rewritten = self.through_views(stmt, env)
         if rewritten is not None:
             return rewritten
+        if isinstance(stmt, AssignStmt) and isinstance(stmt.value, Call) \
+                and not stmt.value.is_function and has_op(stmt.value.op) \
+                and get_op(stmt.value.op).compiler_scratch:
+            return self.with_scratch(stmt)
         self.check_no_tile_values(stmt, env)
         if isinstance(stmt, ForStmt):
             return [replace(stmt, body=self.seq(stmt.body, env))]
@@ -261,9 +263,9 @@ class _Converter:
             cast = make_call("tile.cast", (src, call.args[1]), dict(call.kwargs), loc=call.loc,
                              result_type=TileType(src.type.shape, stmt.var.type.dtype, space))
             result = self.let(out, stmt, cast)
-        elif short in ELEMENTWISE:
-            args = [self.operand(a, Mem.Vec, out, env, cache, stmt) for a in call.args]
-            result = self.let(out, stmt, make_call(f"tile.{short}", tuple(args), loc=call.loc))
+        elif get_op(call.op).tile_form is not None:
+            result = self.let(out, stmt, self.tile_form_call(call, out, env, cache, stmt))
+            out[-1:] = self.with_scratch(out[-1])
         elif short == "assemble":
             target, source, offset = call.args[0], call.args[1], call.args[2]
             if isinstance(env.get(target), Var):
@@ -279,6 +281,48 @@ class _Converter:
             return None  # tensor.create and friends stay
         env[stmt.var] = result
         return out
+
+    def with_scratch(self, stmt: AssignStmt) -> list[Stmt]:
+        """A tile op whose scratch PyPTO allocates in the compiler (``tile.transpose``): a
+        fresh Vec tile of the first operand's shape fills each scratch left out."""
+        call: Call = stmt.value
+        op = get_op(call.op)
+        bound = op.bind(tuple(call.args), dict(call.kwargs), call.loc)
+        missing = [name for name in op.compiler_scratch if bound[name] is None]
+        if not missing:
+            return [stmt]
+        first = call.args[0]
+        out: list[Stmt] = []
+        for name in missing:
+            bound[name] = self.scratch_tile(first, f"{stmt.var.name}_{name}", out, stmt)
+        args, kwargs = op.split(bound)
+        self.changed = True
+        out.append(replace(stmt, value=make_call(call.op, args, dict(kwargs), loc=call.loc,
+                                                 result_type=call.type)))
+        return out
+
+    @staticmethod
+    def scratch_tile(like: Expr, name: str, out: list[Stmt], stmt: Stmt) -> Var:
+        """A fresh Vec tile with ``like``'s shape and dtype (scratch for one op)."""
+        ty = like.type
+        var = Var(name, TileType(ty.shape, ty.dtype, Mem.Vec), loc=stmt.loc)
+        out.append(AssignStmt(var, make_call(
+            "tile.create", (list(ty.shape),), {"dtype": ty.dtype, "target_memory": Mem.Vec},
+            loc=stmt.loc), loc=stmt.loc))
+        return var
+
+    def tile_form_call(self, call: Call, out: list[Stmt], env: dict, cache: dict,
+                       stmt: AssignStmt) -> Call:
+        """The tile op of a tensor op (``OpDef.tile_form``): tensor operands loaded into Vec,
+        scalars as they are, then one fresh Vec scratch tile per scratch operand."""
+        form = get_op(call.op).tile_form
+        args = [self.operand(a, Mem.Vec, out, env, cache, stmt) for a in call.args]
+        for name in form.scratch:
+            first = next(a for a in args if isinstance(getattr(a, "type", None), TileType))
+            args.append(self.scratch_tile(first, f"{stmt.var.name}_{name}", out, stmt))
+        tile_op = get_op(form.op)
+        kwargs = {k: v for k, v in call.kwargs if tile_op.param(k) is not None}
+        return make_call(form.op, tuple(args), kwargs, loc=call.loc)
 
     @staticmethod
     def let(out: list[Stmt], stmt: AssignStmt, call: Call, suffix: str = "") -> Var:

@@ -20,19 +20,9 @@ Syntax kinds (see ``ptoc.pto.parser`` for the grammar):
     sync              pto.set_flag[<PIPE_M>, <PIPE_FIX>, <EVENT_ID0>] / pto.barrier <PIPE_ALL>
     for / if / yield  scf.for, scf.if, scf.yield
 
-Vector ops (all on PIPE_V, operands in Vec):
-    tadd tsub tmul tdiv tmax tmin            ins(a, b) outs(dst)          elementwise, same shape/dtype
-    tadds tsubs tmuls tdivs tmaxs tmins      ins(a, s) outs(dst)          tile (op) scalar
-    texp tlog tsqrt trsqrt trecip tabs tneg trelu   ins(a) outs(dst)      unary
-    texpands                                 ins(s) outs(dst)             fill dst with scalar s
-    tcvt                                     ins(a) outs(dst) {rmode = #pto.round_mode<rint>}
-                                             dtype conversion; rmode one of ROUND_MODES
-    trowmax trowmin trowsum                  ins(a, tmp) outs(dst)        dst[r, 0] = reduce(a[r, :]);
-                                             tmp: scratch tile, same dtype, at least a's size
-    trowexpand                               ins(b) outs(dst)             dst[r, c] = b[r, 0]
-    trowexpandsub trowexpanddiv trowexpandmul trowexpandadd
-                                             ins(a, b) outs(dst)          dst[r, c] = a[r, c] (op) b[r, 0]
-    trowexpandexpdif                         ins(a, b) outs(dst)          dst[r, c] = exp(a[r, c] - b[r, 0])
+Vector ops (all on PIPE_V, operands in Vec) are listed in the "vector" section below, one
+entry each with its operand roles and a one-line meaning; what each computes bit for bit is
+``ptoc.sim.core.vector``. Scratch operands are named ``tmp`` (optional ones may be left out).
 """
 
 from __future__ import annotations
@@ -53,12 +43,15 @@ _M, _V, _L, _R, _A, _B = (MemorySpace.Mat, MemorySpace.Vec, MemorySpace.Left, Me
 
 @dataclass(frozen=True)
 class Role:
-    """One operand slot: ``kind`` is ``tile``, ``view`` (a GM partition view) or ``scalar``;
-    ``locs`` are the memory spaces a tile may be in (empty: any space)."""
+    """One operand slot: ``kind`` is ``tile``, ``view`` (a GM partition view), ``tensor`` (a
+    GM tensor view) or ``scalar``;
+    ``locs`` are the memory spaces a tile may be in (empty: any space). ``optional`` slots
+    come last and may be left out (``trsqrt ins(a)`` or ``ins(a, tmp)``)."""
 
     name: str
     kind: str
     locs: frozenset[MemorySpace] = frozenset()
+    optional: bool = False
 
 
 @dataclass(frozen=True)
@@ -68,8 +61,9 @@ class OpInfo:
     Fields:
         opcode: full name (``pto.tmatmul.acc``).
         syntax: how it is written (module docstring).
-        category: ``scalar`` | ``descriptor`` | ``move`` | ``cube`` | ``vector`` | ``sync`` |
-            ``control``.
+        category: ``scalar`` | ``descriptor`` | ``move`` | ``cube`` | ``vector`` |
+            ``scalar_mem`` (one element read/written by the scalar unit, which first waits for
+            every pipe to drain) | ``sync`` | ``control``.
         ins / outs: operand roles of ``Instruction.ins`` / ``Instruction.outs``.
         pipe: the pipe it runs on; ``None`` for moves, whose pipe comes from the target's
             data-path table (``pipe_of``). Scalar, descriptor and control ops run on PIPE_S.
@@ -143,7 +137,7 @@ _add(OpInfo("arith.cmpi", "cmpi", "scalar", ins=(_s("lhs"), _s("rhs")), rule="cm
             doc="integer comparison with a predicate; result i1"))
 _add(OpInfo("arith.select", "select", "scalar", ins=(_s("cond"), _s("a"), _s("b")),
             rule="select", doc="cond ? a : b"))
-for _name in ("index_cast", "extsi", "trunci", "sitofp"):
+for _name in ("index_cast", "extsi", "trunci", "sitofp", "fptosi", "extf", "truncf"):
     _add(OpInfo(f"arith.{_name}", "cast", "scalar", ins=(_s("src"),), rule="cast",
                 doc="scalar type conversion"))
 
@@ -183,35 +177,91 @@ _add(OpInfo("pto.tmatmul.bias", "dps", "cube", ins=(_t("lhs", _L), _t("rhs", _R)
             outs=(_t("dst", _A),), pipe=Pipe.PIPE_M, rule="matmul_bias",
             doc="C = A * B + broadcast_rows(bias)"))
 
-# -- vector ---------------------------------------------------------------------------------------
+# -- vector (all on PIPE_V, operands in Vec; semantics: ptoc.sim.core.vector) -----------------------
 ROUND_MODES = ("none", "rint", "round", "floor", "ceil", "trunc", "odd")
+CMP_MODES = ("eq", "ne", "lt", "le", "gt", "ge")
 
 
-def _vec(opcode: str, ins: tuple[Role, ...], rule: str, doc: str, attrs: tuple[str, ...] = ()):
-    _add(OpInfo(f"pto.{opcode}", "dps", "vector", ins=ins, outs=(_t("dst", _V),),
+def _vec(opcode: str, ins: tuple[Role, ...], rule: str, doc: str, attrs: tuple[str, ...] = (),
+         syntax: str = "dps"):
+    _add(OpInfo(f"pto.{opcode}", syntax, "vector", ins=ins, outs=(_t("dst", _V),),
                 pipe=Pipe.PIPE_V, attrs=attrs, rule=rule, doc=doc))
 
 
+def _tmp(optional: bool = False) -> Role:
+    return Role("tmp", "tile", frozenset((_V,)), optional)
+
+
+_A1, _B1, _S1 = _t("a", _V), _t("b", _V), _s("scalar")
 for _name, _doc in [("tadd", "a + b"), ("tsub", "a - b"), ("tmul", "a * b"), ("tdiv", "a / b"),
-                    ("tmax", "max(a, b)"), ("tmin", "min(a, b)")]:
-    _vec(_name, (_t("a", _V), _t("b", _V)), "elementwise", _doc)
+                    ("tmax", "max(a, b)"), ("tmin", "min(a, b)"), ("tfmod", "fmod(a, b)"),
+                    ("tand", "a & b"), ("tor", "a | b"), ("tshl", "a << b"), ("tshr", "a >> b")]:
+    _vec(_name, (_A1, _B1), "elementwise", _doc)
+for _name, _doc in [("trem", "a mod b (sign of b)"), ("txor", "a ^ b"),
+                    ("tprelu", "a > 0 ? a : a * b")]:
+    _vec(_name, (_A1, _B1, _tmp()), "elementwise", _doc)
+for _name, _doc in [("taddc", "a + b + c"), ("tsubc", "a - b + c")]:
+    _vec(_name, (_A1, _B1, _t("c", _V)), "elementwise", _doc)
+for _name, _doc in [("tpartadd", "+"), ("tpartmul", "*"), ("tpartmax", "max"),
+                    ("tpartmin", "min")]:
+    _vec(_name, (_A1, _B1), "partial", f"a {_doc} b where both are valid, else the valid one")
 for _name, _doc in [("tadds", "a + s"), ("tsubs", "a - s"), ("tmuls", "a * s"),
-                    ("tdivs", "a / s"), ("tmaxs", "max(a, s)"), ("tmins", "min(a, s)")]:
-    _vec(_name, (_t("a", _V), _s("scalar")), "tile_scalar", _doc)
+                    ("tdivs", "a / s"), ("tmaxs", "max(a, s)"), ("tmins", "min(a, s)"),
+                    ("tfmods", "fmod(a, s)"), ("tands", "a & s"), ("tors", "a | s"),
+                    ("tshls", "a << s"), ("tshrs", "a >> s"), ("tlrelu", "a > 0 ? a : a * s")]:
+    _vec(_name, (_A1, _S1), "elementwise", _doc)
+for _name, _doc in [("trems", "a mod s (sign of s)"), ("txors", "a ^ s")]:
+    _vec(_name, (_A1, _S1, _tmp()), "elementwise", _doc)
+for _name, _doc in [("taddsc", "a + s + b"), ("tsubsc", "a - s + b")]:
+    _vec(_name, (_A1, _S1, _B1), "elementwise", _doc)
 for _name, _doc in [("texp", "exp(a)"), ("tlog", "log(a)"), ("tsqrt", "sqrt(a)"),
-                    ("trsqrt", "1 / sqrt(a)"), ("trecip", "1 / a"), ("tabs", "|a|"),
-                    ("tneg", "-a"), ("trelu", "max(a, 0)")]:
-    _vec(_name, (_t("a", _V),), "unary", _doc)
-_vec("texpands", (_s("scalar"),), "fill", "dst[:, :] = scalar")
-_vec("tcvt", (_t("a", _V),), "convert", "dst = convert(a) with rounding mode rmode",
-     attrs=("rmode",))
-for _name, _doc in [("trowmax", "max"), ("trowmin", "min"), ("trowsum", "sum")]:
-    _vec(_name, (_t("a", _V), _t("tmp", _V)), "row_reduce", f"dst[r, 0] = {_doc}(a[r, :])")
+                    ("trecip", "1 / a"), ("tabs", "|a|"), ("tneg", "-a"), ("trelu", "max(a, 0)"),
+                    ("tnot", "~a")]:
+    _vec(_name, (_A1,), "elementwise", _doc)
+_vec("trsqrt", (_A1, _tmp(optional=True)), "elementwise", "1 / sqrt(a)")
+_vec("texpands", (_S1,), "fill", "dst[:, :] = scalar")
+_vec("tcvt", (_A1,), "convert", "dst = convert(a) with rounding mode rmode", attrs=("rmode",))
+for _name, _doc in [("trowmax", "max"), ("trowmin", "min"), ("trowsum", "sum"),
+                    ("trowprod", "prod")]:
+    _vec(_name, (_A1, _tmp()), "row_reduce", f"dst[r, 0] = {_doc}(a[r, :])")
+for _name, _doc in [("trowargmax", "argmax"), ("trowargmin", "argmin")]:
+    _vec(_name, (_A1, _tmp()), "row_arg", f"dst[r, 0] = {_doc}(a[r, :])")
+_vec("tcolsum", (_A1, _tmp(optional=True)), "col_reduce", "dst[0, c] = sum(a[:, c])",
+     attrs=("isBinary",))
+for _name, _doc in [("tcolmax", "max"), ("tcolmin", "min"), ("tcolprod", "prod")]:
+    _vec(_name, (_A1,), "col_reduce", f"dst[0, c] = {_doc}(a[:, c])")
+for _name, _doc in [("tcolargmax", "argmax"), ("tcolargmin", "argmin")]:
+    _vec(_name, (_A1, _tmp()), "col_arg", f"dst[0, c] = {_doc}(a[:, c])")
 _vec("trowexpand", (_t("b", _V),), "row_broadcast", "dst[r, c] = b[r, 0]")
-for _name, _doc in [("trowexpandadd", "a + b"), ("trowexpandsub", "a - b"),
-                    ("trowexpandmul", "a * b"), ("trowexpanddiv", "a / b"),
-                    ("trowexpandexpdif", "exp(a - b)")]:
-    _vec(_name, (_t("a", _V), _t("b", _V)), "row_expand", f"dst[r, c] = {_doc}[r, 0]")
+_vec("tcolexpand", (_t("b", _V),), "col_broadcast", "dst[r, c] = b[0, c]")
+for _name, _doc in [("add", "a + b"), ("sub", "a - b"), ("mul", "a * b"), ("div", "a / b"),
+                    ("max", "max(a, b)"), ("min", "min(a, b)"), ("expdif", "exp(a - b)")]:
+    _vec(f"trowexpand{_name}", (_A1, _B1), "row_expand", f"dst[r, c] = {_doc}[r, 0]")
+    _vec(f"tcolexpand{_name}", (_A1, _B1), "col_expand", f"dst[r, c] = {_doc}[0, c]")
+_vec("tcmp", (_A1, _B1), "compare", "packed mask: bit c%8 of byte c//8 = (a cmp b)",
+     attrs=("cmpMode",))
+_vec("tcmps", (_A1, _S1), "compare", "packed mask: bit c%8 of byte c//8 = (a cmp s)",
+     attrs=("cmpMode",))
+_vec("tsel", (_t("mask", _V), _A1, _B1, _tmp()), "tile_select", "dst = mask bit ? a : b")
+_vec("tsels", (_t("mask", _V), _A1, _tmp(), _S1), "tile_select", "dst = mask bit ? a : s")
+_vec("tfillpad", (_A1,), "fillpad", "dst = a in a's valid region, the dst pad value elsewhere")
+_vec("tfillpad_expand", (_A1,), "fillpad",
+     "dst = a in a's valid region, the dst pad value elsewhere (dst may be larger)")
+_vec("ttri", (_S1,), "fill", "dst[r, c] = 1 inside the triangle c <= r + s (c >= r + s upper)",
+     attrs=("upperOrLower",))
+_vec("tci", (_S1,), "fill", "dst[0, c] = s + c (s - c descending)", attrs=("descending",))
+_vec("tconcat", (_A1, _B1), "concat", "dst = [a | b] (columns)")
+_vec("ttrans", (_A1, _tmp()), "transpose", "dst = a^T")
+
+# -- element access by the scalar unit (it waits for every pipe to drain first) ------------------
+_add(OpInfo("pto.tgetval", "dps", "scalar_mem", ins=(_t("tile", _V, _M), _s("offset")),
+            rule="getval", doc="%v = tile[offset] (flat element offset)"))
+_add(OpInfo("pto.tsetval", "dps", "scalar_mem", ins=(_s("offset"), _s("value")),
+            outs=(_t("tile", _V, _M),), rule="setval", doc="tile[offset] = value"))
+_add(OpInfo("pto.load_scalar", "dps", "scalar_mem", ins=(Role("view", "tensor"), _s("offset")),
+            rule="getval", doc="%v = gm[offset] (flat element offset of a tensor view)"))
+_add(OpInfo("pto.store_scalar", "dps", "scalar_mem", ins=(_s("offset"), _s("value")),
+            outs=(Role("view", "tensor"),), rule="setval", doc="gm[offset] = value"))
 
 # -- cross-core pipes (one AIC and its AIVs; ptoc.backend.cross_core) ---------------------------------
 # Pipes come from the target's cluster model (``cross_core_pipe``); popped tiles live in the

@@ -486,8 +486,19 @@ class _Parser:
         return tuple(vals)
 
     def op_dps(self, opcode, results, line) -> Instruction:
-        self.no_results(results, opcode)
+        """``op ins(...) outs(...)``, or ``%v = op ins(...) outs : type`` for an op whose
+        result is a scalar value (``pto.tgetval``)."""
+        info = OP_TABLE.get(opcode)
+        if info is None or info.rule != "getval":
+            self.no_results(results, opcode)
         ins = self.operand_group("ins", opcode)
+        if results:
+            self.want_results(results, opcode)
+            self.expect("outs", f"in {opcode} (write %v = {opcode} ins(...) outs : type)")
+            self.expect(":", f"after 'outs' of {opcode}")
+            value = self.define(results[0], self.parse_type(f"of the {opcode} result"))
+            attrs = self.attr_dict() if self.at("{") else ()
+            return Instruction(opcode, (value,), ins, (), attrs)
         outs = self.operand_group("outs", opcode)
         attrs = self.attr_dict() if self.at("{") else ()
         return Instruction(opcode, (), ins, outs, attrs)

@@ -177,7 +177,10 @@ def instruction_text(inst: Instruction) -> str:
         if inst.results:
             text += f" -> {inst.results[0].type}"
         return text
-    text = f"{res}{op} {_group('ins', inst.ins)} {_group('outs', inst.outs)}"
+    if inst.results:
+        text = f"{res}{op} {_group('ins', inst.ins)} outs : {inst.results[0].type}"
+    else:
+        text = f"{op} {_group('ins', inst.ins)} {_group('outs', inst.outs)}"
     if inst.attrs:
         text += " " + attr_dict(inst.attrs)
     return text

@@ -22,7 +22,9 @@ from ptoc.pto.model import (
     EnumAttr, ForOp, IfOp, Instruction, Kernel, Module, Op, PartitionViewType, PtoType, PtrType,
     ScalarType, SyncOp, TensorViewType, TileBufType, Value, YieldOp,
 )
-from ptoc.pto.ops import CMPI_PREDICATES, OP_TABLE, ROUND_MODES, OpInfo, suggest_opcode
+from ptoc.pto.ops import (
+    CMP_MODES, CMPI_PREDICATES, OP_TABLE, ROUND_MODES, OpInfo, suggest_opcode,
+)
 from ptoc.pto.verify_cross_core import CrossCoreRules
 
 _INT_TYPES = {DataType.INDEX, DataType.INT8, DataType.INT16, DataType.INT32, DataType.INT64,
@@ -259,13 +261,15 @@ class _KernelVerifier(CrossCoreRules):
         return fn() if fn else None
 
     def dps_common(self, inst: Instruction, info: OpInfo) -> None:
-        if inst.results:
+        if inst.results and info.rule != "getval":
             raise self.fail(inst, f"{inst.opcode} does not produce a value",
                             "destination-passing ops write their outs(...) operand")
         for group, values, roles in (("ins", inst.ins, info.ins), ("outs", inst.outs, info.outs)):
-            if len(values) != len(roles):
-                names = ", ".join(r.name for r in roles)
-                raise self.fail(inst, f"{inst.opcode} takes {len(roles)} {group} operand(s) "
+            required = sum(1 for r in roles if not r.optional)
+            if not required <= len(values) <= len(roles):
+                names = ", ".join(r.name + ("?" if r.optional else "") for r in roles)
+                count = str(len(roles)) if required == len(roles) else f"{required}-{len(roles)}"
+                raise self.fail(inst, f"{inst.opcode} takes {count} {group} operand(s) "
                                       f"({names}), got {len(values)}",
                                 f"write {inst.opcode} ins({', '.join(r.name for r in info.ins)}) "
                                 f"outs({', '.join(r.name for r in info.outs)})")
@@ -290,6 +294,10 @@ class _KernelVerifier(CrossCoreRules):
                 raise self.fail(inst, f"{inst.opcode}: {name} %{v.name} is in {ty.loc.lower}, "
                                       f"expected {want}",
                                 f"allocate %{v.name} with loc={sorted(s.lower for s in locs)[0]}")
+        elif kind == "tensor":
+            if not isinstance(ty, TensorViewType):
+                raise self.fail(inst, f"{inst.opcode}: {name} %{v.name} must be a GM tensor "
+                                      f"view, got {_desc(ty)}", "make it with pto.make_tensor_view")
         elif kind == "view":
             if not isinstance(ty, PartitionViewType):
                 raise self.fail(inst, f"{inst.opcode}: {name} %{v.name} must be a GM partition "
@@ -669,20 +677,40 @@ class _KernelVerifier(CrossCoreRules):
                             "use a float scalar for float tiles and an integer for integer tiles")
 
     def rule_elementwise(self, inst: Instruction) -> None:
-        a, b = inst.ins
-        self.same(inst, a, b)
-        self.same(inst, a, inst.outs[0])
+        """Every tile operand but the scratch ``tmp`` has the destination's shape and dtype;
+        every scalar the destination's number class."""
+        dst = inst.outs[0]
+        roles = OP_TABLE[inst.opcode].ins
+        for v, role in zip(inst.ins, roles):
+            if role.name == "tmp":
+                continue
+            if role.kind == "tile":
+                self.same(inst, v, dst)
+            else:
+                self.scalar_matches(inst, v, dst)
 
-    def rule_tile_scalar(self, inst: Instruction) -> None:
-        a, s = inst.ins
-        self.same(inst, a, inst.outs[0])
-        self.scalar_matches(inst, s, a)
-
-    def rule_unary(self, inst: Instruction) -> None:
-        self.same(inst, inst.ins[0], inst.outs[0])
+    def rule_partial(self, inst: Instruction) -> None:
+        for v in inst.ins:
+            self.same_dtype(inst, v, inst.outs[0])
 
     def rule_fill(self, inst: Instruction) -> None:
-        self.scalar_matches(inst, inst.ins[0], inst.outs[0])
+        s, dst = inst.ins[0], inst.outs[0]
+        if inst.opcode == "pto.texpands":
+            self.scalar_matches(inst, s, dst)
+        elif s.type.dtype not in _INT_TYPES:
+            raise self.fail(inst, f"{inst.opcode}: %{s.name} must be an integer, got "
+                                  f"{s.type.dtype.pto_name}", "pass an index or i32 value")
+
+    def same_dtype(self, inst, v: Value, ref: Value) -> None:
+        if v.type.dtype != ref.type.dtype:
+            raise self.fail(inst, f"{inst.opcode}: dtype mismatch: %{v.name} is "
+                                  f"{v.type.dtype.pto_name}, %{ref.name} is "
+                                  f"{ref.type.dtype.pto_name}", "convert with pto.tcvt first")
+
+    def same_dim(self, inst, what: str, got: int, want: int, fix: str) -> None:
+        if got != want:
+            raise self.fail(inst, f"{inst.opcode}: shape mismatch: {what} is {got}, expected "
+                                  f"{want}", fix)
 
     def rule_convert(self, inst: Instruction) -> None:
         self.same(inst, inst.ins[0], inst.outs[0], dtype=False)
@@ -707,6 +735,104 @@ class _KernelVerifier(CrossCoreRules):
         if dst.type.rows != a.type.rows:
             raise self.fail(inst, f"{inst.opcode}: shape mismatch: result has {dst.type.rows} rows, "
                                   f"source {a.type.rows}", "one result row per source row")
+
+    def rule_getval(self, inst: Instruction) -> None:
+        src, offset = inst.ins
+        result = self.want_one_result(inst)
+        if result.dtype is not src.type.dtype:
+            raise self.fail(inst, f"{inst.opcode}: the result is {result.dtype.pto_name} but "
+                                  f"%{src.name} holds {src.type.dtype.pto_name}",
+                            "read into a scalar of the element type")
+        self.index_like(inst, offset)
+
+    def rule_setval(self, inst: Instruction) -> None:
+        offset, value = inst.ins
+        self.index_like(inst, offset)
+        self.scalar_matches(inst, value, inst.outs[0])
+
+    def index_like(self, inst, v: Value) -> None:
+        if v.type.dtype not in _INT_TYPES:
+            raise self.fail(inst, f"{inst.opcode}: offset %{v.name} must be an index, got "
+                                  f"{v.type.dtype.pto_name}", "pass an index value")
+
+    def rule_row_arg(self, inst: Instruction) -> None:
+        a, dst = inst.ins[0], inst.outs[0]
+        if dst.type.dtype not in _INT_TYPES:
+            raise self.fail(inst, f"{inst.opcode}: the index result %{dst.name} must be an integer "
+                                  f"tile, got {dst.type.dtype.pto_name}", "use an i32 result tile")
+        self.same_dim(inst, "result rows", dst.type.rows, a.type.rows, "one index per source row")
+
+    def rule_col_reduce(self, inst: Instruction) -> None:
+        a, dst = inst.ins[0], inst.outs[0]
+        self.same_dtype(inst, a, dst)
+        self.same_dim(inst, "result cols", dst.type.cols, a.type.cols, "one result per column")
+
+    def rule_col_arg(self, inst: Instruction) -> None:
+        a, dst = inst.ins[0], inst.outs[0]
+        if dst.type.dtype not in _INT_TYPES:
+            raise self.fail(inst, f"{inst.opcode}: the index result %{dst.name} must be an integer "
+                                  f"tile, got {dst.type.dtype.pto_name}", "use an i32 result tile")
+        self.same_dim(inst, "result cols", dst.type.cols, a.type.cols, "one index per column")
+
+    def rule_col_broadcast(self, inst: Instruction) -> None:
+        b, dst = inst.ins[0], inst.outs[0]
+        self.same_dtype(inst, b, dst)
+        self.same_dim(inst, "source cols", b.type.cols, dst.type.cols, "one source per column")
+
+    def rule_col_expand(self, inst: Instruction) -> None:
+        a, b = inst.ins
+        dst = inst.outs[0]
+        self.same(inst, a, dst)
+        self.same_dtype(inst, b, a)
+        self.same_dim(inst, "column operand cols", b.type.cols, a.type.cols,
+                      "one per-column value per column")
+
+    def rule_compare(self, inst: Instruction) -> None:
+        a, other = inst.ins
+        dst = inst.outs[0]
+        if isinstance(other.type, TileBufType):
+            self.same(inst, a, other)
+        else:
+            self.scalar_matches(inst, other, a)
+        if dst.type.dtype not in (DataType.UINT8, DataType.INT8):
+            raise self.fail(inst, f"{inst.opcode}: the mask %{dst.name} must be a ui8 tile, got "
+                                  f"{dst.type.dtype.pto_name}", "allocate the mask as ui8")
+        self.same_dim(inst, "mask rows", dst.type.rows, a.type.rows, "one mask row per row")
+        mode = inst.attr("cmpMode")
+        if mode is not None and not (isinstance(mode, EnumAttr) and mode.value in CMP_MODES):
+            raise self.fail(inst, f"{inst.opcode}: bad comparison mode {mode}",
+                            f"use #pto.cmp<m> with m in {', '.join(CMP_MODES)}")
+
+    def rule_tile_select(self, inst: Instruction) -> None:
+        mask, dst = inst.ins[0], inst.outs[0]
+        if mask.type.dtype not in _INT_TYPES:
+            raise self.fail(inst, f"{inst.opcode}: mask %{mask.name} must be an integer tile, got "
+                                  f"{mask.type.dtype.pto_name}", "pass the ui8 result of pto.tcmp")
+        roles = OP_TABLE[inst.opcode].ins
+        for v, role in zip(inst.ins[1:], roles[1:]):
+            if role.name in ("a", "b"):
+                self.same(inst, v, dst)
+            elif role.kind == "scalar":
+                self.scalar_matches(inst, v, dst)
+
+    def rule_fillpad(self, inst: Instruction) -> None:
+        a, dst = inst.ins[0], inst.outs[0]
+        self.same_dtype(inst, a, dst)
+        if dst.type.rows < a.type.rows or dst.type.cols < a.type.cols:
+            raise self.fail(inst, f"{inst.opcode}: destination {dst.type.rows}x{dst.type.cols} is "
+                                  f"smaller than the source {a.type.rows}x{a.type.cols}",
+                            "fill into a tile at least as large as the source")
+
+    def rule_concat(self, inst: Instruction) -> None:
+        a, b = inst.ins
+        dst = inst.outs[0]
+        self.same_dtype(inst, a, dst)
+        self.same_dtype(inst, b, dst)
+        self.same_dim(inst, "second operand rows", b.type.rows, a.type.rows, "concat equal rows")
+
+    def rule_transpose(self, inst: Instruction) -> None:
+        a, dst = inst.ins[0], inst.outs[0]
+        self.same_dtype(inst, a, dst)
 
     def rule_row_broadcast(self, inst: Instruction) -> None:
         b, dst = inst.ins[0], inst.outs[0]

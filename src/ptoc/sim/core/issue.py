@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ptoc.backend import NUM_EVENT_IDS, Pipe, Target, TimingProfile
-from ptoc.dtypes import DataType
+from ptoc.dtypes import DataType, MemorySpace
 from ptoc.errors import SourceLoc
 from ptoc.pto.model import (
     EnumAttr, ForOp, IfOp, Instruction, Kernel, PtrType, SyncOp, TileBufType, Value, YieldOp,
@@ -28,7 +28,8 @@ from ptoc.sim.gm import GMView, GMWindow, make_view, make_window
 from ptoc.sim.instr import BARRIER, SET, WAIT, WORK, Instr
 from ptoc.sim.limits import DEFAULT_LIMITS, SimLimits
 from ptoc.sim.core.memory import BufferMemory, TileRef
-from ptoc.sim.core.tileops import TileOps
+from ptoc.sim.core.runtime_scalar import RuntimeScalar, lift
+from ptoc.sim.core.tileops import ELEMENT_ACCESS, TileOps
 
 #: Tile ops with their own lowering method (vector ops share ``_vector``).
 _TILE_HANDLERS = {
@@ -126,6 +127,11 @@ class ScalarUnit(TileOps):
 
     def _if(self, op: IfOp) -> None:
         cond = self._get(op.cond)
+        if isinstance(cond, RuntimeScalar):
+            raise SimProgramError(
+                f"scf.if condition %{op.cond.name} depends on tile data read while the kernel "
+                "runs; the simulator decides branches before it runs", self._loc(op),
+                hint="keep branch conditions independent of pl.read values")
         yielded = self._block(op.then_body if cond else op.else_body)
         for res, value in zip(op.results, yielded or ()):
             self.env[res.name] = value
@@ -138,22 +144,18 @@ class ScalarUnit(TileOps):
             handler = self._vector
         if handler is not None:
             self._work(op, handler)
+        elif code in ELEMENT_ACCESS:
+            self._element_access(op)
         elif code == "arith.constant":
             self._set(op.result, op.attr("value"))
         elif code in scalars.ARITH:
-            a, b = (self._get(v) for v in op.ins[:2])
-            try:
-                self._set(op.result, scalars.arith(code, a, b, op.result.name))
-            except SimProgramError as err:
-                raise self._located(err, op) from None
+            self._scalar_op(op, lambda a, b: scalars.arith(code, a, b, op.result.name),
+                            op.ins[:2])
         elif code in _SCALAR_OTHER:
-            try:
-                self._set(op.result, self._scalar(op, code))
-            except SimProgramError as err:
-                raise self._located(err, op) from None
+            self._scalar_op(op, lambda *args: self._scalar(op, code, *args),
+                            op.ins[:1] if code in scalars.CASTS else op.ins[:2])
         elif code == "arith.select":
-            c, a, b = (self._get(v) for v in op.ins[:3])
-            self._set(op.result, a if c else b)
+            self._scalar_op(op, lambda c, a, b: a if c else b, op.ins[:3])
         elif code == "pto.get_subblock_idx":
             self._set(op.result, self.subblock)
         elif code in _CROSS_CORE:
@@ -176,6 +178,21 @@ class ScalarUnit(TileOps):
                                   hint="use the ops listed in ptoc.sim's docs, or extend "
                                        "ptoc.sim.core.issue")
 
+    def _scalar_op(self, op: Instruction, fn, operands) -> None:
+        """A scalar-unit op; deferred to run time when an operand is a ``RuntimeScalar``.
+        Errors (``ptoc.sim.core.scalars``) name the op's PTO line either way."""
+        def located(*args):
+            try:
+                return fn(*args)
+            except SimProgramError as err:
+                raise self._located(err, op) from None
+
+        args = tuple(self._get(v) for v in operands)
+        if any(isinstance(a, RuntimeScalar) for a in args):
+            self._set(op.result, lift(located, args, f"%{op.result.name}"))
+        else:
+            self._set(op.result, located(*args))
+
     def _work(self, op: Instruction, handler) -> None:
         """Lower a tile op, reusing the lowering of an earlier iteration when every operand
         (tiles, offsets) is the same: only the new Instr record is made."""
@@ -195,11 +212,11 @@ class ScalarUnit(TileOps):
         if key is not None and len(self.instrs) == count + 1:
             self._work_cache[key] = self.instrs[-1]
 
-    def _scalar(self, op: Instruction, code: str):
+    def _scalar(self, op: Instruction, code: str, *args):
         """The value of a cast or compare (``ptoc.sim.core.scalars`` says what is an error)."""
         if code in scalars.CASTS:
-            return scalars.cast(code, self._get(op.ins[0]), op.result.name)
-        a, b = (self._get(v) for v in op.ins[:2])
+            return scalars.cast(code, args[0], op.result.name, op.result.type.dtype)
+        a, b = args
         pred = op.attr("predicate")
         pred = pred.value if isinstance(pred, EnumAttr) else str(pred)
         return scalars.compare(pred, a, b, op.result.name)
@@ -251,8 +268,9 @@ class ScalarUnit(TileOps):
                 f"tile %{op.result.name}: valid shape {vr}x{vc} must be within its physical "
                 f"shape {ty.rows}x{ty.cols}", self._loc(op), hint="shrink valid_row/valid_col")
         nbytes = self.target.tile_bytes(ty.loc, ty.rows, ty.cols, ty.dtype)
+        zn = ty.loc is MemorySpace.Mat and (ty.blayout, ty.slayout) == ("row_major", "col_major")
         tile = TileRef(op.result.name, ty.loc, addr, ty.rows, ty.cols, ty.dtype, vr, vc, nbytes,
-                       buffer=self.memory.buffer_name(ty.loc), pad=ty.pad)
+                       buffer=self.memory.buffer_name(ty.loc), pad=ty.pad, transposed=zn)
         self.memory.check_tile(tile, self._loc(op))
         self._set(op.result, tile)
 
@@ -332,6 +350,12 @@ class ScalarUnit(TileOps):
 
     def _int(self, v, what: str) -> int:
         value = v if isinstance(v, int) else self._get(v)
+        if isinstance(value, RuntimeScalar):
+            raise SimProgramError(
+                f"{what} %{v.name} depends on tile data read while the kernel runs; the "
+                "simulator needs loop bounds, branch conditions and addresses before it runs",
+                self._loc(self._op), hint="keep control flow and offsets independent of "
+                                          "pl.read values")
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
             name = f"%{v.name}" if isinstance(v, Value) else repr(v)
             raise SimProgramError(f"{what} {name} is {value!r}, not an integer",

@@ -52,6 +52,7 @@ class TileRef:
     elem: int = 0          # element bytes (cached: enum property lookups are slow)
     buffer: str = ""       # buffer name used in race reports (``Mat``, ``Acc``, ...)
     pad: int = 0           # pad code of the tile type (0 none, 1 zero, 2 max, 3 min)
+    transposed: bool = False  # an L1 tile in ZN layout: its bytes hold the transpose (NZ)
 
     def __hash__(self) -> int:
         # enum members hash through a Python-level method; their identity is as good a key
@@ -117,11 +118,16 @@ class BufferMemory:
 
     def view(self, tile: TileRef) -> np.ndarray:
         """A writable typed [rows, cols] view of ``tile``'s bytes (shares the buffer)."""
-        key = (tile.space, tile.addr, tile.rows, tile.cols, tile.dtype)
+        key = (tile.space, tile.addr, tile.rows, tile.cols, tile.dtype, tile.transposed)
         found = self._views.get(key)
         if found is None:
             raw = self.buffers[tile.space][tile.addr:tile.addr + tile.data_bytes]
-            found = self._views[key] = raw.view(tile.dtype.numpy).reshape(tile.rows, tile.cols)
+            typed = raw.view(tile.dtype.numpy)
+            # A ZN tile [K, N] occupies the bytes of the NZ tile [N, K] holding its transpose
+            # (pl.tile.transpose_view), so it is the transposed view of those elements.
+            found = typed.reshape(tile.cols, tile.rows).T if tile.transposed else \
+                typed.reshape(tile.rows, tile.cols)
+            self._views[key] = found
         return found
 
     def valid_view(self, tile: TileRef) -> np.ndarray:

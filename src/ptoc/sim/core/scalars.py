@@ -16,6 +16,7 @@ from typing import Callable
 
 import numpy as np
 
+from ptoc.dtypes import DataType
 from ptoc.sim.errors import SimProgramError
 
 _MIN, _MAX = -(1 << 63), 1 << 64      # signed i64 minimum .. unsigned u64 maximum + 1
@@ -50,7 +51,8 @@ COMPARE = {
     "sgt": operator.gt, "sge": operator.ge, "ult": operator.lt, "ule": operator.le,
     "ugt": operator.gt, "uge": operator.ge,
 }
-CASTS = ("arith.index_cast", "arith.extsi", "arith.trunci", "arith.sitofp")
+CASTS = ("arith.index_cast", "arith.extsi", "arith.trunci", "arith.sitofp", "arith.fptosi",
+         "arith.extf", "arith.truncf")
 
 
 def arith(code: str, a, b, result: str = "?"):
@@ -92,17 +94,23 @@ def compare(predicate: str, a, b, result: str = "?") -> bool:
     return bool(COMPARE[predicate](a, b))
 
 
-def cast(code: str, value, result: str = "?"):
-    """An ``arith`` cast: to an exact integer (float truncates toward zero) or to a float."""
+def cast(code: str, value, result: str = "?", dtype: DataType | None = None):
+    """An ``arith`` cast: to an exact integer (float truncates toward zero; a fixed-width
+    ``dtype`` wraps) or to a float (rounded to nearest even in ``dtype``)."""
     if not _is_number(value, False):
         raise SimProgramError(f"{code} %{result}: operand {value!r} is not a number",
                               hint="casts convert index, integer or float values")
-    if code == "arith.sitofp":
-        return float(value)
+    if code in ("arith.sitofp", "arith.extf", "arith.truncf"):
+        if dtype is None or not dtype.is_float:
+            return float(value)
+        return float(np.asarray(value, dtype=np.float64).astype(dtype.numpy))
     if not math.isfinite(value):
         raise SimProgramError(f"{code} %{result}: cannot convert {value} to an integer",
                               hint="the float operand must be finite")
-    return int(value)
+    number = int(value)
+    if dtype is None or dtype is DataType.INDEX or not dtype.is_int:
+        return number
+    return int(np.asarray(number, dtype=np.int64).astype(dtype.numpy))
 
 
 def _plain(value):

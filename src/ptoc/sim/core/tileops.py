@@ -19,13 +19,17 @@ from ptoc.pto.model import EnumAttr, Instruction
 from ptoc.sim import numerics
 from ptoc.sim.core import vector
 from ptoc.sim.errors import SimProgramError
-from ptoc.sim.gm import GMWindow
-from ptoc.sim.instr import WORK, Access
+from ptoc.sim.gm import GMView, GMWindow
+from ptoc.sim.instr import BARRIER, WORK, Access
 from ptoc.sim.core.memory import TileRef
+from ptoc.sim.core.runtime_scalar import RuntimeScalar, resolve
 
 _D, _M, _L, _R, _A, _V, _B = (MemorySpace.DDR, MemorySpace.Mat, MemorySpace.Left,
                               MemorySpace.Right, MemorySpace.Acc, MemorySpace.Vec,
                               MemorySpace.Bias)
+
+
+ELEMENT_ACCESS = ("pto.tgetval", "pto.tsetval", "pto.load_scalar", "pto.store_scalar")
 
 
 class TileOps:
@@ -219,7 +223,8 @@ class TileOps:
 
         def read():
             args = [v[:sr, :sc].copy() for v, (sr, sc) in read_views]
-            result = sem.compute(vector.VecCall(args, scalars, dst, (r, c), attrs, tiles, out))
+            values = [resolve(x) for x in scalars]
+            result = sem.compute(vector.VecCall(args, values, dst, (r, c), attrs, tiles, out))
             if result.shape != (r, c):
                 raise SimProgramError(
                     f"{code}: computes a {result.shape[0]}x{result.shape[1]} result but "
@@ -256,9 +261,49 @@ class TileOps:
                                       hint=f"use one of {', '.join(numerics.ROUND_MODES)}")
         return text
 
+    def _element_access(self, op: Instruction) -> None:
+        """One element read or written by the scalar unit. The unit first waits for every pipe
+        to drain (a full barrier), so the access is ordered after all earlier work and before
+        all later work; the value read is a ``RuntimeScalar`` filled in when it executes."""
+        code = op.opcode
+        reading = code in ("pto.tgetval", "pto.load_scalar")
+        target = op.ins[0] if reading else op.outs[0]
+        offset = self._int(op.ins[1] if reading else op.ins[0], "element offset")
+        place = self._get(target)
+        if isinstance(place, TileRef):
+            flat = self.memory.view(place).reshape(-1)
+            size, dtype, what = place.rows * place.cols, place.dtype, f"%{place.name}"
+        elif isinstance(place, GMView):
+            flat, size, dtype, what = place.flat, int(np.prod(place.shape)), place.dtype, \
+                place.buffer
+            offset = int(np.dot(np.unravel_index(offset, place.shape), place.strides)) \
+                if 0 <= offset < size else offset
+            size = place.flat.size
+        else:
+            raise self._arity(op, "a tile or tensor view operand")
+        if not 0 <= offset < size:
+            raise SimProgramError(f"{code}: element offset {offset} is outside {what} "
+                                  f"({size} elements)", self._loc(op),
+                                  hint="keep the indices within the shape")
+        if reading:
+            cell = RuntimeScalar(what=f"%{op.results[0].name}")
+
+            def commit(_):
+                cell.set(flat[offset].item())
+            self._set(op.results[0], cell)
+        else:
+            value = self._get(op.ins[1])
+
+            def commit(_):
+                flat[offset] = np.asarray(resolve(value)).astype(dtype.numpy)
+        self._emit(op, Pipe.PIPE_ALL, BARRIER, code, 0.0, read=lambda: None, commit=commit)
+
     # -- helpers -------------------------------------------------------------------------
     def _access(self, tile: TileRef, row: int, col: int, r: int, c: int) -> Access:
-        """Bounding byte range of a (row, col, r, c) window of a row-major tile."""
+        """Bounding byte range of a (row, col, r, c) window of a row-major tile (the whole tile
+        when it is stored transposed)."""
+        if tile.transposed:
+            return Access(tile.buffer, tile.addr, tile.addr + tile.data_bytes)
         nb = tile.elem
         lo = tile.addr + (row * tile.cols + col) * nb
         hi = tile.addr + ((row + r - 1) * tile.cols + col + c) * nb

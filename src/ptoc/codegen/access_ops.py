@@ -1,0 +1,142 @@
+"""Lowering of the ops that re-view a tile buffer or touch single elements.
+
+    tile.reshape          an alias: the result's ``alloc_tile`` at the source's address with
+    tile.transpose_view   the new shape / transposed (ZN <-> NZ) layout / valid extents — the
+    tile.set_validshape   two declarations at one address are the whole mechanism, as in
+                          PyPTO's kernels (PYPTO planner only: without addresses the alias
+                          has no spelling and is a CodegenError)
+    tile.read             %v = pto.tgetval ins(tile, flat offset) outs : dtype
+    tile.write            pto.tsetval ins(flat offset, value) outs(tile)  (in place)
+    tensor.read           %v = pto.load_scalar ins(view, flat offset) outs : dtype
+    tensor.write          pto.store_scalar ins(flat offset, value) outs(view)
+    tensor.dim            the dimension as an index value (a constant when static)
+    tile.max / tile.min   arith.maxsi / arith.maximumf (minsi / minimumf) on two scalars
+
+The flat offset of ``[i, j]`` is ``i * cols + j`` over the physical row length.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ptoc.dtypes import DataType
+from ptoc.ir.nodes import BinOp, ConstInt, ListExpr
+from ptoc.ir.types import ScalarType as IrScalarType
+from ptoc.pto.model import Instruction, ScalarType, Value
+
+from ptoc.codegen.errors import CodegenError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ptoc.codegen.emitter import KernelEmitter
+
+
+def alias_view(em: KernelEmitter, var, a, site) -> None:
+    """The result declared at the source's address with its own type (see module doc)."""
+    if var is None:
+        raise CodegenError(f"the result of {site.call.op} must be assigned to a variable",
+                           site.op)
+    if not em.options.with_addresses:
+        raise CodegenError(
+            f"{site.call.op} '{var.name}' re-views a buffer in place; without baked addresses "
+            "(PTOAS planner) the view has no PTO spelling in ptoc", site.op,
+            hint="compile with the PYPTO memory planner (the default)")
+    em.alloc_tile(var, site.stmt)
+
+
+def _flat_offset(em: KernelEmitter, indices, shape, site) -> Value:
+    items = indices.items if isinstance(indices, ListExpr) else (indices,)
+    if len(items) == 1:
+        return em.index(items[0], site.op)
+    expr = items[0]
+    for dim, item in zip(shape[1:], items[1:]):
+        expr = BinOp("+", BinOp("*", expr, ConstInt(dim)), item)
+    return em.index(_fold(expr), site.op)
+
+
+def _fold(expr):
+    """Fold an all-constant offset expression to one constant."""
+    if isinstance(expr, BinOp):
+        lhs, rhs = _fold(expr.lhs), _fold(expr.rhs)
+        if isinstance(lhs, ConstInt) and isinstance(rhs, ConstInt):
+            value = lhs.value + rhs.value if expr.op == "+" else lhs.value * rhs.value
+            return ConstInt(value)
+        return BinOp(expr.op, lhs, rhs)
+    return expr
+
+
+def _result(em: KernelEmitter, var, dtype: DataType, site) -> Value:
+    if var is None:
+        raise CodegenError(f"the result of {site.call.op} must be assigned to a variable",
+                           site.op)
+    value = Value(em.names.var(var), ScalarType(dtype))
+    em.scalars[var] = value
+    return value
+
+
+def _physical(shape) -> tuple:
+    dims = tuple(shape)
+    return dims if len(dims) > 1 else (1, dims[0])
+
+
+def tile_read(em: KernelEmitter, var, a, site) -> None:
+    tile = em.tile(a["tile"], site.op)
+    ty = a["tile"].type
+    offset = _flat_offset(em, a["indices"], (tile.type.rows, tile.type.cols)
+                          if len(ty.shape) > 1 else _physical(ty.shape), site)
+    value = _result(em, var, ty.dtype, site)
+    em.emit(Instruction("pto.tgetval", results=(value,), ins=(tile, offset), loc=site.op))
+
+
+def tile_write(em: KernelEmitter, var, a, site) -> None:
+    tile = em.tile(a["tile"], site.op)
+    ty = a["tile"].type
+    offset = _flat_offset(em, a["indices"], (tile.type.rows, tile.type.cols)
+                          if len(ty.shape) > 1 else _physical(ty.shape), site)
+    value = em.scalar(a["value"], ty.dtype, site.op)
+    em.emit(Instruction("pto.tsetval", ins=(offset, value), outs=(tile,), loc=site.op))
+    em.bind_tile(var, tile)
+
+
+def tensor_read(em: KernelEmitter, var, a, site) -> None:
+    view = em.tensor(a["tensor"], site.op)
+    ty = a["tensor"].type
+    offset = _flat_offset(em, a["indices"], tuple(ty.shape), site)
+    value = _result(em, var, ty.dtype, site)
+    em.emit(Instruction("pto.load_scalar", results=(value,), ins=(view, offset), loc=site.op))
+
+
+def tensor_write(em: KernelEmitter, var, a, site) -> None:
+    view = em.tensor(a["tensor"], site.op)
+    ty = a["tensor"].type
+    offset = _flat_offset(em, a["indices"], tuple(ty.shape), site)
+    value = em.scalar(a["value"], ty.dtype, site.op)
+    em.emit(Instruction("pto.store_scalar", ins=(offset, value), outs=(view,), loc=site.op))
+    if var is not None:
+        em.tensors[var] = view
+
+
+def tensor_dim(em: KernelEmitter, var, a, site) -> None:
+    ty = a["tensor"].type
+    dim = ty.shape[a["axis"] % len(ty.shape)]
+    if var is None:
+        raise CodegenError("the result of tensor.dim must be assigned to a variable", site.op)
+    em.scalars[var] = em.index(dim, site.op)
+
+
+def scalar_extreme(em: KernelEmitter, var, a, site) -> None:
+    ty = site.call.type
+    dtype = ty.dtype if isinstance(ty, IrScalarType) else DataType.INDEX
+    lhs = em.scalar(a["lhs"], dtype, site.op)
+    rhs = em.scalar(a["rhs"], dtype, site.op)
+    which = site.call.op.rsplit(".", 1)[-1]
+    opcode = (f"arith.{which}imumf" if dtype.is_float else f"arith.{which}si")
+    value = _result(em, var, dtype, site)
+    em.emit(Instruction(opcode, results=(value,), ins=(lhs, rhs), loc=site.op))
+
+
+LOWERINGS = {
+    "tile.reshape": alias_view, "tile.transpose_view": alias_view,
+    "tile.set_validshape": alias_view, "tile.read": tile_read, "tile.write": tile_write,
+    "tensor.read": tensor_read, "tensor.write": tensor_write, "tensor.dim": tensor_dim,
+    "tile.max": scalar_extreme, "tile.min": scalar_extreme,
+}

@@ -1,0 +1,8 @@
+"""Makes the op test helpers (``op_harness``) importable from the op tests."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
