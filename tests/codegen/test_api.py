@@ -57,7 +57,8 @@ def test_incore_kernel_kind_is_inferred_from_its_buffers():
 
 
 def test_every_registered_tile_op_has_a_lowering():
-    tile_ops = {op.name for op in all_ops() if op.name.startswith("tile.")}
+    """Composite ops (tile.sin) are expanded before codegen; every other tile op lowers."""
+    tile_ops = {op.name for op in all_ops() if op.name.startswith("tile.") and op.composite is None}
     assert tile_ops <= set(SUPPORTED_OPS)
 
 

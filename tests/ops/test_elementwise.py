@@ -205,3 +205,43 @@ def test_integer_division_by_zero_is_an_error():
     with pytest.raises(PtocError, match="division by zero"):
         run_kernel({"a": a, "b": b}, ((8, 8), np.int32),
                    load_lines({"a": a, "b": b}) + "\nout = pl.store(pl.div(a_t, b_t), [0, 0], out)")
+
+
+def _trig_model(x: np.ndarray, cos: bool) -> np.ndarray:
+    """The FP32 recipe step by step in numpy (each step one IEEE fp32 rounding)."""
+    from ptoc.ops.trig import HALF_PI, PI_INV, PI_PARTS, POLY
+
+    f = np.float32
+    scaled = x * f(PI_INV)
+    if cos:
+        k = np.rint(scaled + f(0.5)).astype(np.int32)
+    else:
+        k = (np.sign(scaled) * np.floor(np.abs(scaled) + 0.5)).astype(np.int32)
+    k = k.astype(f)
+    t = x - k * f(PI_PARTS[0])
+    t = t - k * f(PI_PARTS[1])
+    if cos:
+        t = t + f(HALF_PI[0])
+    for part in PI_PARTS[2:]:
+        t = t - k * f(part)
+    if cos:
+        t = t + f(HALF_PI[1])
+    sign = (np.floor(k * f(0.5)).astype(np.int32).astype(f) * f(4.0) + k * f(-2.0)) + f(1.0)
+    t2 = t * t
+    p = t2 * f(POLY[0])
+    for coef in POLY[1:]:
+        p = (p + f(coef)) * t2
+    p = p + f(1.0)
+    return sign * (t * p)
+
+
+@pytest.mark.parametrize("fn", ["sin", "cos"])
+@pytest.mark.parametrize("level", ["tile", "tensor"])
+def test_sin_cos_expand_to_exact_primitives(fn, level):
+    x = (np.random.default_rng(8).uniform(-100, 100, (16, 64))).astype(np.float32)
+    body = (load_lines({"x": x}) + f"\nr = pl.{fn}(x_t)\nout = pl.store(r, [0, 0], out)"
+            if level == "tile" else f"r = pl.{fn}(x)\nout = pl.assemble(out, r, [0, 0])")
+    got = run_kernel({"x": x}, ((16, 64), np.float32), body)
+    assert bits_equal(got, _trig_model(x, fn == "cos"))
+    exact = getattr(np, fn)(x.astype(np.float64))
+    assert np.max(np.abs(got - exact)) < 2e-6

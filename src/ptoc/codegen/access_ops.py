@@ -1,10 +1,10 @@
 """Lowering of the ops that re-view a tile buffer or touch single elements.
 
     tile.reshape          an alias: the result's ``alloc_tile`` at the source's address with
-    tile.transpose_view   the new shape / transposed (ZN <-> NZ) layout / valid extents — the
-    tile.set_validshape   two declarations at one address are the whole mechanism, as in
-                          PyPTO's kernels (PYPTO planner only: without addresses the alias
-                          has no spelling and is a CodegenError)
+    tile.transpose_view   the new shape / transposed (ZN <-> NZ) layout / valid extents /
+    tile.set_validshape   dtype — the two declarations at one address are the whole
+    tile.reinterpret_view mechanism, as in PyPTO's kernels (PYPTO planner only: without
+                          addresses the alias has no spelling and is a CodegenError)
     tile.read             %v = pto.tgetval ins(tile, flat offset) outs : dtype
     tile.write            pto.tsetval ins(flat offset, value) outs(tile)  (in place)
     tensor.read           %v = pto.load_scalar ins(view, flat offset) outs : dtype
@@ -136,7 +136,8 @@ def scalar_extreme(em: KernelEmitter, var, a, site) -> None:
 
 LOWERINGS = {
     "tile.reshape": alias_view, "tile.transpose_view": alias_view,
-    "tile.set_validshape": alias_view, "tile.read": tile_read, "tile.write": tile_write,
+    "tile.set_validshape": alias_view, "tile.reinterpret_view": alias_view,
+    "tile.read": tile_read, "tile.write": tile_write,
     "tensor.read": tensor_read, "tensor.write": tensor_write, "tensor.dim": tensor_dim,
     "tile.max": scalar_extreme, "tile.min": scalar_extreme,
 }

@@ -93,7 +93,7 @@ class BufferBinding:
         """Emit (or, without addresses, reuse) the ``pto.alloc_tile`` of tile ``var``.
 
         The valid extents are the type's ``TileView(valid_shape=...)``, else ``valid`` (a
-        load's ``valid_shapes``), else the whole tile; ``valid_of`` remembers them so a store
+        load's ``valid_shape``), else the whole tile; ``valid_of`` remembers them so a store
         writes back exactly the valid window.
         """
         ty = var.type

@@ -17,6 +17,7 @@ the call's location) writing into that buffer through ``outs(...)``.
                        give a K loop (see AutoTileMatmulL0's first-iteration ``if``), and a
                        decided condition keeps only one arm.
     tile.matmul_bias   alloc; tmatmul.bias ins(lhs, rhs, bias)
+    tile.gemv_acc      tgemv.acc ins(acc, lhs, rhs) outs(acc), in place (as matmul_acc)
     tile.assemble      Acc/Vec -> Mat: tinsert ins(src, row, col) outs(target), in place;
                        Vec -> Vec of one dtype: an alias of the target window + tmov (the
                        subview + tmov of PyPTO, for windows that are whole rows)
@@ -147,7 +148,7 @@ def _pview(em: KernelEmitter, tensor_expr, offsets, sizes, site: Site, *, clamp:
 
 def _load(em, var, a, site):
     var = _need_result(var, "tile.load", site)
-    window = _items(a["valid_shapes"] if a.get("valid_shapes") is not None else a["shapes"])
+    window = _items(a["valid_shape"] if a.get("valid_shape") is not None else a["shapes"])
     dst = em.alloc_tile(var, site.stmt, valid=window)
     pview = _pview(em, a["tensor"], _items(a["offsets"]), window, site, clamp=False)
     em.emit(Instruction("pto.tload", ins=(pview,), outs=(dst,), loc=site.op))
@@ -297,8 +298,11 @@ def _matmul_acc(em, var, a, site):
             "shared through MemoryReuse")
     lhs, rhs = _operands(em, a, site)
     cond = a.get("init_cond")
-    fresh = Instruction("pto.tmatmul", ins=(lhs, rhs), outs=(dst,), loc=site.op)
-    accumulate = Instruction("pto.tmatmul.acc", ins=(dst, lhs, rhs), outs=(dst,), loc=site.op)
+    base = "pto.tgemv" if site.call.op == "tile.gemv_acc" else "pto.tmatmul"
+    phase = tuple((key, EnumAttr(kind, value)) for key, kind, value in _acc_phase(a))
+    fresh = Instruction(base, ins=(lhs, rhs), outs=(dst,), attrs=phase, loc=site.op)
+    accumulate = Instruction(f"{base}.acc", ins=(dst, lhs, rhs), outs=(dst,), attrs=phase,
+                             loc=site.op)
     if cond is None:
         em.emit(accumulate)
         return
@@ -310,6 +314,11 @@ def _matmul_acc(em, var, a, site):
         return
     flag = em.scalar(cond, DataType.BOOL, site.op)
     em.emit(IfOp(cond=flag, then_body=(fresh,), else_body=(accumulate,), has_else=True))
+
+
+def _acc_phase(a) -> tuple:
+    phase = a.get("acc_phase", "unspecified")
+    return () if phase in (None, "unspecified") else (("accPhase", "pto.acc_phase", phase),)
 
 
 def _matmul_bias(em, var, a, site):
@@ -348,7 +357,7 @@ _LOWERINGS: dict[str, Callable] = {
     "tile.load": _load, "tile.store": _store, "tile.extract": _extract, "tile.move": _move,
     "tile.create": _create, "tile.alloc": _alloc, "tile.slice": _slice,
     "tile.assemble": _assemble, "tile.matmul": _matmul, "tile.matmul_acc": _matmul_acc,
-    "tile.matmul_bias": _matmul_bias,
+    "tile.matmul_bias": _matmul_bias, "tile.gemv_acc": _matmul_acc,
     **ACCESS_LOWERINGS,
 }
 

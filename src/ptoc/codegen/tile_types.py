@@ -26,7 +26,7 @@ row narrower than 32 bytes cannot be expressed and is a CodegenError naming the 
 from __future__ import annotations
 
 from ptoc.backend.layouts import TILE_LAYOUTS
-from ptoc.dtypes import MemorySpace
+from ptoc.dtypes import MemorySpace, PadValue
 from ptoc.codegen.errors import CodegenError
 from ptoc.ir.types import TileLayout, TileType
 from ptoc.pto.model import TileBufType
@@ -65,7 +65,7 @@ def tile_buf_type(ty: TileType, what: str, loc=None) -> TileBufType:
                         hint="run InferTileMemorySpace before codegen")
     rows, cols = static_2d(ty.shape, f"tile {what}", loc)
     blayout, slayout, fractal = TILE_LAYOUTS[space]
-    if space is MemorySpace.Vec and cols == 1 and rows > 1:
+    if space is MemorySpace.Vec and cols == 1:
         blayout = "col_major"  # DN column vector
     elif space is MemorySpace.Vec and (cols * ty.dtype.nbytes) % _ROW_ALIGN:
         per_row = -(-cols * ty.dtype.nbytes // _ROW_ALIGN) * _ROW_ALIGN // ty.dtype.nbytes
@@ -82,14 +82,15 @@ def tile_buf_type(ty: TileType, what: str, loc=None) -> TileBufType:
         slayout = _layout_name(view.get("slayout", slayout))
         fractal = int(view.get("fractal", fractal))
         pad_value = view.get("pad", 0)
-        pad = pad_value if isinstance(pad_value, int) else 0
+        pad = pad_value.value if isinstance(pad_value, PadValue) else (
+            pad_value if isinstance(pad_value, int) else 0)
     return TileBufType(loc=space, dtype=ty.dtype, rows=rows, cols=cols, v_row=None, v_col=None,
                        blayout=blayout, slayout=slayout, fractal=fractal, pad=pad)
 
 
 def valid_shape(ty: TileType, fallback: tuple | None = None) -> tuple:
     """The valid (rows, cols) of a tile: ``TileView(valid_shape=...)`` when given, else
-    ``fallback`` (e.g. a load's ``valid_shapes``), else its shape. Entries are ints or IR
+    ``fallback`` (e.g. a load's ``valid_shape``), else its shape. Entries are ints or IR
     expressions."""
     dims = None
     if ty.view is not None and ty.view.get("valid_shape") is not None:

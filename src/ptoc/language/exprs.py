@@ -27,6 +27,7 @@ from ptoc.ir.types import ScalarType, TensorType, TileLayout, TileType, TupleTyp
 from ptoc.language.context import DslPath, SelfRef
 from ptoc.ops.checks import describe_type
 from ptoc.ops import get_op, has_op, make_call, ops_for_dsl_name, to_expr
+from ptoc.ops.catalog import not_run_reason
 from ptoc.ops.registry import all_ops
 
 DSL_ENUMS: dict[str, type[enum.Enum]] = {
@@ -345,11 +346,13 @@ class ExprParser:
                 get_op(name, self.ctx.loc(node))  # raises with a did-you-mean
             return name
         candidates = ops_for_dsl_name(name)
+        if not candidates and not_run_reason(name) is not None:
+            get_op(name, self.ctx.loc(node))  # raises: the catalog says why ptoc lacks it
         if not candidates:
             spellings = sorted({n for op in all_ops() for n in op.dsl_names})
             close = difflib.get_close_matches(name, spellings, n=2)
             hint = f"did you mean {', '.join('pl.' + c for c in close)}?" if close else \
-                "see the op catalogue in docs/en/dsl.md"
+                "see the operator page docs/en/ops.md"
             raise self.ctx.error(node, f"unknown op 'pl.{name}'", hint=hint)
         first = args[0].type if args and isinstance(args[0], Expr) else None
         level = "tile" if isinstance(first, TileType) else "tensor" if isinstance(

@@ -153,3 +153,8 @@ def dtype_kind(op: str, name: str, dtype: DataType, kind: str, loc: SourceLoc | 
         raise TypeCheckError(f"pl.{op} is a bitwise op and needs an integer operand for "
                              f"'{name}', got {dtype.value}", loc,
                              hint="convert it with pl.cast(x, pl.INT32)")
+
+
+def value(op: str, level: str, name: str, v: Any, loc: SourceLoc | None) -> TileType | TensorType:
+    """The operand of a ``tile.*`` (a Tile) or ``tensor.*`` (a Tensor) op, by ``level``."""
+    return tile(op, name, v, loc) if level == "tile" else tensor(op, name, v, loc)

@@ -42,36 +42,17 @@ class Spec:
         return self.order or self.tiles + self.scalars + self.scratch
 
 
-def _infer_tile(spec: Spec):
-    op = f"tile.{spec.name}"
-
-    def infer(a, loc):
-        first = None
-        for name in spec.tiles:
-            ty = checks.tile(op, name, a[name], loc)
-            checks.space(op, name, ty, VEC, loc)
-            if first is None:
-                first = ty
-                checks.dtype_kind(op, name, ty.dtype, spec.kind, loc)
-            else:
-                checks.same_shape(op, first, ty, loc)
-                checks.same_dtype(op, first, ty, loc)
-        for name in spec.scalars:
-            checks.scalar_like(op, name, a[name], loc)
-        for name in spec.scratch:
-            if a[name] is not None:
-                checks.space(op, name, checks.tile(op, name, a[name], loc), VEC, loc)
-        return TileType(first.shape, first.dtype, first.memory_space)
-    return infer
-
-
-def _infer_tensor(spec: Spec, params: tuple[str, ...], scalars: tuple[str, ...]):
-    op = f"tensor.{spec.name}"
+def _infer(spec: Spec, level: str, params: tuple[str, ...], scalars: tuple[str, ...],
+           scratch: tuple[str, ...] = ()):
+    """Tile (Vec) or tensor operands of one shape and dtype, scalars, optional scratch."""
+    op = f"{level}.{spec.name}"
 
     def infer(a, loc):
         first = None
         for name in params:
-            ty = checks.tensor(op, name, a[name], loc)
+            ty = checks.value(op, level, name, a[name], loc)
+            if level == "tile":
+                checks.space(op, name, ty, VEC, loc)
             if first is None:
                 first = ty
                 checks.dtype_kind(op, name, ty.dtype, spec.kind, loc)
@@ -80,7 +61,12 @@ def _infer_tensor(spec: Spec, params: tuple[str, ...], scalars: tuple[str, ...])
                 checks.same_dtype(op, first, ty, loc)
         for name in scalars:
             checks.scalar_like(op, name, a[name], loc)
-        return TensorType(first.shape, first.dtype)
+        for name in scratch:
+            if a[name] is not None:
+                checks.space(op, name, checks.tile(op, name, a[name], loc), VEC, loc)
+        if level == "tensor":
+            return TensorType(first.shape, first.dtype)
+        return TileType(first.shape, first.dtype, first.memory_space)
     return infer
 
 
@@ -93,7 +79,8 @@ def register_tile(spec: Spec) -> None:
     operands = [pos(n, "expr", None) if spec.optional_scratch and n in spec.scratch else pos(n)
                 for n in spec.params]
     register(OpDef(
-        f"tile.{spec.name}", tuple(operands) + _flag_params(spec), _infer_tile(spec), pipe="V",
+        f"tile.{spec.name}", tuple(operands) + _flag_params(spec),
+        _infer(spec, "tile", spec.tiles, spec.scalars, spec.scratch), pipe="V",
         dsl_names=(spec.dsl or spec.name,), doc=spec.doc, numerics=spec.numerics,
         scalar_variant=spec.scalar_variant and f"tile.{spec.scalar_variant}",
         pto=PtoForm(f"pto.{spec.pto}", spec.params)))
@@ -105,7 +92,7 @@ def register_tensor(spec: Spec, params: tuple[str, ...] = ("lhs", "rhs"),
     operands = tuple(pos(n) for n in params + scalars)
     register(OpDef(
         f"tensor.{spec.name}", operands + _flag_params(spec),
-        _infer_tensor(spec, params, scalars), level="tensor", dsl_names=(spec.dsl or spec.name,),
+        _infer(spec, "tensor", params, scalars), level="tensor", dsl_names=(spec.dsl or spec.name,),
         doc=spec.doc, numerics=spec.numerics,
         scalar_variant=spec.scalar_variant and f"tensor.{spec.scalar_variant}",
         tile_form=TileForm(f"tile.{spec.name}",

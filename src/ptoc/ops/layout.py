@@ -103,8 +103,7 @@ def _infer_reshape(level: str):
     op = f"{level}.reshape"
 
     def infer(a, loc):
-        src = checks.tile(op, "tile", a["tile"], loc) if level == "tile" else \
-            checks.tensor(op, "tensor", a["tensor"], loc)
+        src = checks.value(op, level, level, a[level], loc)
         shape = checks.shape(op, "shape", a["shape"], loc)
         before, after = _count(src.shape), _count(shape)
         if before is not None and after is not None and before != after:
@@ -145,8 +144,7 @@ def _infer_transpose(level: str):
     op = f"{level}.transpose"
 
     def infer(a, loc):
-        src = checks.tile(op, "tile", a["tile"], loc) if level == "tile" else \
-            checks.tensor(op, "tensor", a["tensor"], loc)
+        src = checks.value(op, level, level, a[level], loc)
         if len(src.shape) != 2:
             raise TypeCheckError(f"pl.{op} supports 2-D values, got {list(src.shape)}", loc)
         _axes(op, a, 2, loc)
@@ -197,8 +195,8 @@ def _infer_concat(level: str):
     op = f"{level}.concat"
 
     def infer(a, loc):
-        get = checks.tile if level == "tile" else checks.tensor
-        x, y = get(op, "src0", a["src0"], loc), get(op, "src1", a["src1"], loc)
+        x = checks.value(op, level, "src0", a["src0"], loc)
+        y = checks.value(op, level, "src1", a["src1"], loc)
         checks.same_dtype(op, x, y, loc)
         if len(x.shape) != 2 or len(y.shape) != 2 or not checks.shapes_equal(
                 (x.shape[0],), (y.shape[0],)):
@@ -296,6 +294,77 @@ register(OpDef(
     numerics="exact: valid values kept; the pad value elsewhere",
     doc="Copy into a larger tile, padding everything outside the source's valid region",
     pto=PtoForm("pto.tfillpad_expand", ("tile",))))
+
+
+register(OpDef(
+    "tile.fillpad_inplace",
+    (pos("tile"), kw("pad_value", default=PadValue.zero, also_positional=True)),
+    _infer_fillpad(False), pipe="V", dsl_names=("fillpad_inplace",), reuses_input=0,
+    numerics="exact: valid values kept; the pad value elsewhere",
+    doc="fillpad writing the source tile's own buffer", pto=PtoForm("pto.tfillpad", ("tile",))))
+
+
+def _infer_tensor_fillpad_expand(a, loc):
+    src = checks.tensor("tensor.fillpad_expand", "tensor", a["tensor"], loc)
+    pad_value("tensor.fillpad_expand", a["pad_value"], loc)
+    return TensorType(checks.shape("tensor.fillpad_expand", "shape", a["shape"], loc), src.dtype)
+
+
+register(OpDef(
+    "tensor.fillpad_expand",
+    (pos("tensor"), pos("shape", "list"), kw("pad_value", default=PadValue.zero,
+                                              also_positional=True)),
+    _infer_tensor_fillpad_expand, level="tensor", dsl_names=("fillpad_expand",),
+    numerics="exact: valid values kept; the pad value elsewhere",
+    tile_form=TileForm("tile.fillpad_expand"), doc="Copy into a larger tensor, padding"))
+
+
+def _infer_tensor_set_validshape(a, loc):
+    src = checks.tensor("tensor.set_validshape", "tensor", a["tensor"], loc)
+    for name in ("valid_rows", "valid_cols"):
+        checks.scalar_like("tensor.set_validshape", name, a[name], loc)
+    return TensorType(src.shape, src.dtype)
+
+
+register(OpDef(
+    "tensor.set_validshape", (pos("tensor"), pos("valid_rows"), pos("valid_cols")),
+    _infer_tensor_set_validshape, level="tensor", dsl_names=("set_validshape",),
+    numerics="exact (metadata only)", tile_form=TileForm("tile.set_validshape"),
+    doc="Declare the meaningful region of a tensor value"))
+
+
+def _infer_reinterpret(level: str):
+    op = f"{level}.reinterpret_view"
+
+    def infer(a, loc):
+        src = checks.value(op, level, "data", a["data"], loc)
+        dtype = checks.dtype_arg(op, "dtype", a["dtype"], loc)
+        shape = tuple(src.shape[:-1]) + (src.shape[-1] * src.dtype.nbytes // dtype.nbytes,) \
+            if a["shape"] is None else checks.shape(op, "shape", a["shape"], loc)
+        before, after = _count(src.shape), _count(shape)
+        if before is not None and after is not None and \
+                before * src.dtype.nbytes != after * dtype.nbytes:
+            raise TypeCheckError(
+                f"pl.{op} from {list(src.shape)} {src.dtype.value} to {list(shape)} "
+                f"{dtype.value} changes the byte count", loc, hint="keep the bytes the same")
+        if level == "tensor":
+            return TensorType(shape, dtype)
+        _full_valid(op, src, loc)
+        return TileType(shape, dtype, src.memory_space)
+    return infer
+
+
+register(OpDef(
+    "tile.reinterpret_view", (pos("data"), pos("dtype", "static"), kw("shape", "list")),
+    _infer_reinterpret("tile"), pipe=None, dsl_names=("reinterpret_view",), view=True,
+    numerics="exact: the same bytes read as another dtype",
+    doc="The tile's bytes viewed as another dtype (and shape), no data movement"))
+register(OpDef(
+    "tensor.reinterpret_view", (pos("data"), pos("dtype", "static"), kw("shape", "list")),
+    _infer_reinterpret("tensor"), level="tensor", dsl_names=("reinterpret_view",),
+    numerics="exact: the same bytes read as another dtype",
+    tile_form=TileForm("tile.reinterpret_view"),
+    doc="A tensor's bytes viewed as another dtype (and shape)"))
 
 
 def _infer_tensor_fillpad(a, loc):

@@ -8,7 +8,7 @@ from ptoc.errors import TypeCheckError
 from ptoc.ir.types import TensorType, TileType
 from ptoc.ops import checks
 from ptoc.ops.params import kw, pos
-from ptoc.ops.registry import OpDef, register
+from ptoc.ops.registry import OpDef, PtoForm, register
 
 Mem = MemorySpace
 CUBE_LHS = (Mem.Left, Mem.Mat)
@@ -78,6 +78,69 @@ def _infer_tile_matmul_bias(a, loc):
 register(OpDef(
     "tile.matmul_bias", (pos("lhs"), pos("rhs"), pos("bias")), _infer_tile_matmul_bias, pipe="M",
     dsl_names=("matmul_bias",), doc="lhs @ rhs + bias[1, N], applied once per output tile."))
+
+
+# ---- matrix-vector forms: lhs is one row [1, K] -------------------------------------------------
+
+ACC_PHASES = ("unspecified", "partial", "final")
+GEMV = "bit-exact vs the cube reference: fp32 sum in increasing k (int8: exact int32)"
+
+
+def _gemv_operands(op, a, loc):
+    lhs, rhs, acc = _mm_operands(op, a, loc)
+    if lhs.shape[0] != 1:
+        raise TypeCheckError(f"pl.{op} lhs must be one row [1, K], got {list(lhs.shape)}", loc,
+                             hint="use pl.matmul for more rows")
+    if a["acc_phase"] not in ACC_PHASES:
+        raise TypeCheckError(f"pl.{op} acc_phase {a['acc_phase']!r} is not one of "
+                             f"{', '.join(ACC_PHASES)}", loc)
+    return lhs, rhs, acc
+
+
+def _infer_gemv(a, loc):
+    lhs, rhs, acc = _gemv_operands("tile.gemv", a, loc)
+    return TileType((1, rhs.shape[1]), acc, Mem.Acc)
+
+
+def _infer_gemv_acc(a, loc):
+    acc_ty = checks.tile("tile.gemv_acc", "acc", a["acc"], loc)
+    checks.space("tile.gemv_acc", "acc", acc_ty, (Mem.Acc,), loc)
+    lhs, rhs, acc = _gemv_operands("tile.gemv_acc", a, loc)
+    if not checks.shapes_equal(tuple(acc_ty.shape), (1, rhs.shape[1])) or acc_ty.dtype is not acc:
+        raise TypeCheckError(f"pl.tile.gemv_acc accumulator is {checks.describe_type(acc_ty)} "
+                             f"but lhs @ rhs gives [1, {rhs.shape[1]}] {acc.value}", loc)
+    return TileType(acc_ty.shape, acc_ty.dtype, Mem.Acc)
+
+
+def _infer_gemv_bias(a, loc):
+    lhs, rhs, acc = _gemv_operands("tile.gemv_bias", a, loc)
+    bias = checks.tile("tile.gemv_bias", "bias", a["bias"], loc)
+    checks.space("tile.gemv_bias", "bias", bias, (Mem.Bias, Mem.Mat), loc)
+    if bias.dtype is not acc or not checks.shapes_equal(tuple(bias.shape), (1, rhs.shape[1])):
+        raise TypeCheckError(f"pl.tile.gemv_bias bias must be [1, {rhs.shape[1]}] {acc.value}, "
+                             f"got {checks.describe_type(bias)}", loc)
+    return TileType((1, rhs.shape[1]), acc, Mem.Acc)
+
+
+def _phase(a) -> tuple:
+    phase = a["acc_phase"]
+    return () if phase == "unspecified" else (("accPhase", "pto.acc_phase", phase),)
+
+
+_PHASE = kw("acc_phase", default="unspecified", also_positional=True)
+register(OpDef(
+    "tile.gemv", (pos("lhs"), pos("rhs"), _PHASE), _infer_gemv, pipe="M", dsl_names=("gemv",),
+    numerics=GEMV, doc="[1, K] @ [K, N] into a new [1, N] Acc tile",
+    pto=PtoForm("pto.tgemv", ("lhs", "rhs"), attrs=_phase)))
+register(OpDef(
+    "tile.gemv_acc", (pos("acc"), pos("lhs"), pos("rhs"), _PHASE), _infer_gemv_acc, pipe="M",
+    dsl_names=("gemv_acc",), reuses_input=0, numerics=GEMV,
+    doc="acc[1, N] += [1, K] @ [K, N], in place"))
+register(OpDef(
+    "tile.gemv_bias", (pos("lhs"), pos("rhs"), pos("bias"), _PHASE), _infer_gemv_bias,
+    pipe="M", dsl_names=("gemv_bias",), numerics=GEMV,
+    doc="[1, K] @ [K, N] + bias[1, N]",
+    pto=PtoForm("pto.tgemv.bias", ("lhs", "rhs", "bias"), attrs=_phase)))
 
 
 def _matmul_shape(op, a_ty, b_ty, a_trans, b_trans, loc):

@@ -30,8 +30,8 @@ def _infer_load(a, loc):
     src = checks.tensor("tile.load", "tensor", a["tensor"], loc)
     checks.rank("tile.load", "offsets", a["offsets"], len(src.shape), loc)
     shape = checks.shape("tile.load", "shapes", a["shapes"], loc)
-    if a["valid_shapes"] is not None:
-        checks.shape("tile.load", "valid_shapes", a["valid_shapes"], loc)
+    if a["valid_shape"] is not None:
+        checks.shape("tile.load", "valid_shape", a["valid_shape"], loc)
     target = checks.space_arg("tile.load", "target_memory", a["target_memory"], loc)
     if target is not None and target not in (Mem.Vec, Mem.Mat):
         raise TypeCheckError(
@@ -41,19 +41,19 @@ def _infer_load(a, loc):
     return TileType(shape, src.dtype, target)
 
 
-def _fill_valid_shapes(a):
-    """A load without valid_shapes is valid over its whole tile (printed explicitly, as PyPTO)."""
-    if a["valid_shapes"] is None:
-        a["valid_shapes"] = a["shapes"]
+def _fill_valid_shape(a):
+    """A load without valid_shape is valid over its whole tile (printed explicitly, as PyPTO)."""
+    if a["valid_shape"] is None:
+        a["valid_shape"] = a["shapes"]
     return a
 
 
 register(OpDef(
     "tile.load",
     (pos("tensor"), pos("offsets", "list"), pos("shapes", "list"),
-     pos("valid_shapes", "list", None), kw("target_memory"), kw("clamp", default=False)),
-    _infer_load, pipe="MTE2", dsl_names=("load",), normalize=_fill_valid_shapes,
-    doc="DDR -> Vec/Mat. Offsets first, then the tile shape; valid_shapes narrows the valid region."))
+     pos("valid_shape", "list", None), kw("target_memory"), kw("clamp", default=False)),
+    _infer_load, pipe="MTE2", dsl_names=("load",), normalize=_fill_valid_shape,
+    doc="DDR -> Vec/Mat. Offsets first, then the tile shape; valid_shape narrows the valid region."))
 
 
 def _infer_store(a, loc):

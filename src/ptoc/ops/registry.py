@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ptoc.errors import SourceLoc, TypeCheckError, count, were_given
+from ptoc.ops.catalog import NotRunError, not_run_reason
 from ptoc.ir.nodes import Call, ConstBool, ConstFloat, ConstInt, Expr, ListExpr
 from ptoc.ir.types import Type
 
@@ -78,7 +79,9 @@ class OpDef:
     ``ptoc.codegen.tile_ops``), ``tile_form`` the tile op a tensor-level op becomes,
     ``scalar_variant`` the op ``pl.<name>`` reaches when the second operand is a scalar,
     ``numerics`` the one-line numerics contract the op page shows, ``compiler_scratch`` the
-    scratch-tile parameters the compiler fills in when the user leaves them out.
+    scratch-tile parameters the compiler fills in when the user leaves them out, and
+    ``composite(call, let)`` the expansion of an op with no instruction of its own into
+    other ops (``let(name_hint, call)`` binds one and returns its value).
     """
 
     name: str
@@ -97,6 +100,7 @@ class OpDef:
     scalar_variant: str | None = None
     numerics: str = ""
     compiler_scratch: tuple[str, ...] = ()
+    composite: Callable | None = None
 
     @property
     def family(self) -> str:
@@ -252,6 +256,10 @@ def get_op(name: str, loc: SourceLoc | None = None) -> OpDef:
     try:
         return _REGISTRY[name]
     except KeyError:
+        reason = not_run_reason(name)
+        if reason is not None:
+            raise NotRunError(f"pl.{name} is in PyPTO's operator catalog but ptoc does not run "
+                              f"it: {reason}", loc, hint="see docs/en/ops.md") from None
         close = difflib.get_close_matches(name, list(_REGISTRY), n=3)
         hint = (f"did you mean {', '.join('pl.' + c for c in close)}?" if close else
                 "see the op catalogue in docs/en/dsl.md")

@@ -33,8 +33,7 @@ def _infer_read(level: str):
     op = f"{level}.read"
 
     def infer(a, loc):
-        src = checks.tile(op, "tile", a["tile"], loc) if level == "tile" else \
-            checks.tensor(op, "tensor", a["tensor"], loc)
+        src = checks.value(op, level, level, a[level], loc)
         _indices(op, a["indices"], src.shape, loc)
         return ScalarType(src.dtype)
     return infer
@@ -44,8 +43,7 @@ def _infer_write(level: str):
     op = f"{level}.write"
 
     def infer(a, loc):
-        dst = checks.tile(op, "tile", a["tile"], loc) if level == "tile" else \
-            checks.tensor(op, "tensor", a["tensor"], loc)
+        dst = checks.value(op, level, level, a[level], loc)
         _indices(op, a["indices"], dst.shape, loc)
         checks.scalar_like(op, "value", a["value"], loc)
         if level == "tensor":

@@ -112,9 +112,12 @@ class _Converter:
         if rewritten is not None:
             return rewritten
         if isinstance(stmt, AssignStmt) and isinstance(stmt.value, Call) \
-                and not stmt.value.is_function and has_op(stmt.value.op) \
-                and get_op(stmt.value.op).compiler_scratch:
-            return self.with_scratch(stmt)
+                and not stmt.value.is_function and has_op(stmt.value.op):
+            op = get_op(stmt.value.op)
+            if op.compiler_scratch:
+                return self.with_scratch(stmt)
+            if op.composite is not None:
+                return self.expand_composite(stmt)
         self.check_no_tile_values(stmt, env)
         if isinstance(stmt, ForStmt):
             return [replace(stmt, body=self.seq(stmt.body, env))]
@@ -265,7 +268,10 @@ class _Converter:
             result = self.let(out, stmt, cast)
         elif get_op(call.op).tile_form is not None:
             result = self.let(out, stmt, self.tile_form_call(call, out, env, cache, stmt))
-            out[-1:] = self.with_scratch(out[-1])
+            last = out.pop()
+            tile_op = get_op(last.value.op)
+            out += self.expand_composite(last) if tile_op.composite is not None else \
+                self.with_scratch(last)
         elif short == "assemble":
             target, source, offset = call.args[0], call.args[1], call.args[2]
             if isinstance(env.get(target), Var):
@@ -299,6 +305,20 @@ class _Converter:
         self.changed = True
         out.append(replace(stmt, value=make_call(call.op, args, dict(kwargs), loc=call.loc,
                                                  result_type=call.type)))
+        return out
+
+    def expand_composite(self, stmt: AssignStmt) -> list[Stmt]:
+        """An op without an instruction (``tile.sin``) becomes the ops its entry lists."""
+        out: list[Stmt] = []
+
+        def let(hint: str, call: Call) -> Var:
+            var = Var(f"{stmt.var.name}_{hint}", call.type, loc=stmt.loc)
+            out.append(AssignStmt(var, call, loc=stmt.loc))
+            return var
+
+        get_op(stmt.value.op).composite(stmt.value, let)
+        out[-1] = AssignStmt(stmt.var, out[-1].value, loc=stmt.loc)  # the last op is the result
+        self.changed = True
         return out
 
     @staticmethod

@@ -48,6 +48,9 @@ CUBE_OPERANDS: dict[str, dict[int, MemorySpace]] = {
     "tile.matmul": {0: Mem.Left, 1: Mem.Right},
     "tile.matmul_acc": {1: Mem.Left, 2: Mem.Right},
     "tile.matmul_bias": {0: Mem.Left, 1: Mem.Right, 2: Mem.Bias},
+    "tile.gemv": {0: Mem.Left, 1: Mem.Right},
+    "tile.gemv_acc": {1: Mem.Left, 2: Mem.Right},
+    "tile.gemv_bias": {0: Mem.Left, 1: Mem.Right, 2: Mem.Bias},
 }
 CUBE_SPACES = (Mem.Left, Mem.Right, Mem.Bias)
 COPY_OPS = ("tile.move", "tile.extract")
@@ -184,7 +187,8 @@ class _SpaceInference:
         return False
 
     def seeds_acc(self, var: Var) -> bool:
-        return any(call.op == "tile.matmul_acc" and i == 0 for call, i in self.uses.get(var, ()))
+        return any(call.op in ("tile.matmul_acc", "tile.gemv_acc") and i == 0
+                   for call, i in self.uses.get(var, ()))
 
     def retype(self, var: Var, space: MemorySpace | None, **fields) -> Var:
         ty = var.type

@@ -177,6 +177,15 @@ _add(OpInfo("pto.tmatmul.bias", "dps", "cube", ins=(_t("lhs", _L), _t("rhs", _R)
             outs=(_t("dst", _A),), pipe=Pipe.PIPE_M, rule="matmul_bias",
             doc="C = A * B + broadcast_rows(bias)"))
 
+for _suffix, _ins, _rule, _doc in (
+        ("", (_t("lhs", _L), _t("rhs", _R)), "matmul", "C[1, N] = A[1, K] * B"),
+        (".acc", (_t("acc", _A), _t("lhs", _L), _t("rhs", _R)), "matmul_acc", "C = C_in + A * B"),
+        (".bias", (_t("lhs", _L), _t("rhs", _R), _t("bias", _B)), "matmul_bias",
+         "C = A * B + bias")):
+    _add(OpInfo(f"pto.tgemv{_suffix}", "dps", "cube", ins=_ins, outs=(_t("dst", _A),),
+                pipe=Pipe.PIPE_M, attrs=("accPhase",), rule=_rule,
+                doc=f"matrix-vector: {_doc} (one row of A)"))
+
 # -- vector (all on PIPE_V, operands in Vec; semantics: ptoc.sim.core.vector) -----------------------
 ROUND_MODES = ("none", "rint", "round", "floor", "ceil", "trunc", "odd")
 CMP_MODES = ("eq", "ne", "lt", "le", "gt", "ge")
@@ -225,13 +234,13 @@ for _name, _doc in [("trowmax", "max"), ("trowmin", "min"), ("trowsum", "sum"),
                     ("trowprod", "prod")]:
     _vec(_name, (_A1, _tmp()), "row_reduce", f"dst[r, 0] = {_doc}(a[r, :])")
 for _name, _doc in [("trowargmax", "argmax"), ("trowargmin", "argmin")]:
-    _vec(_name, (_A1, _tmp()), "row_arg", f"dst[r, 0] = {_doc}(a[r, :])")
+    _vec(_name, (_A1, _tmp()), "arg_reduce", f"dst[r, 0] = {_doc}(a[r, :])")
 _vec("tcolsum", (_A1, _tmp(optional=True)), "col_reduce", "dst[0, c] = sum(a[:, c])",
      attrs=("isBinary",))
 for _name, _doc in [("tcolmax", "max"), ("tcolmin", "min"), ("tcolprod", "prod")]:
     _vec(_name, (_A1,), "col_reduce", f"dst[0, c] = {_doc}(a[:, c])")
 for _name, _doc in [("tcolargmax", "argmax"), ("tcolargmin", "argmin")]:
-    _vec(_name, (_A1, _tmp()), "col_arg", f"dst[0, c] = {_doc}(a[:, c])")
+    _vec(_name, (_A1, _tmp()), "arg_reduce", f"dst[0, c] = {_doc}(a[:, c])")
 _vec("trowexpand", (_t("b", _V),), "row_broadcast", "dst[r, c] = b[r, 0]")
 _vec("tcolexpand", (_t("b", _V),), "col_broadcast", "dst[r, c] = b[0, c]")
 for _name, _doc in [("add", "a + b"), ("sub", "a - b"), ("mul", "a * b"), ("div", "a / b"),

@@ -755,24 +755,21 @@ class _KernelVerifier(CrossCoreRules):
             raise self.fail(inst, f"{inst.opcode}: offset %{v.name} must be an index, got "
                                   f"{v.type.dtype.pto_name}", "pass an index value")
 
-    def rule_row_arg(self, inst: Instruction) -> None:
+    def rule_arg_reduce(self, inst: Instruction) -> None:
+        """trowargmax/min: one i32 index per row; tcolargmax/min: one per column."""
         a, dst = inst.ins[0], inst.outs[0]
         if dst.type.dtype not in _INT_TYPES:
             raise self.fail(inst, f"{inst.opcode}: the index result %{dst.name} must be an integer "
                                   f"tile, got {dst.type.dtype.pto_name}", "use an i32 result tile")
-        self.same_dim(inst, "result rows", dst.type.rows, a.type.rows, "one index per source row")
+        if inst.opcode.startswith("pto.trow"):
+            self.same_dim(inst, "result rows", dst.type.rows, a.type.rows, "one index per row")
+        else:
+            self.same_dim(inst, "result cols", dst.type.cols, a.type.cols, "one index per column")
 
     def rule_col_reduce(self, inst: Instruction) -> None:
         a, dst = inst.ins[0], inst.outs[0]
         self.same_dtype(inst, a, dst)
         self.same_dim(inst, "result cols", dst.type.cols, a.type.cols, "one result per column")
-
-    def rule_col_arg(self, inst: Instruction) -> None:
-        a, dst = inst.ins[0], inst.outs[0]
-        if dst.type.dtype not in _INT_TYPES:
-            raise self.fail(inst, f"{inst.opcode}: the index result %{dst.name} must be an integer "
-                                  f"tile, got {dst.type.dtype.pto_name}", "use an i32 result tile")
-        self.same_dim(inst, "result cols", dst.type.cols, a.type.cols, "one index per column")
 
     def rule_col_broadcast(self, inst: Instruction) -> None:
         b, dst = inst.ins[0], inst.outs[0]

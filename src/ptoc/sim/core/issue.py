@@ -35,7 +35,8 @@ from ptoc.sim.core.tileops import ELEMENT_ACCESS, TileOps
 _TILE_HANDLERS = {
     "pto.tload": "_tload", "pto.tstore": "_tstore", "pto.textract": "_textract",
     "pto.tmov": "_tmov", "pto.tinsert": "_tinsert", "pto.tmatmul": "_matmul",
-    "pto.tmatmul.acc": "_matmul", "pto.tmatmul.bias": "_matmul",
+    "pto.tmatmul.acc": "_matmul", "pto.tmatmul.bias": "_matmul", "pto.tgemv": "_matmul",
+    "pto.tgemv.acc": "_matmul", "pto.tgemv.bias": "_matmul",
 }
 #: Ops that set up or use a cross-core pipe: handled by the core group (``port``).
 _CROSS_CORE = frozenset(code for code, info in OP_TABLE.items() if info.category == "cross_core")

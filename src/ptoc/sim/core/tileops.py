@@ -129,7 +129,7 @@ class TileOps:
         code = op.opcode
         ins = [self._tile(v) for v in op.ins]
         c = self._tile(op.outs[0])
-        if code == "pto.tmatmul.acc":
+        if code.endswith(".acc"):
             if len(ins) != 3:
                 raise self._arity(op, "ins(%acc, %a, %b)")
             acc, a, b = ins
@@ -137,10 +137,10 @@ class TileOps:
             if (acc.space, acc.addr, acc.rows, acc.cols, acc.dtype) != \
                     (c.space, c.addr, c.rows, c.cols, c.dtype):
                 raise SimProgramError(
-                    f"pto.tmatmul.acc accumulates in place: ins accumulator %{acc.name} and "
+                    f"{code} accumulates in place: ins accumulator %{acc.name} and "
                     f"outs %{c.name} must be the same Acc tile", self._loc(op),
                     hint="pass the same accumulator in ins(...) and outs(...)")
-        elif code == "pto.tmatmul.bias":
+        elif code.endswith(".bias"):
             if len(ins) != 3:
                 raise self._arity(op, "ins(%a, %b, %bias)")
             a, b, bias = ins
@@ -207,7 +207,8 @@ class TileOps:
         values = [self._get(v) for v in op.ins]
         srcs = [t for t in values if isinstance(t, TileRef)]
         scalars = [t for t in values if not isinstance(t, TileRef)]
-        if len(srcs) != len(sem.reads) or len(scalars) != sem.scalars:
+        required = sum(not role.endswith("?") for role in sem.reads)
+        if not required <= len(srcs) <= len(sem.reads) or len(scalars) != sem.scalars:
             raise self._arity(op, f"{len(sem.reads)} tile and {sem.scalars} scalar operand(s) "
                                   "in ins(...)")
         for t in (*srcs, out):
@@ -241,7 +242,7 @@ class TileOps:
     def _region(self, op, role: str, tile: TileRef, r: int, c: int) -> tuple[int, int] | None:
         """The (rows, cols) a vector op reads of one operand (None: scratch, not read)."""
         shape = {"dst": (r, c), "own": (tile.valid_rows, tile.valid_cols), "rows": (r, 1),
-                 "cols": (1, c), "none": None}[role]
+                 "cols": (1, c), "none": None, "none?": None}[role]
         if shape is not None and (shape[0] > tile.rows or shape[1] > tile.cols):
             raise SimProgramError(
                 f"{op.opcode}: operand %{tile.name} ({tile.rows}x{tile.cols}) is smaller than "

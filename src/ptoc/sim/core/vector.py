@@ -215,34 +215,18 @@ def _row_sum(call: VecCall) -> np.ndarray:
     return out.astype(call.np_dst)
 
 
-def _row_prod(call: VecCall) -> np.ndarray:
-    x = call.args[0].astype(call.np_dst)
-    out = np.ones((x.shape[0], 1), dtype=call.np_dst)
-    with np.errstate(all="ignore"):
-        for j in range(x.shape[1]):
-            out[:, 0] = narrow(out[:, 0].astype(wide(out.dtype)) * x[:, j].astype(wide(out.dtype)),
-                               out.dtype)
-    return out
-
-
-def _col_sum(call: VecCall) -> np.ndarray:
-    x = call.args[0]
-    out = np.zeros((1, x.shape[1]), dtype=call.np_dst)
-    with np.errstate(all="ignore"):
-        for i in range(x.shape[0]):
-            out[0] = narrow(out[0].astype(wide(out.dtype)) + x[i].astype(wide(out.dtype)),
-                            out.dtype)
-    return out
-
-
-def _col_prod(call: VecCall) -> np.ndarray:
-    x = call.args[0]
-    out = np.ones((1, x.shape[1]), dtype=call.np_dst)
-    with np.errstate(all="ignore"):
-        for i in range(x.shape[0]):
-            out[0] = narrow(out[0].astype(wide(out.dtype)) * x[i].astype(wide(out.dtype)),
-                            out.dtype)
-    return out
+def _fold(fn: Callable, start: int, axis: int) -> Callable[[VecCall], np.ndarray]:
+    """``fn`` applied in order along a row (axis 1) or down a column (axis 0), rounded to the
+    destination dtype at every step (TROWPROD, TCOLSUM, TCOLPROD)."""
+    def compute(call: VecCall) -> np.ndarray:
+        x = call.args[0] if axis == 1 else call.args[0].T
+        dtype = call.np_dst
+        out = np.full(x.shape[0], start, dtype=dtype)
+        with np.errstate(all="ignore"):
+            for j in range(x.shape[1]):
+                out = narrow(fn(out.astype(wide(dtype)), x[:, j].astype(wide(dtype))), dtype)
+        return out.reshape(-1, 1) if axis == 1 else out.reshape(1, -1)
+    return compute
 
 
 def _select_first(better: Callable, axis: int) -> Callable[[VecCall], np.ndarray]:
@@ -485,26 +469,26 @@ VECTOR_OPS: dict[str, VectorOp] = {
     "pto.trecip": VectorOp(elementwise(lambda x: vdiv(np.ones_like(x), x)), ("dst",)),
     "pto.texp": VectorOp(transcendental(np.exp), ("dst",)),
     "pto.tlog": VectorOp(transcendental(np.log), ("dst",)),
-    "pto.trsqrt": VectorOp(transcendental(lambda x: 1.0 / np.sqrt(x)), ("dst",)),
+    "pto.trsqrt": VectorOp(transcendental(lambda x: 1.0 / np.sqrt(x)), ("dst", "none?")),
     "pto.tcvt": VectorOp(_convert, ("dst",), attrs=("rmode",)),
     "pto.texpands": VectorOp(_fill, (), 1),
     # reductions
     "pto.trowsum": VectorOp(_row_sum, ("own", "none")),
     "pto.trowmax": VectorOp(_select_first(np.greater, 1), ("own", "none")),
     "pto.trowmin": VectorOp(_select_first(np.less, 1), ("own", "none")),
-    "pto.trowprod": VectorOp(_row_prod, ("own", "none")),
+    "pto.trowprod": VectorOp(_fold(np.multiply, 1, 1), ("own", "none")),
     "pto.trowargmax": VectorOp(_arg_select(np.greater, 1), ("own", "none")),
     "pto.trowargmin": VectorOp(_arg_select(np.less, 1), ("own", "none")),
-    "pto.tcolsum": VectorOp(_col_sum, ("own",)),
+    "pto.tcolsum": VectorOp(_fold(np.add, 0, 0), ("own", "none?")),
     "pto.tcolmax": VectorOp(_select_first(np.greater, 0), ("own",)),
     "pto.tcolmin": VectorOp(_select_first(np.less, 0), ("own",)),
-    "pto.tcolprod": VectorOp(_col_prod, ("own",)),
+    "pto.tcolprod": VectorOp(_fold(np.multiply, 1, 0), ("own",)),
     "pto.tcolargmax": VectorOp(_arg_select(np.greater, 0), ("own", "none")),
     "pto.tcolargmin": VectorOp(_arg_select(np.less, 0), ("own", "none")),
     # broadcasts
     "pto.trowexpand": VectorOp(_broadcast, ("rows",)),
     "pto.tcolexpand": VectorOp(_broadcast, ("cols",)),
-    "pto.trowexpandadd": VectorOp(_row_expand(np.add), ("dst", "rows")),
+    "pto.trowexpandadd": VectorOp(_row_expand(np.add), ("dst", "rows", "none?")),
     "pto.trowexpandsub": VectorOp(_row_expand(np.subtract), ("dst", "rows")),
     "pto.trowexpandmul": VectorOp(_row_expand(np.multiply), ("dst", "rows")),
     "pto.trowexpanddiv": VectorOp(_row_expand(vdiv), ("dst", "rows")),
