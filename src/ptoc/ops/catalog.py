@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ptoc.errors import PtocError
+from ptoc.errors import TypeCheckError
 
 
 @dataclass(frozen=True)
@@ -110,7 +110,7 @@ NOT_RUN: dict[str, str] = {
 }
 
 
-class NotRunError(PtocError):
+class NotRunError(TypeCheckError):
     """A PyPTO catalog op that ptoc does not run (the message says why)."""
 
 

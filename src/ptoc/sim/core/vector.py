@@ -34,12 +34,8 @@ from typing import Callable
 import numpy as np
 
 from ptoc.dtypes import DataType
-from ptoc.errors import PtocError
 from ptoc.sim import numerics
-
-
-class NumericsError(PtocError):
-    """A vector instruction met an input whose hardware result is undefined."""
+from ptoc.sim.numerics import NumericsError
 
 
 @dataclass
