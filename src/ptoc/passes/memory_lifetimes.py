@@ -222,7 +222,7 @@ class _OrderWalker:
             self._if(s)
 
     def _for(self, s: ForStmt) -> None:
-        start = self.order
+        start = self.tick()  # the header: inits are read and iter-args defined here
         self.read([s.start, s.stop, s.step] + [ia.init for ia in s.iter_args
                                                if ia.init is not None], start)
         loop_id = len(self.loops)
