@@ -161,8 +161,8 @@ def test_tinsert_writes_the_window_of_the_mat_tile():
     bias = rng.standard_normal((1, 32)).astype(np.float32)
     module = parse(BIAS_INSERT)
     kern = module.kernel()
-    env, _ = bind_params(kern, {"arg0": a, "arg1": b, "arg2": bias,
-                                "arg3": np.zeros((32, 64), ml_dtypes.bfloat16)}, "<t>")
+    env = bind_params(kern, {"arg0": a, "arg1": b, "arg2": bias,
+                             "arg3": np.zeros((32, 64), ml_dtypes.bfloat16)}, "<t>").env
     tgt = get_target("a2a3")
     mem = BufferMemory(dict(tgt.capacities), 32)
     instrs = ScalarUnit(kern, env, tgt, get_profile("a2a3-device"), mem,

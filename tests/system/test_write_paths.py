@@ -219,11 +219,26 @@ def test_runtime_refuses_a_write_to_an_in_parameter():
         compiled.run(f32(N, N), np.zeros((N, N), np.float32))
 
 
-def test_runtime_refuses_one_tensor_bound_to_two_parameters_when_written():
+def test_one_array_passed_as_two_parameters_is_one_gm_tensor():
+    """The kernel reads ``a`` and writes ``c``; passed the same array for both, it reads and
+    writes the same GM bytes (as on a device), so the array ends as a + a."""
     compiled = ir.compile(ExplicitKernelForgetsOut, None)
     a = f32(N, N)
-    with pytest.raises(RuntimeConfigError, match="both 'a' and 'c'"):
-        compiled.run(a, a)
+    want = a + a
+    result = compiled.run(a, a)
+    assert not result.races
+    np.testing.assert_array_equal(a, want)
+    assert [r.name for r in result.runs[0].sim.instructions if r.writes and
+            r.writes[0].buffer.startswith("GM")] == ["pto.tstore"]
+    assert {acc.buffer for r in result.runs[0].sim.instructions for acc in r.reads + r.writes
+            if acc.buffer.startswith("GM")} == {"GM %a"}
+
+
+def test_partly_overlapping_arguments_are_refused():
+    compiled = ir.compile(ExplicitKernelForgetsOut, None)
+    big = f32(N + 1, N)
+    with pytest.raises(RuntimeConfigError, match="overlapping parts of one array"):
+        compiled.run(big[:N], big[1:])
 
 
 @pl.program

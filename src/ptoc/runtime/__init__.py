@@ -8,7 +8,8 @@ from ptoc.runtime.allocations import Allocation
 from ptoc.runtime.compile import compile_ir, resolve_output_dir
 from ptoc.runtime.compiled import CompiledProgram
 from ptoc.runtime.config import RunConfig, SimulatorIgnoredWarning
-from ptoc.runtime.execute import KernelRun, RunResult
+from ptoc.runtime.dispatch import KernelRun
+from ptoc.runtime.execute import RunResult
 
 
 def compile_program(program, work_dir, *, memory_planner=None,

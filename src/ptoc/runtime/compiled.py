@@ -22,7 +22,8 @@ from ptoc.errors import RuntimeConfigError, count, were_given
 from ptoc.ir.nodes import Program
 from ptoc.ir.types import ScalarType, TensorType
 from ptoc.runtime.config import RunConfig
-from ptoc.runtime.tensors import check_tensor, is_torch, to_numpy, write_back
+from ptoc.runtime.tensors import check_tensor, to_numpy, write_back
+from ptoc.sim.global_memory import GlobalMemory, GMTensor
 
 
 @dataclass(eq=False, repr=False)
@@ -78,7 +79,7 @@ class CompiledProgram:
 
     def run(self, *tensors, config: RunConfig | None = None):
         """Run on the simulator; returns a RunResult (outputs also written in place)."""
-        from ptoc.runtime.execute import Executor, RunResult
+        from ptoc.runtime.execute import RunResult, run_program
 
         from ptoc.runtime.limits import check_run, entry_tensor_bytes, out_of_memory_as_error
 
@@ -89,17 +90,16 @@ class CompiledProgram:
                 f"{config.platform!r}", hint="compile and run for the same platform")
         entry = self.entry
         check_run(self, config.sim_limits)
+        memory = GlobalMemory()
         with out_of_memory_as_error(f"running {entry.name}", entry_tensor_bytes(self)):
-            originals, values = self._bind(entry, tensors)
-            executor = Executor(self, config)
-            executor.run(entry, values)
+            originals, values = self._bind(entry, tensors, memory)
+            runs = run_program(self, entry, values, memory, config)
         outputs = {}
         for param, original, value in zip(entry.params, originals, values):
             if isinstance(param.var.type, TensorType) and param.direction is not Direction.In:
-                outputs[param.var.name] = value
-                if original is not None and original is not value:
-                    write_back(original, value)
-        runs = executor.runs
+                outputs[param.var.name] = value.array().copy()
+                if original is not None:
+                    write_back(original, outputs[param.var.name])
         busy: dict = {}
         for run in runs:
             for pipe, cycles in run.sim.pipe_busy.items():
@@ -123,7 +123,8 @@ class CompiledProgram:
         from ptoc.backend import get_profile
 
         profile = get_profile(config.profile, target=self.target)
-        staged = sum(v.nbytes for v in values if isinstance(v, np.ndarray))
+        staged = sum(v.nbytes for v in {id(v): v for v in values
+                                        if isinstance(v, GMTensor)}.values())
         return profile.floor_cycles(staged_bytes=staged) + (launches - 1) * profile.floor_cycles()
 
     def __call__(self, *tensors, config: RunConfig | None = None):
@@ -134,8 +135,9 @@ class CompiledProgram:
         values = list(result.outputs.values())
         return values[0] if len(values) == 1 else tuple(values)
 
-    def _bind(self, entry, tensors) -> tuple[list, list]:
-        """Match call arguments to entry parameters (all of them, or the inputs only)."""
+    def _bind(self, entry, tensors, memory) -> tuple[list, list]:
+        """Match call arguments to entry parameters (all of them, or the inputs only) and
+        stage each tensor into ``memory`` (a GM tensor named after its parameter)."""
         params = entry.params
         outs = [p for p in params if p.direction is Direction.Out]
         if len(tensors) == len(params):
@@ -148,7 +150,7 @@ class CompiledProgram:
             raise RuntimeConfigError(
                 f"{entry.name} takes {count(len(params), 'argument')} ({names}) or its "
                 f"{count(len(params) - len(outs), 'input')}, but {were_given(len(tensors))}")
-        originals, values = [], []
+        originals, values, staged = [], [], []
         for param, value in zip(params, given):
             ty = param.var.type
             if isinstance(ty, ScalarType):
@@ -158,16 +160,33 @@ class CompiledProgram:
                 values.append(value)
                 continue
             if value is None:
-                array = np.zeros(tuple(ty.shape), dtype=ty.dtype.numpy)
                 originals.append(None)
-            else:
-                array = to_numpy(value, param.var.name)
-                originals.append(value)
+                values.append(memory.alloc(param.var.name, tuple(ty.shape), ty.dtype))
+                continue
+            array = to_numpy(value, param.var.name)
             check_tensor(array, param.var.name, tuple(ty.shape), ty.dtype)
             if param.direction is not Direction.In and not array.flags.writeable:
                 raise RuntimeConfigError(f"output tensor '{param.var.name}' is read-only")
-            if is_torch(value) or (value is not None and param.direction is not Direction.In
-                                   and array is not value):
-                array = np.array(array)
-            values.append(array)
+            originals.append(value)
+            values.append(_staged(memory, param, array, staged))
+            staged.append((param, array, values[-1]))
         return originals, values
+
+
+def _staged(memory, param, array: np.ndarray, staged: list):
+    """The GM tensor of an entry argument: the one already staged when the caller passed
+    the same array before (both parameters then share its bytes, as on a device), else a
+    new allocation holding a copy. Arrays that overlap only in part are refused."""
+    for other, other_array, tensor in staged:
+        if not np.shares_memory(array, other_array):
+            continue
+        same = (array.__array_interface__["data"][0] == other_array.__array_interface__["data"][0]
+                and array.shape == other_array.shape and array.strides == other_array.strides
+                and array.dtype == other_array.dtype)
+        if same:
+            return tensor
+        raise RuntimeConfigError(
+            f"arguments '{other.var.name}' and '{param.var.name}' are overlapping parts of one "
+            "array; ptoc can stage one array as two parameters only when both are the whole "
+            "array", hint="pass the same array twice, or distinct arrays")
+    return memory.alloc(param.var.name, array.shape, param.var.type.dtype, init=array)

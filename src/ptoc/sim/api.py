@@ -19,6 +19,7 @@ from ptoc.pto.sync_access import has_sync
 from ptoc.sim.execute import execute
 from ptoc.pto.model import Instruction, walk
 from ptoc.sim.core.estimate import estimate
+from ptoc.sim.core.binding import Bindings
 from ptoc.sim.core.issue import ScalarUnit, SimProgramError, bind_params
 from ptoc.sim.core.memory import BufferMemory
 from ptoc.sim.errors import SimLimitError
@@ -75,8 +76,7 @@ class _Prepared:
     module: object
     kernel: object
     unit: ScalarUnit
-    env: dict
-    shapes: dict
+    bound: Bindings
     level: int
     notes: list[str]
     tensor_bytes: int
@@ -111,13 +111,14 @@ def _prepare(pto, tensors, tgt, prof, *, mode: str, kernel, limits) -> _Prepared
         kern = _kernel(module, kern.name)
         notes.append(LEVEL2_NOTE)
         notes.extend(f"insert_sync: {note}" for note in synced.notes)
-    env, shapes = bind_params(kern, tensors, filename)
-    tensor_bytes = sum(v.nbytes for v in env.values() if isinstance(v, np.ndarray))
-    _check_estimate(kern, env, tensor_bytes, limits, filename)
+    bound = bind_params(kern, tensors, filename)
+    tensor_bytes = sum(region.nbytes for region in bound.regions.values())
+    _check_estimate(kern, bound.env, tensor_bytes, limits, filename)
     memory = BufferMemory(dict(tgt.capacities), tgt.address_alignment)
-    unit = ScalarUnit(kern, env, tgt, prof, memory, limits=limits,
-                      mad_mode="fast" if mode == "fast" else "reference", filename=filename)
-    return _Prepared(module, kern, unit, env, shapes, level, notes, tensor_bytes, filename)
+    unit = ScalarUnit(kern, bound.env, tgt, prof, memory, limits=limits,
+                      mad_mode="fast" if mode == "fast" else "reference", filename=filename,
+                      regions=bound.regions)
+    return _Prepared(module, kern, unit, bound, level, notes, tensor_bytes, filename)
 
 
 def _guarded(prep: _Prepared, run):
@@ -151,9 +152,9 @@ def _check_estimate(kern, env, tensor_bytes: int, limits: SimLimits, filename: s
 
 def _run(prep: _Prepared, tgt, prof, mode, flag_mode) -> SimResult:
     """Issue, schedule, check races and replay the data of one bound kernel."""
-    instrs, env, shapes = prep.unit.run(), prep.env, prep.shapes
+    instrs = prep.unit.run()
     serial = mode == "serial"
-    floor = prof.floor_cycles(staged_bytes=sum(env[name].nbytes for name in shapes))
+    floor = prof.floor_cycles(staged_bytes=prep.tensor_bytes)
     meta = dict(target=tgt.name, profile=prof.name, mode=mode, sync_level=prep.level,
                 serial=serial, floor_cycles=floor)
 
@@ -167,8 +168,7 @@ def _run(prep: _Prepared, tgt, prof, mode, flag_mode) -> SimResult:
                    make_timeline=partial)
     races = [] if serial else find_races(instrs, sch)
     execute(instrs, sch, timed=bool(races))
-    outputs = {name: env[name].reshape(shape) if shape else env[name]
-               for name, shape in shapes.items()}
+    outputs = prep.bound.outputs()
     result = build_result(instrs, sch, races=races, outputs=outputs, **meta)
     result.notes.extend(prep.notes)
     arch = getattr(prep.module, "target_arch", None)

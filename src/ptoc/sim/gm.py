@@ -20,7 +20,13 @@ from ptoc.sim.core.memory import MemoryAccessError
 
 @dataclass(frozen=True)
 class GMView:
-    """A strided tensor descriptor over one bound GM array (element strides)."""
+    """A strided tensor descriptor over one bound GM array (element strides).
+
+    ``param`` is the kernel parameter (for messages); ``space`` the GM allocation the
+    parameter's region lies in and ``origin`` the element offset of ``flat[0]`` in it, so
+    accesses are named by allocation bytes: two parameters bound to one tensor see the
+    same bytes.
+    """
 
     param: str
     flat: np.ndarray
@@ -29,10 +35,12 @@ class GMView:
     strides: tuple[int, ...]
     #: [rows, row stride] reshape of ``flat`` for row-major 2-D views (fast window slicing)
     grid: np.ndarray | None = field(default=None, compare=False, repr=False)
+    space: str = ""
+    origin: int = 0
 
     @property
     def buffer(self) -> str:
-        return f"GM %{self.param}"
+        return f"GM %{self.space or self.param}"
 
 
 @dataclass(frozen=True)
@@ -64,19 +72,26 @@ class GMWindow:
         return arr.reshape(self.rows, self.cols) if arr.ndim != 2 else arr
 
     def access(self) -> Access:
+        """The window's bytes in its allocation; a 2-D window of a row-strided view also
+        carries its rectangle in allocation rows and columns (exact overlap tests between
+        windows of any two views with the same row stride)."""
         v = self.view
         item = v.flat.itemsize
-        first = sum(o * s for o, s in zip(self.offsets, v.strides))
+        first = v.origin + sum(o * s for o, s in zip(self.offsets, v.strides))
         last = first + sum((n - 1) * s for n, s in zip(self.sizes, v.strides))
         rect = None
-        if len(self.sizes) == 2:
-            rect = ((v.param, v.strides), self.offsets[0], self.offsets[0] + self.sizes[0],
-                    self.offsets[1], self.offsets[1] + self.sizes[1])
+        if len(self.sizes) == 2 and v.strides[1] == 1 and v.strides[0] > 0:
+            pitch = v.strides[0]
+            row, col = divmod(v.origin, pitch)
+            c0 = col + self.offsets[1]
+            if c0 + self.sizes[1] <= pitch:
+                r0 = row + self.offsets[0]
+                rect = ((v.buffer, pitch), r0, r0 + self.sizes[0], c0, c0 + self.sizes[1])
         return Access(v.buffer, first * item, (last + 1) * item, rect)
 
 
 def make_view(param: str, flat: np.ndarray, dtype: DataType, shape, strides,
-              loc: SourceLoc | None) -> GMView:
+              loc: SourceLoc | None, *, space: str = "", origin: int = 0) -> GMView:
     shape, strides = tuple(int(x) for x in shape), tuple(int(x) for x in strides)
     if len(shape) != len(strides):
         raise MemoryAccessError(
@@ -96,7 +111,7 @@ def make_view(param: str, flat: np.ndarray, dtype: DataType, shape, strides,
     if len(shape) == 2 and strides[1] == 1 and strides[0] >= shape[1] \
             and flat.size >= shape[0] * strides[0]:
         grid = flat[:shape[0] * strides[0]].reshape(shape[0], strides[0])
-    return GMView(param, flat, dtype, shape, strides, grid)
+    return GMView(param, flat, dtype, shape, strides, grid, space or param, origin)
 
 
 def make_window(view: GMView, offsets, sizes, loc: SourceLoc | None) -> GMWindow:

@@ -58,7 +58,7 @@ def build_stream(pto, tensors, *, target="a2a3", profile=None, kernel: str | Non
     tgt, prof = _resolve(target, profile, "fast", "bit")
     prep = _prepare(pto, tensors, tgt, prof, mode="fast", kernel=kernel, limits=DEFAULT_LIMITS)
     instrs = _guarded(prep, prep.unit.run)
-    staged = sum(prep.env[name].nbytes for name in prep.shapes)
+    staged = prep.tensor_bytes
     return Stream(instrs, tgt.name, staged)
 
 

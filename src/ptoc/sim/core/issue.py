@@ -25,6 +25,7 @@ from ptoc.sim.core import scalars, vector
 from ptoc.sim.core.binding import bind_params
 from ptoc.sim.errors import SimLimitError, SimProgramError
 from ptoc.sim.gm import GMView, GMWindow, make_view, make_window
+from ptoc.sim.global_memory import GMTensor
 from ptoc.sim.instr import BARRIER, SET, WAIT, WORK, Instr
 from ptoc.sim.limits import DEFAULT_LIMITS, SimLimits
 from ptoc.sim.core.memory import BufferMemory, TileRef
@@ -51,14 +52,16 @@ class ScalarUnit(TileOps):
     In a core group (``ptoc.sim.group``) each core has its own unit: ``core``/``unit`` name
     it, ``subblock`` is what ``pto.get_subblock_idx`` returns on it, ``port`` handles its
     cross-core pipe ops, and ``instrs`` is the group's shared stream (so ``seq`` numbers are
-    unique across cores).
+    unique across cores). ``regions`` maps pointer parameters to their GM regions, so GM
+    accesses are named by allocation (two parameters on one tensor share bytes).
     """
 
     def __init__(self, kernel: Kernel, bindings: dict[str, object], target: Target,
                  profile: TimingProfile, memory: BufferMemory, *, mad_mode: str,
                  filename: str = "<pto>", core: int = 0, unit: str = "", subblock: int = 0,
                  port=None, instrs: list[Instr] | None = None,
-                 limits: SimLimits = DEFAULT_LIMITS):
+                 limits: SimLimits = DEFAULT_LIMITS,
+                 regions: dict[str, GMTensor] | None = None):
         self.kernel = kernel
         self.target = target
         self.profile = profile
@@ -70,6 +73,7 @@ class ScalarUnit(TileOps):
         self.subblock = subblock
         self.port = port
         self.env: dict[str, object] = dict(bindings)
+        self.regions: dict[str, GMTensor] = dict(regions or {})
         self.instrs: list[Instr] = [] if instrs is None else instrs
         self._static: dict[int, int] = {}
         self._op: object = None
@@ -239,7 +243,10 @@ class ScalarUnit(TileOps):
         shape = [self._int(v, "shape") for v in op.attr("shape", ())]
         strides = [self._int(v, "stride") for v in op.attr("strides", ())]
         dtype = ptr.type.dtype if isinstance(ptr.type, PtrType) else DataType.from_numpy(flat.dtype)
-        self._set(op.result, make_view(ptr.name, flat, dtype, shape, strides, self._loc(op)))
+        region = self.regions.get(ptr.name)
+        space, origin = (region.name, region.offset) if region is not None else (ptr.name, 0)
+        self._set(op.result, make_view(ptr.name, flat, dtype, shape, strides, self._loc(op),
+                                       space=space, origin=origin))
 
     def _partition(self, op: Instruction) -> None:
         view = self._get(op.ins[0])

@@ -135,10 +135,11 @@ class BufferMemory:
 
 
 def bind_tensor(name: str, value, dtype: DataType, loc: SourceLoc | None = None) -> np.ndarray:
-    """Turn a user tensor (numpy array, torch tensor, list) into a flat GM array copy.
+    """A user tensor (numpy array, torch tensor, list) as a flat array of the pointer's
+    element type (a view when possible: the caller copies it into GM).
 
-    The copy has the pointer's element type; a dtype mismatch is an error, not a cast,
-    because silently casting inputs hides bugs in the caller.
+    A dtype mismatch is an error, not a cast, because silently casting inputs hides bugs in
+    the caller.
     """
     if hasattr(value, "detach") and hasattr(value, "cpu"):   # torch tensor, without importing torch
         value = _torch_to_numpy(value)
@@ -148,7 +149,7 @@ def bind_tensor(name: str, value, dtype: DataType, loc: SourceLoc | None = None)
             f"tensor bound to %{name} has dtype {arr.dtype}, but the kernel declares "
             f"!pto.ptr<{dtype.pto_name}>", loc,
             hint=f"pass an array of dtype {dtype.numpy} (e.g. {dtype.astype_hint()})")
-    return np.ascontiguousarray(arr).reshape(-1).copy()
+    return np.ascontiguousarray(arr).reshape(-1)
 
 
 def _torch_to_numpy(t) -> np.ndarray:

@@ -21,7 +21,7 @@ is zero-copy.
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -56,6 +56,8 @@ class PipeSetup:
     gm_name: str | None
     gm_offset: int
     where: str
+    gm_space: str | None = None     # the GM allocation holding the ring (default: the param)
+    gm_origin: int = 0              # byte offset of the bound region in that allocation
 
     def gm_ring_offset(self, direction: int) -> int:
         """Byte offset of a direction's ring in the GM pipe buffer: cube -> vector first, the
@@ -262,6 +264,10 @@ class CorePort:
         setup = PipeSetup(ident, op.attr("dir_mask"), op.attr("slot_size"),
                           op.attr("slot_num"), c2v, v2c, gm, gm_name, op.attr("gm_offset", 0),
                           f"{self.net.units[self.core]} {unit.filename} line {op.line}")
+        region = unit.regions.get(gm_name) if gm is not None else None
+        if region is not None:   # name the ring's bytes by the GM allocation they lie in
+            setup = replace(setup, gm=region.alloc.data, gm_space=region.name,
+                            gm_origin=region.offset * region.dtype.nbytes)
         if (self.core, ident) in self.net.setups:
             raise SimProgramError(f"{op.opcode}: pipe id {ident} is set up twice",
                                   unit._loc(op), hint="initialize each pipe once per kernel")
@@ -343,8 +349,8 @@ class CorePort:
         """(byte array, buffer name, byte offset) of slot ``tag``: GM on a2a3, else the
         consumer core's reserved ring."""
         if self.net.model.ring_in_gm:
-            return (setup.gm.view(np.uint8), f"GM %{setup.gm_name}",
-                    setup.gm_ring_offset(direction) + tag * setup.slot_size)
+            return (setup.gm.view(np.uint8), f"GM %{setup.gm_space or setup.gm_name}",
+                    setup.gm_origin + setup.gm_ring_offset(direction) + tag * setup.slot_size)
         space = self.net.model.consumer_space(direction)
         memory = self.net.memories[consumer]
         base = setup.c2v_base if direction == DIR_C2V else setup.v2c_base

@@ -105,15 +105,15 @@ def _simulate_group(pto, tensors, *, target, profile, mode, aic, aiv, flag_mode)
     model = cluster_model(tgt)
     units = ["aic"] + [f"aiv{i}" for i in range(model.aiv_per_aic)]
     kernels = [aic_k] + [aiv_k] * model.aiv_per_aic
-    env, shapes = bind_params(aic_k, tensors, filename)
+    bound = bind_params(aic_k, tensors, filename)
     memories = [BufferMemory(dict(tgt.capacities), tgt.address_alignment, label=u) for u in units]
     net = PipeNetwork(model, prof, memories, units, [aic_k, aiv_k])
     instrs: list = []
     for core, (unit, kernel) in enumerate(zip(units, kernels)):
-        ScalarUnit(kernel, env, tgt, prof, memories[core],
+        ScalarUnit(kernel, bound.env, tgt, prof, memories[core],
                    mad_mode="fast" if mode == "fast" else "reference", filename=filename,
                    core=core, unit=unit, subblock=max(core - 1, 0), port=net.port(core),
-                   instrs=instrs).run()
+                   instrs=instrs, regions=bound.regions).run()
     net.link()
     meta = dict(target=tgt.name, profile=prof.name, mode=mode)
 
@@ -128,8 +128,7 @@ def _simulate_group(pto, tensors, *, target, profile, mode, aic, aiv, flag_mode)
     net.check_balanced(lambda: partial(sch))
     races = find_races(instrs, sch)
     execute(instrs, sch, timed=bool(races))
-    outputs = {name: env[name].reshape(shape) if shape else env[name]
-               for name, shape in shapes.items()}
+    outputs = bound.outputs()
     arch = getattr(module, "target_arch", None)
     if arch and arch != tgt.name:
         notes.append(f"the module says pto.target_arch = {arch!r} but it ran on target "

@@ -1,0 +1,170 @@
+"""Global memory as one address space: named allocations and tensor regions inside them.
+
+Why one space: on the device every core and every task sees the same GM. Two kernel
+parameters bound to overlapping slices of one tensor, or two tasks that touch the same
+bytes, must be seen to share them — for the data (a write through one is read through the
+other) and for the race checker (accesses are named by allocation and byte offset, so
+overlap is overlap of bytes). Each allocation also has a base address in one byte address
+space, which the chip's L2 model uses to tell cache lines apart.
+
+``GlobalMemory.alloc`` makes an allocation; a ``GMTensor`` is a strided region of one
+(offset, shape, element strides, dtype) — a whole tensor or a slice of it. The simulator
+binds a kernel's pointer parameter to a region without copying (``GMTensor.flat``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ptoc.dtypes import DataType
+from ptoc.errors import PtocError
+
+#: Base-address alignment of allocations (the a2a3 GM transfer granularity and L2 line, so two
+#: allocations never share a line) [S] hw-model.md §1.3.
+ALLOCATION_ALIGNMENT = 512
+
+
+class GlobalMemoryError(PtocError, ValueError):
+    """A slice outside its tensor, or a region of the wrong size for what binds it."""
+
+
+@dataclass(eq=False)
+class Allocation:
+    """One GM buffer: a unique name, its base address and its bytes."""
+
+    name: str
+    base: int
+    data: np.ndarray          # uint8, the allocation's bytes
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.data.size)
+
+
+class GlobalMemory:
+    """The GM of one run: allocations with unique names at distinct, aligned addresses."""
+
+    def __init__(self):
+        self.allocations: dict[str, Allocation] = {}
+        self._next = 0
+
+    def alloc(self, name: str, shape, dtype: DataType, init: np.ndarray | None = None
+              ) -> "GMTensor":
+        """A new zero-filled (or ``init``-filled) row-major tensor named after ``name``
+        (``name``, ``name#2``, ... when the name is taken)."""
+        shape = tuple(int(d) for d in shape)
+        count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+        nbytes = count * dtype.nbytes
+        unique, k = name, 1
+        while unique in self.allocations:
+            k += 1
+            unique = f"{name}#{k}"
+        data = np.zeros(max(nbytes, 1), dtype=np.uint8)
+        alloc = Allocation(unique, self._next, data)
+        self._next += -(-max(nbytes, 1) // ALLOCATION_ALIGNMENT) * ALLOCATION_ALIGNMENT
+        self.allocations[unique] = alloc
+        tensor = GMTensor(alloc, 0, shape, _row_major(shape), dtype)
+        if init is not None:
+            tensor.array()[...] = np.asarray(init).reshape(shape)
+        return tensor
+
+    def __getitem__(self, name: str) -> Allocation:
+        return self.allocations[name]
+
+
+def _row_major(shape: tuple[int, ...]) -> tuple[int, ...]:
+    strides, step = [], 1
+    for dim in reversed(shape):
+        strides.append(step)
+        step *= max(dim, 1)
+    return tuple(reversed(strides))
+
+
+@dataclass(frozen=True, eq=False)
+class GMTensor:
+    """A strided region of one allocation: ``offset`` (elements from the allocation start),
+    ``shape`` and element ``strides``, read as ``dtype``."""
+
+    alloc: Allocation
+    offset: int
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    dtype: DataType
+
+    @property
+    def name(self) -> str:
+        return self.alloc.name
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.nbytes if self.shape \
+            else self.dtype.nbytes
+
+    @property
+    def is_contiguous(self) -> bool:
+        """True when the region is one row-major block (what a kernel parameter expects)."""
+        return all(s == r for s, r, d in zip(self.strides, _row_major(self.shape), self.shape)
+                   if d > 1)
+
+    def flat(self) -> np.ndarray:
+        """A typed 1-D view of the allocation from the region's first element to its end
+        (shares the bytes: what a kernel's pointer parameter is bound to)."""
+        item = self.dtype.nbytes
+        usable = (self.alloc.nbytes // item) * item
+        return self.alloc.data[:usable].view(self.dtype.numpy)[self.offset:]
+
+    def array(self) -> np.ndarray:
+        """A writable numpy view of the region in its shape."""
+        flat = self.flat()
+        if not self.shape:
+            return flat[:1].reshape(())
+        item = self.dtype.nbytes
+        return np.lib.stride_tricks.as_strided(flat, shape=self.shape,
+                                               strides=[s * item for s in self.strides])
+
+    def byte_span(self) -> tuple[int, int]:
+        """[lo, hi) byte offsets in the allocation that bound the region."""
+        item = self.dtype.nbytes
+        last = self.offset + sum((d - 1) * s for d, s in zip(self.shape, self.strides))
+        return self.offset * item, (last + 1) * item
+
+    def overlaps(self, other: "GMTensor") -> bool:
+        """Whether the two regions can share a byte (bounding boxes; exact for row blocks)."""
+        if self.alloc is not other.alloc:
+            return False
+        a, b = self.byte_span(), other.byte_span()
+        return a[0] < b[1] and b[0] < a[1]
+
+    def slice(self, offsets, sizes) -> "GMTensor":
+        """The sub-region ``offsets + [0, sizes)`` (one offset and size per dimension)."""
+        offsets, sizes = tuple(int(o) for o in offsets), tuple(int(s) for s in sizes)
+        if len(offsets) != len(self.shape) or len(sizes) != len(self.shape):
+            raise GlobalMemoryError(
+                f"slice of '{self.name}' (shape {list(self.shape)}) needs {len(self.shape)} "
+                f"offsets and sizes, got {len(offsets)} and {len(sizes)}",
+                hint="give one offset and one size per dimension")
+        for d, (o, n, dim) in enumerate(zip(offsets, sizes, self.shape)):
+            if o < 0 or n <= 0 or o + n > dim:
+                raise GlobalMemoryError(
+                    f"slice of '{self.name}': dim {d} range [{o}, {o + n}) is outside its "
+                    f"extent {dim} (shape {list(self.shape)})",
+                    hint="keep offset + size within the tensor")
+        start = self.offset + sum(o * s for o, s in zip(offsets, self.strides))
+        return GMTensor(self.alloc, start, sizes, self.strides, self.dtype)
+
+    def describe(self) -> str:
+        """``c[0:128, 256:512]`` style: the allocation and the rows/cols the region covers."""
+        if self.offset == 0 and self.strides == _row_major(self.shape) and \
+                self.nbytes == self.alloc.nbytes:
+            return f"'{self.name}'"
+        return f"'{self.name}' elements from {self.offset}, shape {list(self.shape)}"
+
+
+def as_gm_tensor(memory: GlobalMemory, name: str, value, dtype: DataType) -> GMTensor:
+    """``value`` itself when it is a GMTensor, else a fresh allocation holding a copy of it."""
+    if isinstance(value, GMTensor):
+        return value
+    arr = np.asarray(value)
+    return memory.alloc(name, arr.shape, dtype, init=arr)
