@@ -101,7 +101,7 @@ def test_disk_cache_reloads_without_compiling(tmp_path, monkeypatch):
     fn = JITFunction(kernels.scaled.fn, cache_dir=tmp_path)
     x, y = f32(32, 64), np.zeros((32, 64), np.float32)
     fn(x, y, 3.0)
-    assert len(list(tmp_path.glob("*.pkl"))) == 1
+    assert len(list(tmp_path.glob("*.json"))) == 1
     fresh = JITFunction(kernels.scaled.fn, cache_dir=tmp_path)
 
     def boom(*args, **kwargs):

@@ -16,11 +16,9 @@
 from __future__ import annotations
 
 import os
-import tempfile
-from pathlib import Path
 
-from ptoc.jit.cache import DiskCache, cache_key, resolve_options
-from ptoc.jit.source import called_names, read_source
+from ptoc.jit.cache import DiskCache, cache_key, compile_options, key_inputs
+from ptoc.jit.source import read_source
 from ptoc.jit.specialize import argument_types, specialize
 
 
@@ -43,46 +41,43 @@ class JITFunction:
     def __repr__(self) -> str:
         return f"<pl.jit{'.incore' if self.kind == 'incore' else ''} {self.name}>"
 
-    def source_digest(self) -> str:
-        """Hash of this function's source and of every incore function it calls by name."""
-        import hashlib
-
-        from ptoc.jit.source import environment
-
-        _, _, kernels = environment(self.source)
-        parts = [self.source.digest]
-        for name in sorted(called_names(self.source.node) & set(kernels)):
-            parts.append(kernels[name].source_digest())
-        return hashlib.sha256("|".join(parts).encode()).hexdigest()
+    def bind(self, args: tuple) -> tuple:
+        """The call's arguments with the function's default values (as they are now) for
+        the trailing parameters not given."""
+        params = self.source.node.args.args
+        defaults = self.fn.__defaults__ or ()
+        missing = len(params) - len(args)
+        if 0 < missing <= len(defaults):
+            return tuple(args) + tuple(defaults[len(defaults) - missing:])
+        return tuple(args)
 
     def cache_key(self, *args, config=None) -> str:
-        types, scalars = argument_types(self, args)
-        return cache_key(self, types, scalars, resolve_options(config))
+        """The key this call's compile is cached under (``ptoc.jit.cache``)."""
+        program = specialize(self, self.bind(args))
+        return cache_key(key_inputs(program, compile_options(config)))
 
     def specialize(self, *args):
         """The frontend program for these arguments (before any pass)."""
-        return specialize(self, args)
+        return specialize(self, self.bind(args))
 
     def compile(self, *args, config=None):
         """The CompiledProgram for these arguments (from the cache when possible)."""
+        from ptoc.jit.private_dirs import artifact_root
+        from ptoc.outputs import safe_name
         from ptoc.runtime import compile_ir
 
-        options = resolve_options(config)
-        types, scalars = argument_types(self, args)
-        key = cache_key(self, types, scalars, options)
+        options = compile_options(config)
+        program = specialize(self, self.bind(args))
+        inputs = key_inputs(program, options)
+        key = cache_key(inputs)
         if key in self._cache:
             return self._cache[key]
-        compiled = self.disk.load(key) if self.disk is not None else None
+        out = artifact_root() / f"{safe_name(self.name)}_{key[:16]}"
+        compiled = self.disk.load(key, inputs, program, out) if self.disk is not None else None
         if compiled is None:
-            program = specialize(self, args)
-            out = Path(tempfile.gettempdir()) / "ptoc_jit" / f"{self.name}_{key[:16]}"
-            compiled = compile_ir(program, out, platform=options["platform"],
-                                  memory_planner=options["memory_planner"],
-                                  enable_pypto_l0c_double_buffer=options[
-                                      "enable_pypto_l0c_double_buffer"],
-                                  dump_passes=bool(config is not None and config.dump_passes))
+            compiled = compile_ir(program, out, **options)
             if self.disk is not None:
-                self.disk.store(key, compiled)
+                self.disk.store(key, inputs, compiled)
         self._cache[key] = compiled
         return compiled
 
@@ -93,6 +88,7 @@ class JITFunction:
     def __call__(self, *args, config=None):
         """Compile (cached) and run on the simulated core; outputs are written in place."""
         compiled = self.compile(*args, config=config)
+        args = self.bind(args)
         _, scalars = argument_types(self, args)
         params = [a.arg for a in self.source.node.args.args]
         tensors = [value for name, value in zip(params, args) if name not in scalars]

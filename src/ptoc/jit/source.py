@@ -1,11 +1,14 @@
 """Reading a ``@pl.jit`` function's source: its AST (with file line numbers), its constants,
 and the ``@pl.jit.incore`` functions it can call by name.
+
+The AST is read once; what the body can see (module globals, closure cells, default
+arguments) is read at every call, as Python would, so a changed constant is folded with
+its new value (and the compile cache key, made from the folded program, changes with it).
 """
 
 from __future__ import annotations
 
 import ast
-import hashlib
 import inspect
 import textwrap
 from dataclasses import dataclass
@@ -17,16 +20,20 @@ from ptoc.language.context import constant_env
 
 @dataclass(frozen=True)
 class FunctionSource:
-    """A parsed function definition plus what its body can see."""
+    """A parsed function definition; ``fn`` gives what its body can see."""
 
     node: ast.FunctionDef
     filename: str
-    namespace: dict
-    text: str
+    fn: Callable
 
-    @property
-    def digest(self) -> str:
-        return hashlib.sha256(self.text.encode()).hexdigest()
+    def namespace(self) -> dict:
+        """The names the body sees now: module globals, then closure cells."""
+        fn = self.fn
+        names = dict(fn.__globals__)
+        if fn.__closure__:
+            names.update({name: cell.cell_contents for name, cell in
+                          zip(fn.__code__.co_freevars, fn.__closure__) if _filled(cell)})
+        return names
 
 
 def read_source(fn: Callable) -> FunctionSource:
@@ -43,11 +50,7 @@ def read_source(fn: Callable) -> FunctionSource:
     node = tree.body[0]
     if not isinstance(node, ast.FunctionDef):
         raise PtocError(f"@pl.jit expects a function, got {type(node).__name__}")
-    namespace = dict(fn.__globals__)
-    if fn.__closure__:
-        namespace.update({name: cell.cell_contents for name, cell in
-                          zip(fn.__code__.co_freevars, fn.__closure__) if _filled(cell)})
-    return FunctionSource(node, fn.__code__.co_filename, namespace, text)
+    return FunctionSource(node, fn.__code__.co_filename, fn)
 
 
 def _filled(cell) -> bool:
@@ -62,13 +65,8 @@ def environment(source: FunctionSource) -> tuple[dict[str, Any], frozenset[str],
     """Foldable constants, DSL aliases and incore kernels visible from the function."""
     from ptoc.jit.decorator import JITFunction
 
-    env, aliases = constant_env(source.namespace)
-    kernels = {name: value for name, value in source.namespace.items()
+    namespace = source.namespace()
+    env, aliases = constant_env(namespace)
+    kernels = {name: value for name, value in namespace.items()
                if isinstance(value, JITFunction) and value.kind == "incore"}
     return env, aliases or frozenset({"pl"}), kernels
-
-
-def called_names(node: ast.FunctionDef) -> set[str]:
-    """Names the body calls directly (``cube(...)``), for source hashing of callees."""
-    return {n.func.id for n in ast.walk(node)
-            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}

@@ -17,6 +17,7 @@ from ptoc.dtypes import MemorySpace
 
 from ptoc.errors import PtocError
 from ptoc.files import write_json, write_text
+from ptoc.outputs import safe_name
 from ptoc.report.compile_dir import pto_files
 from ptoc.report.memmap_html import render_memory_map
 from ptoc.report.memmap_model import build_memory_map
@@ -27,7 +28,7 @@ class MemoryMapError(PtocError):
 
 
 def memory_map_path(output_dir, kernel: str) -> Path:
-    return Path(output_dir) / "report" / f"memmap_{kernel}.html"
+    return Path(output_dir) / "report" / f"memmap_{safe_name(kernel)}.html"
 
 
 def write_memory_map(module, kernel: str, output_dir, *, target=None, allocations=None,
@@ -48,7 +49,7 @@ def write_memory_maps(compiled) -> list[Path]:
     note = f" · planner {planner}" if planner else ""
     return [write_memory_map(compiled.pto_module(name), name, compiled.output_dir,
                              target=compiled.target, allocations=compiled.allocations,
-                             source=f"pto/{name}.pto{note}")
+                             source=f"pto/{safe_name(name)}.pto{note}")
             for name in sorted(compiled.pto_text)]
 
 

@@ -3,7 +3,8 @@
 Options resolve as: explicit argument, else the active PassContext, else the default;
 the compile runs in a context derived from the current one, so nothing an outer
 context set is dropped. Artifacts go to ``output_dir``: ``passes_dump/`` (when
-``dump_passes``), ``pto/<kernel>.pto`` (Level 3) and ``report/``.
+``dump_passes``), ``pto/<kernel>.pto`` (Level 3), ``report/`` and ``ptoc_manifest.json``
+(what this compile wrote; ``ptoc.outputs``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 
 from ptoc.errors import PtocError, RuntimeConfigError
 from ptoc.files import write_text
+from ptoc.outputs import compile_into, safe_name
 from ptoc.ir.nodes import Program
 from ptoc.runtime.allocations import Allocation, allocations_from_ir
 from ptoc.runtime.compiled import CompiledProgram
@@ -48,38 +50,39 @@ def compile_ir(program: Program, output_dir: str | os.PathLike | None = None, *,
                                  f"pl.parse_program), got {type(program).__name__}")
     target = target_of_platform(platform)
     out = resolve_output_dir(output_dir, program.name)
-    ctx = resolve_context(memory_planner=memory_planner,
-                          enable_pypto_l0c_double_buffer=enable_pypto_l0c_double_buffer,
-                          verification_level=verification_level, target=target,
-                          profiling=profiling or None, dump_dir=out,
-                          disabled_diagnostics=disabled_diagnostics)
-    if ctx.memory_planner is MemoryPlanner.PTOAS:
-        logging.getLogger("ptoc").warning(PTOAS_WARNING)
-    with ctx, collect_decisions() as decisions:
-        manager = PassManager.get_strategy()
-        lowered = manager.run_passes(program, dump_ir=bool(dump_passes), output_dir=out,
-                                     write_report=False)
-        planner = ctx.memory_planner
-        kernels, allocations = _kernels(lowered, target, planner is MemoryPlanner.PYPTO)
-        for name, text in kernels.items():
-            write_text(out / "pto" / f"{name}.pto", text)
-        write_report(ctx.diagnostics, out)
-    if check_dbc and planner is MemoryPlanner.PYPTO and ctx.enable_pypto_l0c_double_buffer:
-        from ptoc.runtime.dbc_check import check_chooser_dbc
+    with compile_into(out, program.name):  # manifest; removes this dir's stale artifacts
+        ctx = resolve_context(memory_planner=memory_planner,
+                              enable_pypto_l0c_double_buffer=enable_pypto_l0c_double_buffer,
+                              verification_level=verification_level, target=target,
+                              profiling=profiling or None, dump_dir=out,
+                              disabled_diagnostics=disabled_diagnostics)
+        if ctx.memory_planner is MemoryPlanner.PTOAS:
+            logging.getLogger("ptoc").warning(PTOAS_WARNING)
+        with ctx, collect_decisions() as decisions:
+            manager = PassManager.get_strategy()
+            lowered = manager.run_passes(program, dump_ir=bool(dump_passes), output_dir=out,
+                                         write_report=False)
+            planner = ctx.memory_planner
+            kernels, allocations = _kernels(lowered, target, planner is MemoryPlanner.PYPTO)
+            for name, text in kernels.items():
+                write_text(out / "pto" / f"{safe_name(name)}.pto", text)
+            write_report(ctx.diagnostics, out)
+        if check_dbc and planner is MemoryPlanner.PYPTO and ctx.enable_pypto_l0c_double_buffer:
+            from ptoc.runtime.dbc_check import check_chooser_dbc
 
-        # outside the compile's context: the baseline compile reports to its own sink
-        check_chooser_dbc(program, kernels, target, decisions, platform=platform)
-    write_decisions(decisions, out)
-    compiled = CompiledProgram(program=lowered, source_program=program, pto_text=kernels,
-                               allocations=allocations, diagnostics=list(ctx.diagnostics),
-                               output_dir=out, target=target,
-                               memory_planner=planner,
-                               enable_pypto_l0c_double_buffer=ctx.enable_pypto_l0c_double_buffer,
-                               profile=manager.last_profile)
-    from ptoc.report.memmap_write import write_memory_maps
+            # outside the compile's context: the baseline compile reports to its own sink
+            check_chooser_dbc(program, kernels, target, decisions, platform=platform)
+        write_decisions(decisions, out)
+        compiled = CompiledProgram(program=lowered, source_program=program, pto_text=kernels,
+                                   allocations=allocations, diagnostics=list(ctx.diagnostics),
+                                   output_dir=out, target=target,
+                                   memory_planner=planner,
+                                   enable_pypto_l0c_double_buffer=ctx.enable_pypto_l0c_double_buffer,
+                                   profile=manager.last_profile)
+        from ptoc.report.memmap_write import write_memory_maps
 
-    write_memory_maps(compiled)  # report/memmap_<kernel>.html
-    return compiled
+        write_memory_maps(compiled)  # report/memmap_<kernel>.html
+        return compiled
 
 
 def _kernels(lowered: Program, target: str, baked: bool):
@@ -96,10 +99,16 @@ def _kernels(lowered: Program, target: str, baked: bool):
             module = _plan_ptoas(module, target)
         module = _insert_sync(module, target)
         texts[name] = print_module(module)
-        function = lowered.get_function(name)
-        allocations.extend(allocations_from_ir(function) if baked else
-                           _allocations_from_pto(name, module))
+        allocations.extend(kernel_allocations(lowered, name, module, baked))
     return texts, allocations
+
+
+def kernel_allocations(lowered: Program, name: str, module, baked: bool) -> list[Allocation]:
+    """One kernel's placements: from the IR when addresses were baked (PYPTO), else from
+    the addresses the PTO planner wrote into its Level-3 ``module``."""
+    if baked:
+        return allocations_from_ir(lowered.get_function(name))
+    return _allocations_from_pto(name, module)
 
 
 def _plan_ptoas(module, target):
@@ -153,6 +162,6 @@ def resolve_output_dir(output_dir, program_name: str) -> Path:
     else:
         root = Path(os.environ.get("PTOC_BUILD_DIR", "build_output"))
         stamp = datetime.datetime.now().strftime("%Y%m%d_%H%M%S_%f")
-        out = root / f"{program_name}_{stamp}"
+        out = root / f"{safe_name(program_name)}_{stamp}"
     out.mkdir(parents=True, exist_ok=True)
     return out

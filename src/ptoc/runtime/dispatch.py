@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ptoc.errors import InternalError, RuntimeConfigError
+from ptoc.outputs import safe_name
 from ptoc.sim.task import Task
 
 
@@ -46,7 +47,7 @@ class InOrderDispatcher:
         check_writes(task, sim)
         trace = None
         if self.trace_dir is not None:
-            trace = self.trace_dir / f"{task.kernel}_{len(self.runs)}.json"
+            trace = self.trace_dir / f"{safe_name(task.kernel)}_{len(self.runs)}.json"
             sim.write_trace(trace)
         self.runs.append(KernelRun(task.kernel, sim, trace, task))
 
