@@ -49,7 +49,7 @@ def test_missing_memref_under_pypto_but_fine_under_ptoas():
 
 def test_tile_without_memory_space():
     msg = _fails("""
-        x: pl.Tile[[16, 64], pl.FP32] = pl.tile.load(a, [0, 0], [16, 64])
+        x: pl.Tile[[16, 64], pl.FP32] = pl.tile.create([16, 64], dtype=pl.FP32)
     """, line=FIRST)
     assert "'x'" in msg and "InferTileMemorySpace" in msg
 

@@ -130,8 +130,9 @@ def test_function_header_forms():
 
 def test_function_without_returns_or_statements():
     fn = _fn([], func_type=FunctionType.Orchestration)
+    # printed on its own (not as a program method) a function has no self, as in PyPTO
     assert print_function(fn) == ("@pl.function(type=pl.FunctionType.Orchestration)\n"
-                                   "def f(self):\n    pass\n")
+                                   "def f():\n    pass\n")
 
 
 def test_bare_return():
@@ -308,7 +309,7 @@ def test_invalid_hints_become_identifiers():
     vs = [Var(n, INDEX) for n in ("", "in", "self", "pl", "2x", "a.b")]
     fn = _fn([ReturnStmt(())], params=[Param(v) for v in vs])
     header = print_function(fn).splitlines()[1]
-    assert header == ("def f(self, v: pl.Scalar[pl.INDEX], in_: pl.Scalar[pl.INDEX], "
+    assert header == ("def f(v: pl.Scalar[pl.INDEX], in_: pl.Scalar[pl.INDEX], "
                       "self_: pl.Scalar[pl.INDEX], pl_: pl.Scalar[pl.INDEX], "
                       "v_2x: pl.Scalar[pl.INDEX], a_b: pl.Scalar[pl.INDEX]):")
     ast.parse(print_function(fn))

@@ -144,4 +144,4 @@ class P:
 """
     pl.parse_program(src, filename="sp.py")
     err = capsys.readouterr().err
-    assert "sp.py:8" in err and "static_print" in err and "Tile[[16, 16], FP32]" in err
+    assert "sp.py:8" in err and "static_print" in err and "Tile[[16, 16], FP32, Vec]" in err

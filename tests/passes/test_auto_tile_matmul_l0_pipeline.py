@@ -128,6 +128,14 @@ def test_mat_scratch_pipeline_gets_exactly_two_acc_buffers():
     """(64, 8): marked, then exactly two Acc buffers after memory_reuse (the scratch is kept
     bf16 and K = 64 so that the double-buffered b panels fit Mat next to it)."""
     src = scratch_kernel(64, 8, k=64, scratch_dtype="BF16")
+    # the scratch leaves the core through the cube (a Mat tile reaches GM only via Vec, a
+    # mixed kernel): its consumer's accumulator reuses one of the loop's two buffers
+    src = src.replace("out: pl.Out[pl.Tensor[[64, 1024], pl.FP32]]) -> pl.Tensor[[64, 1024], pl.FP32]",
+                      "w: pl.Tensor[[1024, 16], pl.BF16], out: pl.Out[pl.Tensor[[64, 16], pl.FP32]]"
+                      ") -> pl.Tensor[[64, 16], pl.FP32]")
+    src = src.replace("        res = pl.store(o5, [0, 0], out)\n",
+                      "        wm = pl.load(w, [0, 0], [1024, 16], target_memory=pl.Mem.Mat)\n"
+                      "        res = pl.store(pl.matmul(o5, wm), [0, 0], out)\n")
     out, _ = compiled(src)
     assert len(acc_allocs(out)) == 2
 

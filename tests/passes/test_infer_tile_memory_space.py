@@ -25,10 +25,10 @@ def run(prog, **ctx):
         return infer_tile_memory_space()(prog)
 
 
-def test_loads_feeding_the_cube_go_to_mat_and_are_moved_into_l0():
+def test_mat_loads_feeding_the_cube_are_moved_into_l0_other_loads_stay_vec():
     before = program(IO, RET, [
-        "x: pl.Tile[[64, 64], pl.FP32] = pl.tile.load(a, [0, 0], [64, 64])",
-        "y: pl.Tile[[64, 64], pl.FP32] = pl.tile.load(b, [0, 0], [64, 64])",
+        "x: pl.Tile[[64, 64], pl.FP32] = pl.tile.load(a, [0, 0], [64, 64], target_memory=pl.Mem.Mat)",
+        "y: pl.Tile[[64, 64], pl.FP32] = pl.tile.load(b, [0, 0], [64, 64], target_memory=pl.Mem.Mat)",
         "c: pl.Tile[[64, 64], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(x, y)",
         "o: pl.Tensor[[64, 64], pl.FP32] = pl.tile.store(c, [0, 0], out)",
         "v: pl.Tile[[64, 64], pl.FP32] = pl.tile.load(a, [0, 0], [64, 64])",
@@ -49,6 +49,19 @@ def test_loads_feeding_the_cube_go_to_mat_and_are_moved_into_l0():
         "w: pl.Tile[[64, 64], pl.FP32, pl.Mem.Vec] = pl.tile.exp(v)",
         "return o"])
     assert_structural_equal(run(before), expected)
+
+
+def test_a_vec_load_feeding_the_cube_is_refused_with_the_data_path():
+    """A load without target_memory is a Vec load (PyPTO's default); Vec -> Left does not
+    exist on a2a3, so the operand cannot reach L0 and the error says how to load it."""
+    before = program(IO, RET, [
+        "x: pl.Tile[[64, 64], pl.FP32] = pl.tile.load(a, [0, 0], [64, 64])",
+        "y: pl.Tile[[64, 64], pl.FP32] = pl.tile.load(b, [0, 0], [64, 64], target_memory=pl.Mem.Mat)",
+        "c: pl.Tile[[64, 64], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(x, y)",
+        "return out"])
+    with pytest.raises(PassError, match=r"'x' is in pl.Mem.Vec.*no data path Vec -> Left") as info:
+        run(before)
+    assert "pl.Mem.Mat" in info.value.hint
 
 
 def test_create_seeding_a_loop_carried_matmul_acc_is_acc_others_vec():
@@ -102,9 +115,9 @@ def test_vec_to_mat_is_legal_on_a5_only():
         run(prog, target="a2a3")
 
 
-def test_load_feeding_the_cube_through_a_view_goes_to_mat():
+def test_a_mat_view_feeding_the_cube_is_moved_into_l0():
     prog = program(IO, RET, [
-        "x: pl.Tile[[64, 64], pl.FP32] = pl.tile.load(a, [0, 0], [64, 64])",
+        "x: pl.Tile[[64, 64], pl.FP32] = pl.tile.load(a, [0, 0], [64, 64], target_memory=pl.Mem.Mat)",
         "xs: pl.Tile[[32, 64], pl.FP32] = pl.tile.slice(x, [32, 64], [0, 0])",
         "y: pl.Tile[[64, 64], pl.FP32, pl.Mem.Mat] = pl.tile.load(b, [0, 0], [64, 64], [64, 64], "
         "target_memory=pl.Mem.Mat)",

@@ -107,7 +107,7 @@ def test_loop_carries_share_and_results_take_a_counter_value():
 
 def test_tile_without_memory_space_is_rejected():
     prog = program("x: pl.Tensor[[16, 16], pl.FP32]", "pl.Tensor[[16, 16], pl.FP32]", [
-        "t: pl.Tile[[16, 16], pl.FP32] = pl.tile.load(x, [0, 0], [16, 16], [16, 16])",
+        "t: pl.Tile[[16, 16], pl.FP32] = pl.tile.create([16, 16], dtype=pl.FP32)",
         "return x"])
     with pytest.raises(PassError, match=r"MemoryInferred|no memory space"):
         run(prog)

@@ -94,6 +94,7 @@ class Target:
     move_pipes: Mapping[tuple[MemorySpace, MemorySpace], Pipe] = field(repr=False)
     clock_hz: float | None = None
     requires_low_precision_mat_scratch: bool = False
+    row_major_left_view: bool = False
     l2_cache_line_bytes: int = 512
     recommended_innermost_dim_bytes: int = 512
 
@@ -233,6 +234,7 @@ A2A3 = Target(
     move_pipes=MappingProxyType(_A2A3_MOVES),
     clock_hz=1.85e9,                 # [S] hw-model.md §1.1 (pto-isa arch_config kMainFrequencyHz)
     requires_low_precision_mat_scratch=True,  # [S] pypto-passes.md §3.4 (910B)
+    row_major_left_view=True,        # [S] oracle dumps 16_after_AutoTileMatmulL0 (910B)
     l2_cache_line_bytes=512,                  # [S] pypto backend_handler (910B)
     recommended_innermost_dim_bytes=512,      # [S] pypto 92-diagnostics.md (910B)
 )

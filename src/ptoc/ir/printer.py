@@ -56,15 +56,15 @@ def print_program(program: Program, *, module: str = "ptoc") -> str:
     lines = [f"# {module}.program: {program.name}", f"import {module}.language as pl", "",
              "@pl.program", f"class {program.name}:"]
     for fn in program.functions:
-        lines.extend(_FunctionPrinter(fn).lines(INDENT))
+        lines.extend(_FunctionPrinter(fn).lines(INDENT, in_program=True))
     if not program.functions:
         lines.append(INDENT + "pass")
     return "\n".join(lines) + "\n"
 
 
 def print_function(fn: Function) -> str:
-    """One function (decorator, signature, body) at column 0."""
-    return "\n".join(_FunctionPrinter(fn).lines("")) + "\n"
+    """One function (decorator, signature, body) at column 0, outside a program (no ``self``)."""
+    return "\n".join(_FunctionPrinter(fn).lines("", in_program=False)) + "\n"
 
 
 def format_node(node: Any) -> str:
@@ -293,7 +293,7 @@ class _FunctionPrinter:
         self.namer = Namer(_collect_hints(fn), _shadowing_plan(fn)) if fn is not None else Namer()
 
     # ---- function -------------------------------------------------------------------
-    def lines(self, indent: str) -> list[str]:
+    def lines(self, indent: str, *, in_program: bool) -> list[str]:
         fn = self.fn
         assert fn is not None
         deco = [f"type=pl.FunctionType.{fn.func_type.value}"]
@@ -304,8 +304,9 @@ class _FunctionPrinter:
             deco.append(f"role=pl.Role.{_member(fn.attrs['role'])}")
         if rest:
             deco.append(f"attrs={self.dict_value(rest)}")
-        # PyPTO's rule: a SubWorker is self-contained, every other method takes self
-        params = [] if fn.attrs.get("role") == "SubWorker" else ["self"]
+        # PyPTO's rule: a method of a program takes self, unless it is a (self-contained)
+        # SubWorker; a function printed on its own has no self
+        params = ["self"] if in_program and fn.attrs.get("role") != "SubWorker" else []
         for p in fn.params:
             ty = self.type(p.var.type)
             if p.direction is Direction.Out:

@@ -59,6 +59,19 @@ def compatible(declared: Type, actual: Type) -> bool:
     return type(declared) is type(actual) and isinstance(declared, PtrType)
 
 
+def fill_from_value(declared: Type, actual: Type) -> Type:
+    """An annotation completed by the value's type, as PyPTO merges them: what the annotation
+    spells wins, and the memory space and view it leaves out come from the value
+    (``t: pl.Tile[[64, 64], pl.FP32] = pl.load(...)`` is a Vec tile)."""
+    if not (isinstance(declared, TileType) and isinstance(actual, TileType)):
+        return declared
+    space = declared.memory_space or actual.memory_space
+    view = declared.view if declared.view is not None else actual.view
+    if space is declared.memory_space and view is declared.view:
+        return declared
+    return dataclasses.replace(declared, memory_space=space, view=view)
+
+
 def assigned_names(stmts: list[ast.stmt]) -> list[str]:
     """Names a block (re)binds, in first-binding order, looking into nested loops and ifs."""
     names: list[str] = []
@@ -390,7 +403,7 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeOutliner):
                 raise self.ctx.error(
                     node, f"annotation of '{name}' says {describe_type(declared)} but the value is "
                     f"{describe_type(ty)}", hint="fix the annotation or the value's shape/dtype")
-            ty = declared
+            ty = declared = fill_from_value(declared, ty)
             if isinstance(expr, Call):
                 expr = dataclasses.replace(expr, type=declared)
         var = Var(name, ty, self.ctx.loc(node))

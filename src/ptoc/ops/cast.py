@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ptoc.dtypes import MemorySpace
 from ptoc.errors import TypeCheckError
-from ptoc.ir.types import TensorType, TileType
+from ptoc.ir.types import TensorType, TileLayout, TileType, TileView
 from ptoc.ops import checks
 from ptoc.ops.params import kw, pos
 from ptoc.ops.registry import OpDef, PtoForm, register
@@ -22,10 +22,22 @@ def _infer_tile_cast(a, loc):
     if mode not in CAST_MODES:
         raise TypeCheckError(f"pl.tile.cast mode {mode!r} is not one of {', '.join(CAST_MODES)}",
                              loc)
-    # A cast of an accumulator is placed by the compiler: folded into the FIXPIPE write to
-    # Mat when a matmul consumes it (AutoTileMatmulL0), otherwise a Vector tcvt.
-    space = None if src.memory_space is MemorySpace.Acc else src.memory_space
-    return TileType(src.shape, dtype, space)
+    if src.memory_space is MemorySpace.Acc:
+        # PyPTO's type: a Vec tile still in the accumulator's box layout. A matmul may consume
+        # it; AutoTileMatmulL0 then folds the cast into the FIXPIPE write of a Mat scratch.
+        return TileType(src.shape, dtype, MemorySpace.Vec, None, ACC_CAST_VIEW)
+    return TileType(src.shape, dtype, src.memory_space)
+
+
+#: the view of a cast accumulator (the Acc's col-major boxes of row-major elements)
+ACC_CAST_VIEW = TileView((("blayout", TileLayout.col_major), ("slayout", TileLayout.row_major)))
+
+
+def is_accumulator_cast(ty) -> bool:
+    """Whether ``ty`` is the type of a ``tile.cast`` of an accumulator, which the compiler
+    still places (a FIXPIPE drain into a Mat scratch when a matmul consumes it)."""
+    return (isinstance(ty, TileType) and ty.memory_space is MemorySpace.Vec
+            and ty.view is not None and dict(ty.view.fields) == dict(ACC_CAST_VIEW.fields))
 
 
 def _cast_mode(a) -> tuple:

@@ -1,5 +1,10 @@
-"""The matmul family at tile level (cube operands in Left/Right, result in Acc) and at tensor
-level (the compiler places and tiles). Each ``register`` call is one op's single entry."""
+"""The matmul family at tile level (result in Acc) and at tensor level (the compiler places
+and tiles). Each ``register`` call is one op's single entry.
+
+As in PyPTO, a tile-level operand may be in any on-chip space when the call is written:
+InferTileMemorySpace moves Mat operands into Left/Right/Bias, AutoTileMatmulL0 stages a Vec
+lhs through Mat, and whatever is still not in L0 is rejected there (no data path) or by
+codegen, with the space named."""
 
 from __future__ import annotations
 
@@ -11,15 +16,11 @@ from ptoc.ops.params import kw, pos
 from ptoc.ops.registry import OpDef, PtoForm, register
 
 Mem = MemorySpace
-CUBE_LHS = (Mem.Left, Mem.Mat)
-CUBE_RHS = (Mem.Right, Mem.Mat)
 
 
 def _mm_operands(op, a, loc):
     lhs = checks.tile(op, "lhs", a["lhs"], loc)
     rhs = checks.tile(op, "rhs", a["rhs"], loc)
-    checks.space(op, "lhs", lhs, CUBE_LHS, loc)
-    checks.space(op, "rhs", rhs, CUBE_RHS, loc)
     if len(lhs.shape) != 2 or len(rhs.shape) != 2:
         raise TypeCheckError(f"pl.{op} operands must be 2-D tiles", loc)
     k1, k2 = lhs.shape[1], rhs.shape[0]
@@ -63,7 +64,6 @@ register(OpDef(
 def _infer_tile_matmul_bias(a, loc):
     lhs, rhs, acc = _mm_operands("tile.matmul_bias", a, loc)
     bias = checks.tile("tile.matmul_bias", "bias", a["bias"], loc)
-    checks.space("tile.matmul_bias", "bias", bias, (Mem.Bias, Mem.Mat), loc)
     n = rhs.shape[1]
     if len(bias.shape) != 2 or bias.shape[0] != 1 or (isinstance(n, int) and bias.shape[1] != n):
         raise TypeCheckError(f"pl.tile.matmul_bias bias must be [1, {n}], got "

@@ -41,10 +41,13 @@ def _infer_load(a, loc):
     return TileType(shape, src.dtype, target)
 
 
-def _fill_valid_shape(a):
-    """A load without valid_shape is valid over its whole tile (printed explicitly, as PyPTO)."""
+def _fill_load_defaults(a):
+    """PyPTO's defaults, stored and printed explicitly as PyPTO prints them: a load without
+    valid_shape is valid over its whole tile, and one without target_memory lands in Vec."""
     if a["valid_shape"] is None:
         a["valid_shape"] = a["shapes"]
+    if a["target_memory"] is None:
+        a["target_memory"] = Mem.Vec
     return a
 
 
@@ -52,7 +55,7 @@ register(OpDef(
     "tile.load",
     (pos("tensor"), pos("offsets", "list"), pos("shapes", "list"),
      pos("valid_shape", "list", None), kw("target_memory"), kw("clamp", default=False)),
-    _infer_load, pipe="MTE2", dsl_names=("load",), normalize=_fill_valid_shape,
+    _infer_load, pipe="MTE2", dsl_names=("load",), normalize=_fill_load_defaults,
     doc="DDR -> Vec/Mat. Offsets first, then the tile shape; valid_shape narrows the valid region."))
 
 

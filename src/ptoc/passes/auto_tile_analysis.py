@@ -15,6 +15,7 @@ from ptoc.dtypes import DataType, MemorySpace
 from ptoc.errors import PassError, PtocError, SourceLoc
 from ptoc.ir.nodes import AssignStmt, Call, Var
 from ptoc.ir.types import TileType, static_shape
+from ptoc.ops.cast import is_accumulator_cast
 from ptoc.passes.context import MemoryPlanner, PassContext
 from ptoc.passes.diagnostics import report_diagnostic
 from ptoc.passes.l0_tile_chooser import L0TileConfig, L0TileResult, Stationarity, choose_l0_tile
@@ -148,6 +149,8 @@ def match_matmul(stmt, target: Target, hints: HintLog) -> MatmulSite | None:
         return None
     _check_explicit_l0("lhs", lhs, Mem.Left, target, call.op)
     _check_explicit_l0("rhs", rhs, Mem.Right, target, call.op)
+    if is_accumulator_cast(lhs.type):
+        return None  # an unfolded cast of an accumulator is not a vector-computed operand
     a_dims, b_dims = _static_2d(lhs.type), _static_2d(rhs.type)
     if a_dims is None or b_dims is None or lhs.type.memory_space not in (Mem.Mat, Mem.Vec) \
             or rhs.type.memory_space is not Mem.Mat or a_dims[1] != b_dims[0]:

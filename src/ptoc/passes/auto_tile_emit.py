@@ -27,8 +27,8 @@ INDEX = ScalarType(DataType.INDEX)
 STAGES = "pipeline_stages"
 OVERLAP_STORES = "pipeline_overlap_stores"
 DOUBLE_BUFFER_C = "pipeline_double_buffer_c"
-#: L0A tiles made by the pass carry PyPTO's row-major block layout stamp.
-LEFT_VIEW = TileView((("blayout", TileLayout.row_major),))
+#: The explicit block layout of L0A tiles on targets that stamp it (``Target.row_major_left_view``).
+ROW_MAJOR_LEFT_VIEW = TileView((("blayout", TileLayout.row_major),))
 
 Index = Any  # int or an INDEX Expr
 
@@ -50,9 +50,14 @@ def add(a: Index, b: Index) -> Index:
 
 @dataclass
 class Block:
-    """A statement list under construction; ``let`` binds a call to a new named Var."""
+    """A statement list under construction; ``let`` binds a call to a new named Var.
+
+    ``left_view`` is the view L0A (Left) tiles extracted here carry: the row-major stamp on
+    targets whose backend resolves it, None (the implicit layout) elsewhere.
+    """
 
     loc: SourceLoc | None = None
+    left_view: TileView | None = None
     stmts: list[Stmt] = field(default_factory=list)
 
     def let(self, name: str, call: Call, var: Var | None = None) -> Var:
@@ -61,14 +66,15 @@ class Block:
         return var
 
     def child(self) -> "Block":
-        return Block(self.loc)
+        return Block(self.loc, self.left_view)
 
-
-def extract(src: Var, row: Index, col: Index, shape: tuple[int, int], space: MemorySpace) -> Call:
-    """``tile.extract(src, row, col, shape, target_memory=space)``; Left gets the row-major view."""
-    ty = TileType(tuple(shape), src.type.dtype, space, None, LEFT_VIEW if space is Mem.Left else None)
-    return make_call("tile.extract", (src, idx(row), idx(col), list(shape)),
-                     {"target_memory": space}, result_type=ty)
+    def extract(self, name: str, src: Var, row: Index, col: Index, shape: tuple[int, int],
+                space: MemorySpace) -> Var:
+        """``name = tile.extract(src, row, col, shape, target_memory=space)``."""
+        view = self.left_view if space is Mem.Left else None
+        ty = TileType(tuple(shape), src.type.dtype, space, None, view)
+        return self.let(name, make_call("tile.extract", (src, idx(row), idx(col), list(shape)),
+                                        {"target_memory": space}, result_type=ty))
 
 
 def pipeline_loop(b: Block, name: str, start: int, stop: int, step: int, carry: list[tuple[str, Expr]],
@@ -117,8 +123,8 @@ def build_k_loop(b: Block, spec: KLoopSpec, base: str, dtype: DataType,
     final_name = base
 
     def block_operands(blk: Block, ko: Index, width: int, a_name: str, b_name: str):
-        sa = blk.let(a_name, extract(spec.lhs, spec.row, ko, (spec.m, width), Mem.Left))
-        sb = blk.let(b_name, extract(spec.rhs, ko, spec.col, (width, spec.n), Mem.Right))
+        sa = blk.extract(a_name, spec.lhs, spec.row, ko, (spec.m, width), Mem.Left)
+        sb = blk.extract(b_name, spec.rhs, ko, spec.col, (width, spec.n), Mem.Right)
         return sa, sb
 
     def first_call(sa: Var, sb: Var) -> Call:
@@ -213,15 +219,15 @@ def _bias_window(b: Block, bias: Var | None, col: Index, n: int, N: int, name: s
     """The ``[1, n]`` bias columns of one output tile; the whole row when n == N."""
     if bias is None or n == N:
         return bias
-    return b.let(name, extract(bias, 0, col, (1, n), Mem.Bias))
+    return b.extract(name, bias, 0, col, (1, n), Mem.Bias)
 
 
 def _full_k_tile(b: Block, site: MatmulSite, lhs: Var, rhs: Var, bias: Var | None,
                  row: Index, col: Index, m: int, n: int, names: tuple[str, str, str, str]) -> Var:
     """One straight-line full-K output tile (tails): extract, extract, matmul."""
     a_name, b_name, c_name, bias_name = names
-    sa = b.let(a_name, extract(lhs, row, 0, (m, site.K), Mem.Left))
-    sb = b.let(b_name, extract(rhs, 0, col, (site.K, n), Mem.Right))
+    sa = b.extract(a_name, lhs, row, 0, (m, site.K), Mem.Left)
+    sb = b.extract(b_name, rhs, 0, col, (site.K, n), Mem.Right)
     bw = _bias_window(b, bias, col, n, site.N, bias_name)
     call = make_call("tile.matmul_bias", (sa, sb, bw)) if bw is not None \
         else make_call("tile.matmul", (sa, sb))
@@ -262,21 +268,21 @@ def build_full_k_pipelined(b: Block, site: MatmulSite, lhs: Var, rhs: Var, m: in
     def outer_body(ob: Block, o: Var, iters: list[IterArg]) -> list[Expr]:
         (oc,) = iters
         if rows_outer:
-            held = ob.let(f"{base}_a", extract(lhs, o, 0, (m, K), Mem.Left))
+            held = ob.extract(f"{base}_a", lhs, o, 0, (m, K), Mem.Left)
             bias_outer = None
         else:
-            held = ob.let(f"{base}_b", extract(rhs, 0, o, (K, n), Mem.Right))
+            held = ob.extract(f"{base}_b", rhs, 0, o, (K, n), Mem.Right)
             bias_outer = _bias_window(ob, site.bias, o, n, N, f"{base}_bias")
 
         def inner_body(ib: Block, i: Var, inner_iters: list[IterArg]) -> list[Expr]:
             (ic,) = inner_iters
             if rows_outer:
                 sa, row, col = held, o, i
-                sb = ib.let(f"{base}_b", extract(rhs, 0, i, (K, n), Mem.Right))
+                sb = ib.extract(f"{base}_b", rhs, 0, i, (K, n), Mem.Right)
                 bias = _bias_window(ib, site.bias, i, n, N, f"{base}_bias")
             else:
                 sb, row, col = held, i, o
-                sa = ib.let(f"{base}_a", extract(lhs, i, 0, (m, K), Mem.Left))
+                sa = ib.extract(f"{base}_a", lhs, i, 0, (m, K), Mem.Left)
                 bias = bias_outer
             call = make_call("tile.matmul_bias", (sa, sb, bias)) if bias is not None \
                 else make_call("tile.matmul", (sa, sb))

@@ -33,8 +33,8 @@ from ptoc.passes.auto_tile_analysis import (
     HintLog, MatmulSite, acc_fits_l0c, cast_foldable_to_fixpipe, choose, match_matmul, row_outer,
 )
 from ptoc.passes.auto_tile_emit import (
-    Block, KLoopSpec, Placement, build_full_k_pipelined, build_k_loop, build_split_k_grid,
-    make_scratch,
+    ROW_MAJOR_LEFT_VIEW, Block, KLoopSpec, Placement, build_full_k_pipelined, build_k_loop,
+    build_split_k_grid, make_scratch,
 )
 from ptoc.passes.auto_tile_decisions import record_placement_fallback, record_tile_choice
 from ptoc.passes.auto_tile_pipeline_dbc import apply_pipeline_dbc, build_pipeline_dbc_plan
@@ -165,6 +165,7 @@ class _Rewriter:
         self.ctx = ctx
         self.hints = hints
         self.plan = plan
+        self.left_view = ROW_MAJOR_LEFT_VIEW if target.row_major_left_view else None
 
     # ---- structure ----------------------------------------------------------------------
     def seq(self, seq: SeqStmts) -> SeqStmts:
@@ -239,7 +240,7 @@ class _Rewriter:
         m, n, k = result.m, result.n, result.k
         if (m, n, k) == (site.M, site.N, site.K):
             return None
-        b = Block(site.loc)
+        b = Block(site.loc, self.left_view)
         if m == site.M and n == site.N:
             return self.k_only(b, site, k)
         return self.mn_tiling(b, site, result, rest, subst, deferred, dropped)
@@ -352,7 +353,7 @@ class _Rewriter:
         """The deferred grid, emitted at the store's position; the store's result is remapped."""
         call = store_stmt.value
         out = call.args[2]
-        b = Block(d.site.loc)
+        b = Block(d.site.loc, self.left_view)
         place = Placement("store", out, out.name if isinstance(out, Var) else d.site.result.name,
                           store=call)
         subst[store_stmt.var] = self.grid(b, d.site, d.result, place)
@@ -389,7 +390,7 @@ class _Rewriter:
                            "folded into the FIXPIPE write to Mat (needs f32 -> bf16/f16 with "
                            "mode='rint'); it stays a vector conversion", stmt.loc or call.loc)
             return None
-        b = Block(stmt.loc)
+        b = Block(stmt.loc, self.left_view)
         scratch = make_scratch(b, f"{stmt.var.name}_scratch", dims, stmt.var.type.dtype)
         folded = b.let(f"{stmt.var.name}_mat",
                        make_call("tile.assemble", (scratch, src, [0, 0])))

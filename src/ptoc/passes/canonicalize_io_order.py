@@ -21,7 +21,7 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass, replace
 
-from ptoc.dtypes import ForKind, FunctionType, MemorySpace
+from ptoc.dtypes import ForKind, MemorySpace
 from ptoc.ir.nodes import (
     AssignStmt, Call, EvalStmt, ForStmt, Function, IfStmt, ReturnStmt, SeqStmts, Stmt, Var,
     YieldStmt,
@@ -36,14 +36,13 @@ from ptoc.passes.manager import register_default_pass
 
 OVERLAP_STORES = "pipeline_overlap_stores"
 PIPELINE_ATTRS = (STAGES, OVERLAP_STORES, DOUBLE_BUFFER_C)
-KERNEL_TYPES = (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV)
 SCALAR, LOAD, STORE, COMPUTE = "scalar", "load", "store", "compute"
 
 
 @function_pass(name="CanonicalizeIOOrder", required=("PipelineLoopsLowered",),
-               produced=("IOOrderCanonical",), func_types=KERNEL_TYPES)
+               produced=("IOOrderCanonical",), func_types=None)
 def canonicalize_io_order(function: Function, ctx) -> Function:
-    """Reorder pipeline bodies of one kernel (see the module docstring)."""
+    """Reorder pipeline bodies of one function, of any kind (see the module docstring)."""
     memberships = _memberships(function)
     body = _Reorderer(memberships).seq(function.body, policy=None)
     return function if body is function.body else replace(function, body=body)

@@ -27,6 +27,7 @@ from ptoc.ir.nodes import (
 from ptoc.ir.types import TensorType, TileType, static_shape
 from ptoc.ir.visitor import fold_constants
 from ptoc.ops import get_op, has_op, make_call
+from ptoc.ops.cast import is_accumulator_cast
 from ptoc.passes.base import function_pass
 from ptoc.passes.manager import register_default_pass
 
@@ -188,8 +189,8 @@ class _Converter:
         value = env.get(x) if isinstance(x, Var) else None
         if isinstance(value, Var):
             have = value.type.memory_space
-            if have is None or have is space:
-                return value
+            if have is None or have is space or is_accumulator_cast(value.type):
+                return value  # a cast accumulator is placed by AutoTileMatmulL0's cast fold
             moved = Var(f"{value.name}_{space.value.lower()}", TileType(
                 value.type.shape, value.type.dtype, space))
             out.append(AssignStmt(moved, make_call("tile.move", (value,), {"target_memory": space}),
@@ -254,17 +255,14 @@ class _Converter:
             want = stmt.var.type.dtype
             if short == "matmul" and want is not mm.type.dtype:
                 # The accumulator is FP32/INT32; a narrower out_dtype is a rint conversion,
-                # which FIXPIPE performs on the drain (left unplaced, as a user cast would be).
-                cast = make_call("tile.cast", (result, want), {"mode": "rint"}, loc=call.loc,
-                                 result_type=TileType(mm.type.shape, want, None))
+                # which FIXPIPE performs on the drain (typed as any cast of an accumulator).
+                cast = make_call("tile.cast", (result, want), {"mode": "rint"}, loc=call.loc)
                 result = self.let(out, stmt, cast, suffix="_cast")
         elif short == "cast":
             src = env.get(call.args[0])
             if not isinstance(src, Var):
                 src = self.operand(call.args[0], Mem.Vec, out, env, cache, stmt)
-            space = None if src.type.memory_space is Mem.Acc else src.type.memory_space
-            cast = make_call("tile.cast", (src, call.args[1]), dict(call.kwargs), loc=call.loc,
-                             result_type=TileType(src.type.shape, stmt.var.type.dtype, space))
+            cast = make_call("tile.cast", (src, call.args[1]), dict(call.kwargs), loc=call.loc)
             result = self.let(out, stmt, cast)
         elif get_op(call.op).tile_form is not None:
             result = self.let(out, stmt, self.tile_form_call(call, out, env, cache, stmt))

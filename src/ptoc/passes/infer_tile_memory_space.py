@@ -1,10 +1,10 @@
 """InferTileMemorySpace: every tile gets a memory space; cube operands reach L0 (§0, pypto-dsl §1.4).
 
-A kernel author may leave spaces out (``pl.load(a, [0, 0], [64, 64])``). This pass fills
-them in, in program order:
+A kernel author may leave spaces out. A load always has one (``pl.load`` without
+``target_memory`` is a Vec load, as in PyPTO: the op fills the default in), so a load
+feeding the cube is written with ``target_memory=pl.Mem.Mat``. This pass fills the rest in,
+in program order:
 
-- a load lands in Mat when its tile feeds the cube (a matmul operand, or a move/extract
-  into Left, Right or Bias), otherwise in Vec;
 - ``tile.create`` makes an Acc tile when it seeds a ``matmul_acc`` accumulator (directly
   or as a loop carry), otherwise a Vec tile;
 - a move/extract without a target stays in its source's space; every other op's result
@@ -12,15 +12,18 @@ them in, in program order:
 - loop carries take their init's space, loop results their carry's, if-results the
   space of what the then-branch yields.
 
-Then the cube's operands are brought into L0: a matmul-family operand still in Mat gets a
-``tile.move`` into Left (lhs), Right (rhs) or Bias (bias) just before the call. In the
+Then every operand is brought into a space its op reads from (PyPTO's input constraints):
+a matmul-family operand still in Mat gets a ``tile.move`` into Left (lhs), Right (rhs) or
+Bias (bias) just before the call, and a stored tile that is neither Vec nor Acc (a Mat
+load) gets a ``tile.move`` into Vec before the store -- the load itself stays in Mat. In the
 default pipeline AutoTileMatmulL0 runs first and already extracts L0 panels for every
 matmul it tiles, so what is left in Mat here is a matmul that fits L0 as written, or one
 AutoTile declined with a PH-AT hint; moving the latter too means an operand that cannot
 fit L0 fails allocation with the byte counts, instead of reaching codegen still in Mat.
 Every move, extract and inserted move is checked against the target's data paths
 (``Target.can_move``): e.g. Vec -> Left does not exist on a2a3, and the error says which
-destinations do.
+destinations do. Mat -> Vec exists on neither target: PyPTO turns it into a cube-to-vector
+transfer of a mixed kernel, which ptoc reports as an error until it splits mixed kernels.
 """
 
 from __future__ import annotations
@@ -43,16 +46,17 @@ from ptoc.passes.memref_rewrite import last_yield, walk_stmts
 
 Mem = MemorySpace
 
-#: operand positions of the cube ops and the L0 space each must be in
-CUBE_OPERANDS: dict[str, dict[int, MemorySpace]] = {
-    "tile.matmul": {0: Mem.Left, 1: Mem.Right},
-    "tile.matmul_acc": {1: Mem.Left, 2: Mem.Right},
-    "tile.matmul_bias": {0: Mem.Left, 1: Mem.Right, 2: Mem.Bias},
-    "tile.gemv": {0: Mem.Left, 1: Mem.Right},
-    "tile.gemv_acc": {1: Mem.Left, 2: Mem.Right},
-    "tile.gemv_bias": {0: Mem.Left, 1: Mem.Right, 2: Mem.Bias},
+#: the spaces each operand position of an op may be read from; an operand elsewhere is moved
+#: into the first one (PyPTO's op input constraints)
+OPERAND_SPACES: dict[str, dict[int, tuple[MemorySpace, ...]]] = {
+    "tile.matmul": {0: (Mem.Left,), 1: (Mem.Right,)},
+    "tile.matmul_acc": {1: (Mem.Left,), 2: (Mem.Right,)},
+    "tile.matmul_bias": {0: (Mem.Left,), 1: (Mem.Right,), 2: (Mem.Bias,)},
+    "tile.gemv": {0: (Mem.Left,), 1: (Mem.Right,)},
+    "tile.gemv_acc": {1: (Mem.Left,), 2: (Mem.Right,)},
+    "tile.gemv_bias": {0: (Mem.Left,), 1: (Mem.Right,), 2: (Mem.Bias,)},
+    "tile.store": {0: (Mem.Vec, Mem.Acc)},
 }
-CUBE_SPACES = (Mem.Left, Mem.Right, Mem.Bias)
 COPY_OPS = ("tile.move", "tile.extract")
 
 
@@ -73,10 +77,8 @@ class _SpaceInference:
         self.changed = False
         self.uses: dict[Var, list[tuple[Call, int]]] = {}
         self.carried_into: dict[Var, list[IterArg]] = {}
-        self.result_of: dict[int, Var] = {}
         for s in walk_stmts(fn.body):
             if isinstance(s, AssignStmt) and isinstance(s.value, Call):
-                self.result_of[id(s.value)] = s.var
                 for i, a in enumerate(s.value.args):
                     if isinstance(a, Var):
                         self.uses.setdefault(a, []).append((s.value, i))
@@ -84,7 +86,7 @@ class _SpaceInference:
                 for ia in s.iter_args:
                     if isinstance(ia.init, Var):
                         self.carried_into.setdefault(ia.init, []).append(ia)
-        # a loop carry's uses are its init value's uses (an Acc seed, a cube operand)
+        # a loop carry's uses are its init value's uses (an Acc seed)
         for init, carries in self.carried_into.items():
             for ia in carries:
                 self.uses.setdefault(init, []).extend(self.uses.get(ia, ()))
@@ -110,7 +112,11 @@ class _SpaceInference:
         if isinstance(s, AssignStmt):
             return self.assign(s)
         if isinstance(s, EvalStmt):
-            return [replace(s, expr=self.sub(s.expr))]
+            before: list[Stmt] = []
+            expr = self.sub(s.expr)
+            if isinstance(expr, Call) and not expr.is_function:
+                expr = self.move_operands(expr, before, s)
+            return before + [replace(s, expr=expr)]
         if isinstance(s, (YieldStmt, ReturnStmt)):
             return [replace(s, values=tuple(self.sub(v) for v in s.values))]
         if isinstance(s, ForStmt):
@@ -137,7 +143,7 @@ class _SpaceInference:
             space = _space_of(value) if isinstance(s.var.type, TileType) else None
             return [replace(s, value=value, var=self.retype(s.var, space))]
         before: list[Stmt] = []
-        value = self.bring_operands_to_l0(value, before, s)
+        value = self.move_operands(value, before, s)
         if isinstance(s.var.type, TileType) and s.var.type.memory_space is None:
             value = self.decide(s.var, value)
         self.check_move(value, s)
@@ -151,8 +157,6 @@ class _SpaceInference:
     def decide(self, var: Var, call: Call) -> Call:
         """The call re-made so that its result has a space (see the module docstring)."""
         op = call.op
-        if op == "tile.load":
-            return self.remake(call, target_memory=Mem.Mat if self.feeds_cube(var) else Mem.Vec)
         if op == "tile.create":
             return self.remake(call, target_memory=Mem.Acc if self.seeds_acc(var) else Mem.Vec)
         if op in COPY_OPS and call.kwarg("target_memory") is None:
@@ -172,19 +176,6 @@ class _SpaceInference:
         if isinstance(call.type, TileType) and isinstance(new.type, TileType):
             new = replace(new, type=replace(call.type, memory_space=new.type.memory_space))
         return new
-
-    def feeds_cube(self, var: Var, seen: frozenset = frozenset()) -> bool:
-        """A cube operand, a copy into L0, or a view of it that is one (transitively)."""
-        for call, i in self.uses.get(var, ()):
-            if i in CUBE_OPERANDS.get(call.op, {}):
-                return True
-            if call.op in COPY_OPS and i == 0 and call.kwarg("target_memory") in CUBE_SPACES:
-                return True
-            through = self.result_of.get(id(call))
-            if (i == 0 and through is not None and through not in seen and has_op(call.op)
-                    and get_op(call.op).view and self.feeds_cube(through, seen | {var})):
-                return True
-        return False
 
     def seeds_acc(self, var: Var) -> bool:
         return any(call.op in ("tile.matmul_acc", "tile.gemv_acc") and i == 0
@@ -210,26 +201,24 @@ class _SpaceInference:
         return substitute(e, self.var_map)
 
     # ---- cube operands and legal moves ---------------------------------------------
-    def bring_operands_to_l0(self, call: Call, before: list[Stmt], s: AssignStmt) -> Call:
-        wanted = CUBE_OPERANDS.get(call.op)
+    def move_operands(self, call: Call, before: list[Stmt], s: Stmt) -> Call:
+        """Move every operand not in a space its op reads from into the first such space."""
+        wanted = OPERAND_SPACES.get(call.op)
         if not wanted:
             return call
         args = list(call.args)
-        for i, space in wanted.items():
+        for i, spaces in wanted.items():
             if i >= len(args) or not isinstance(args[i], Var):
                 continue
-            src = _space_of(args[i])
-            if src is None or src is space:
+            src, space = _space_of(args[i]), spaces[0]
+            if src is None or src in spaces:
                 continue
-            if src is Mem.Mat or self.target.can_move(src, space):
-                self._require_path(src, space, args[i].name, call.op, s)
-                move = make_call("tile.move", (args[i],), {"target_memory": space}, loc=call.loc)
-                tmp = Var(f"{args[i].name}_{space.lower}", move.type, s.loc)
-                before.append(AssignStmt(tmp, move, s.loc))
-                args[i] = tmp
-                self.changed = True
-            else:
-                self._require_path(src, space, args[i].name, call.op, s)
+            self._require_path(src, space, args[i].name, call.op, s)
+            move = make_call("tile.move", (args[i],), {"target_memory": space}, loc=call.loc)
+            tmp = Var(f"{args[i].name}_{space.lower}", move.type, s.loc)
+            before.append(AssignStmt(tmp, move, s.loc))
+            args[i] = tmp
+            self.changed = True
         if tuple(args) == call.args:
             return call
         return replace(call, args=tuple(args))
@@ -244,16 +233,20 @@ class _SpaceInference:
         self._require_path(src, dst, name, call.op, s)
 
     def _require_path(self, src: MemorySpace, dst: MemorySpace, name: str, op: str,
-                      s: AssignStmt) -> None:
+                      s: Stmt) -> None:
         if self.target.can_move(src, dst):
             return
         legal = sorted(d.value for (a, d) in self.target.data_paths if a is src)
+        where = f" (for '{s.var.name}')" if isinstance(s, AssignStmt) else ""
+        fix = ("load the data with target_memory=pl.Mem.Vec to store or compute on it (PyPTO "
+               "moves a Mat tile into Vec across the cube and vector cores, a mixed kernel)"
+               if (src, dst) == (Mem.Mat, Mem.Vec) else
+               "load the data into pl.Mem.Mat first and move or extract it from there")
         raise PassError(
             f"pl.{op}: tile '{name}' is in pl.Mem.{src.value}, but target {self.target.name} has "
-            f"no data path {src.value} -> {dst.value} (for '{s.var.name}')", s.loc,
+            f"no data path {src.value} -> {dst.value}{where}", s.loc,
             hint=(f"from {src.value} the target can move to {', '.join(legal)}; "
-                  if legal else f"{src.value} is not a source of any move; ")
-            + "load the data into pl.Mem.Mat first and move or extract it from there")
+                  if legal else f"{src.value} is not a source of any move; ") + fix)
 
 
 def _space_of(e) -> MemorySpace | None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ptoc.dtypes import DataType, ForKind, FunctionType, MemorySpace
+from ptoc.dtypes import DataType, ForKind, MemorySpace
 from ptoc.errors import PassError
 from ptoc.ir.nodes import (
     AssignStmt, BinOp, Call, ConstInt, Expr, ForStmt, Function, IfStmt, IterArg, SeqStmts, Stmt,
@@ -34,14 +34,13 @@ from ptoc.passes.manager import register_default_pass
 STAGES = "pipeline_stages"
 MEMBERSHIP = "pipeline_membership"
 DOUBLE_BUFFER_C = "pipeline_double_buffer_c"
-KERNEL_TYPES = (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV)
 INDEX = ScalarType(DataType.INDEX)
 
 
 @function_pass(name="LowerPipelineLoops", required=("SSAForm",),
-               produced=("PipelineLoopsLowered",), func_types=KERNEL_TYPES)
+               produced=("PipelineLoopsLowered",), func_types=None)
 def lower_pipeline_loops(function: Function, ctx) -> Function:
-    """Replicate every pipeline loop of one kernel (see the module docstring)."""
+    """Replicate every pipeline loop of one function, of any kind (see the module docstring)."""
     lowered = _Lowerer().body(function.body)
     return function if lowered is function.body else replace(function, body=lowered)
 

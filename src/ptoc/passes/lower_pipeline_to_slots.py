@@ -32,7 +32,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ptoc.backend.targets import align_up, get_target
-from ptoc.dtypes import ForKind, FunctionType, MemorySpace
+from ptoc.dtypes import ForKind, MemorySpace
 from ptoc.ir.nodes import (
     AssignStmt, BinOp, Call, ConstInt, Expr, ForStmt, Function, IfStmt, ListExpr, SeqStmts, Stmt,
     Var,
@@ -48,11 +48,10 @@ from ptoc.passes.manager import register_default_pass
 STAGES = "pipeline_stages"
 SLOT = "pipeline_slot"
 MAX_SLOTS = 16
-KERNEL_TYPES = (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV)
 SLOT_SPACES = (MemorySpace.Vec, MemorySpace.Mat)
 
 
-@function_pass(name="LowerPipelineToSlots", required=("SSAForm",), func_types=KERNEL_TYPES)
+@function_pass(name="LowerPipelineToSlots", required=("SSAForm",), func_types=None)
 def lower_pipeline_to_slots(function: Function, ctx) -> Function:
     """Rotate the staged loads of every eligible pipeline loop (see the module docstring)."""
     target = get_target(getattr(ctx, "target", "a2a3"))

@@ -46,11 +46,12 @@ from ptoc.passes.memref_rewrite import (
 from ptoc.passes.pipeline_capacity_gate import align32
 from ptoc.passes.pipeline_serialise import serialise_groups
 
-KERNEL_TYPES = (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV)
+#: every function that can hold tiles (PyPTO skips only orchestration, which submits tasks)
+TILE_FUNCTION_TYPES = tuple(t for t in FunctionType if t is not FunctionType.Orchestration)
 
 
 @function_pass(name="MemoryReuse", required={"MemRefsAssigned"}, produced={"MemoryReused"},
-               func_types=KERNEL_TYPES)
+               func_types=TILE_FUNCTION_TYPES)
 def memory_reuse(fn: Function, ctx, *, capacities: Mapping[MemorySpace, int] | None = None,
                  reserved: Mapping[MemorySpace, int] | None = None) -> Function:
     """Coalesce MemRefs by lifetime.
