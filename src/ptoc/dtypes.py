@@ -25,6 +25,7 @@ class DataType(enum.Enum):
     UINT8 = "UINT8"
     BOOL = "BOOL"
     INDEX = "INDEX"
+    TASK_ID = "TASK_ID"  # an orchestration handle on a launched task (never in a kernel)
 
     @property
     def bits(self) -> int:
@@ -76,21 +77,22 @@ class DataType(enum.Enum):
 _BITS = {
     DataType.FP32: 32, DataType.FP16: 16, DataType.BF16: 16, DataType.INT8: 8,
     DataType.INT16: 16, DataType.INT32: 32, DataType.INT64: 64, DataType.UINT8: 8,
-    DataType.BOOL: 8, DataType.INDEX: 64,
+    DataType.BOOL: 8, DataType.INDEX: 64, DataType.TASK_ID: 64,
 }
 _NUMPY = {
     DataType.FP32: np.float32, DataType.FP16: np.float16, DataType.BF16: ml_dtypes.bfloat16,
     DataType.INT8: np.int8, DataType.INT16: np.int16, DataType.INT32: np.int32,
     DataType.INT64: np.int64, DataType.UINT8: np.uint8, DataType.BOOL: np.bool_,
-    DataType.INDEX: np.int64,
+    DataType.INDEX: np.int64, DataType.TASK_ID: np.int64,
 }
 _PTO = {
     DataType.FP32: "f32", DataType.FP16: "f16", DataType.BF16: "bf16", DataType.INT8: "i8",
     DataType.INT16: "i16", DataType.INT32: "i32", DataType.INT64: "i64", DataType.UINT8: "ui8",
-    DataType.BOOL: "i1", DataType.INDEX: "index",
+    DataType.BOOL: "i1", DataType.INDEX: "index", DataType.TASK_ID: "task_id",
 }
 _FROM_PTO = {v: k for k, v in _PTO.items()}
-_FROM_NUMPY = {np.dtype(v): k for k, v in _NUMPY.items() if k is not DataType.INDEX}
+_FROM_NUMPY = {np.dtype(v): k for k, v in _NUMPY.items()
+               if k not in (DataType.INDEX, DataType.TASK_ID)}
 
 
 class MemorySpace(enum.Enum):
@@ -129,6 +131,7 @@ class FunctionType(DslEnum):
     AIC = "AIC"
     AIV = "AIV"
     Group = "Group"
+    Spmd = "Spmd"
 
     @property
     def is_kernel(self) -> bool:
@@ -153,6 +156,26 @@ class Role(DslEnum):
     Orchestrator = "Orchestrator"
     SubWorker = "SubWorker"
     Worker = "Worker"
+
+
+class ScopeKind(DslEnum):
+    """What a ``with`` scope of a function body marks: a kernel region (``pl.at`` at
+    CORE_GROUP), a co-scheduled cube+vector group (``pl.cluster``), a multi-block launch
+    (``pl.spmd``), a hierarchy region (``pl.at`` at another level) or a runtime dependency
+    scope (``pl.scope`` / ``pl.manual_scope``)."""
+
+    InCore = "InCore"
+    Cluster = "Cluster"
+    Spmd = "Spmd"
+    Hierarchy = "Hierarchy"
+    Runtime = "Runtime"
+
+
+class ScopeMode(DslEnum):
+    """Dependency tracking of a runtime scope (``pl.scope(mode=pl.ScopeMode.X)``)."""
+
+    AUTO = "AUTO"
+    MANUAL = "MANUAL"
 
 
 class AtomicType(DslEnum):

@@ -32,5 +32,5 @@ def test_name_hint_equal_to_the_jit_name(a):
     out = np.zeros_like(a)
     same_name(a, out)
     np.testing.assert_allclose(out, a * 3.0, rtol=1e-6)
-    assert [f.name for f in same_name.specialize(a, out).functions] == ["same_name_0",
+    assert [f.name for f in same_name.lower(a, out).functions] == ["same_name_0",
                                                                           "same_name"]

@@ -40,7 +40,7 @@ def test_at_scope_is_outlined_with_name_hint():
     y = np.zeros((32, 32), np.float32)
     kernels.mm32(x, w, y)
     np.testing.assert_allclose(y, x.astype(np.float32) @ w.astype(np.float32), rtol=1e-2, atol=1e-2)
-    names = [f.name for f in kernels.mm32.specialize(x, w, y).functions]
+    names = [f.name for f in kernels.mm32.lower(x, w, y).functions]
     assert names == ["mm32_kernel", "mm32"]
 
 

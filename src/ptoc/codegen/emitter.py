@@ -41,6 +41,7 @@ from ptoc.ir.nodes import (
 from ptoc.ir.types import ScalarType as IrScalarType, TensorType, TileType
 from ptoc.pto.model import EnumAttr, ForOp, IfOp, Kernel, Op, PtrType, ScalarType, Value, YieldOp
 
+from ptoc.codegen.block_ops import BLOCK_PARAMS, uses_block_identity
 from ptoc.codegen.buffers import BufferBinding
 from ptoc.codegen.errors import CodegenError
 from ptoc.codegen.names import ConstantPool, SsaNames, describe
@@ -112,6 +113,12 @@ class KernelEmitter(ScalarLowering, BufferBinding):
                     f"kernel '{fn.name}': parameter '{p.var.name}' has type "
                     f"{describe(ty)}, which has no PTO kernel argument form", p.var.loc,
                     hint="pass DDR tensors (pl.Tensor) and scalars only")
+        if uses_block_identity(fn.body):
+            self.block_params = []
+            for name in BLOCK_PARAMS:
+                self.names.reserve(name)
+                self.block_params.append(Value(name, ScalarType(DataType.INT32)))
+            params.extend(self.block_params)
         body: list[Op] = []
         self._region = body
         for p, param in zip(fn.params, params):

@@ -42,6 +42,7 @@ from ptoc.ops.registry import PtoForm
 from ptoc.pto.model import EnumAttr, IfOp, Instruction, PartitionViewType, ScalarType, Value
 
 from ptoc.codegen.access_ops import LOWERINGS as ACCESS_LOWERINGS
+from ptoc.codegen.block_ops import LOWERINGS as BLOCK_LOWERINGS
 from ptoc.codegen.errors import CodegenError
 from ptoc.codegen.simplify import decide
 from ptoc.codegen.tile_types import valid_shape
@@ -359,6 +360,7 @@ _LOWERINGS: dict[str, Callable] = {
     "tile.assemble": _assemble, "tile.matmul": _matmul, "tile.matmul_acc": _matmul_acc,
     "tile.matmul_bias": _matmul_bias, "tile.gemv_acc": _matmul_acc,
     **ACCESS_LOWERINGS,
+    **BLOCK_LOWERINGS,
 }
 
 SUPPORTED_OPS = tuple(sorted(set(_LOWERINGS) | {op.name for op in all_ops() if op.pto}))

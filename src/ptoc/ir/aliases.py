@@ -12,6 +12,10 @@ captured from an enclosing scope) answers three questions:
 - which roots it also reads (anything but a destination slot or an alias link counts,
   so the answer can only err towards ``InOut``, as PyPTO's direction inference does);
 - which root each returned value is (where a kernel's result lives).
+
+Given ``program``, a call of one of its functions (a wrapper calling a kernel) follows the
+callee's signature: an ``Out``/``InOut`` argument is written (``InOut`` also read), an
+``In`` one read, and the call's result is the argument its callee returns.
 """
 
 from __future__ import annotations
@@ -45,9 +49,11 @@ def written_operand(call: Call) -> int | None:
 class TensorAliases(IRVisitor):
     """Root tracking over one body; ``roots`` maps each root Var to a key of the caller's."""
 
-    def __init__(self, roots: dict[Var, object]):
+    def __init__(self, roots: dict[Var, object], program=None):
         super().__init__()
+        self.program = program
         self.root: dict[int, object] = {id(v): key for v, key in roots.items()}
+        self.items: dict[int, list] = {}  # a tuple-valued call result: the root of each item
         self.written: list[object] = []
         self.read: list[object] = []
         self.returned: list[object | None] = []
@@ -70,8 +76,21 @@ class TensorAliases(IRVisitor):
             self._link(stmt.var, value)
             self.visit_def(stmt.var)
             return
+        if isinstance(value, TupleGetItem) and id(value.tuple) in self.items:
+            items = self.items[id(value.tuple)]
+            if value.index < len(items) and items[value.index] is not None:
+                self.root[id(stmt.var)] = items[value.index]
+            self.visit_def(stmt.var)
+            return
         if isinstance(value, Call):
             index = written_operand(value)
+            callee = self._callee(value)
+            if callee is not None:
+                returned = returned_params(callee, self.program)
+                keys = [self.root_of(value.args[i]) if i is not None else None for i in returned]
+                if len(returned) > 1:
+                    self.items[id(stmt.var)] = keys
+                index = returned[0] if len(returned) == 1 else None
             if index is not None:
                 self._link(stmt.var, value.args[index])
             elif _viewed_operand(value) is not None and self.root_of(value.args[0]) is not None:
@@ -80,14 +99,26 @@ class TensorAliases(IRVisitor):
                 return
         super().visit_assign_stmt(stmt)
 
+    def _callee(self, call: Call) -> Function | None:
+        if call.is_function and self.program is not None:
+            return self.program.get_function(call.op)
+        return None
+
     def visit_call(self, node: Call) -> None:
         index = written_operand(node)
+        callee = self._callee(node)
         for i, arg in enumerate(node.args):
             key = self.root_of(arg)
-            if key is not None:
-                self._note(self.written if i == index else self.read, key)
-            else:
+            if key is None:
                 self.visit(arg)
+            elif callee is not None and i < len(callee.params):
+                direction = callee.params[i].direction.value
+                if direction != "In":
+                    self._note(self.written, key)
+                if direction != "Out":
+                    self._note(self.read, key)
+            else:
+                self._note(self.written if i == index else self.read, key)
         for _, value in node.kwargs:
             self.visit(value)
 
@@ -129,17 +160,19 @@ class TensorAliases(IRVisitor):
                 self.visit(value)
 
 
-def tensor_aliases(body: SeqStmts | Expr, roots: dict[Var, object]) -> TensorAliases:
-    """Walk ``body`` once with the given roots; read ``written``, ``read``, ``returned``."""
-    walker = TensorAliases(roots)
+def tensor_aliases(body: SeqStmts | Expr, roots: dict[Var, object],
+                   program=None) -> TensorAliases:
+    """Walk ``body`` once with the given roots; read ``written``, ``read``, ``returned``.
+    ``program`` lets calls of its functions be followed (see the module docstring)."""
+    walker = TensorAliases(roots, program)
     walker.visit(body)
     return walker
 
 
-def returned_params(function: Function) -> list[int | None]:
+def returned_params(function: Function, program=None) -> list[int | None]:
     """For each returned value, the index of the parameter it aliases (None if none)."""
     roots = {p.var: i for i, p in enumerate(function.params)}
-    return tensor_aliases(function.body, roots).returned
+    return tensor_aliases(function.body, roots, program).returned
 
 
 __all__ = ["TensorAliases", "returned_params", "tensor_aliases", "written_operand"]

@@ -19,8 +19,8 @@ from typing import Any
 
 from ptoc.ir.nodes import (
     AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, Expr, ForStmt, Function,
-    IfStmt, ListExpr, Param, Program, ReturnStmt, SeqStmts, Stmt, TupleGetItem, UnaryOp, Var,
-    YieldStmt,
+    IfStmt, ListExpr, Param, Program, ReturnStmt, ScopeStmt, SeqStmts, Stmt, TupleGetItem, UnaryOp,
+    Var, YieldStmt,
 )
 from ptoc.ir.printer import flatten, format_node
 from ptoc.ir.types import (
@@ -247,8 +247,25 @@ class _Comparer:
             self.body(".then_body", a.then_body, b.then_body)
             self.body(".else_body", a.else_body, b.else_body)
             self.define(".return_vars", a.return_vars, b.return_vars)
+        elif isinstance(a, ScopeStmt):
+            self.scope_stmt(a, b)
         else:  # pragma: no cover - new statement kinds must be added here
             self.fail(f"unknown statement kind {type(a).__name__}")
+
+    def scope_stmt(self, a: ScopeStmt, b: ScopeStmt) -> None:
+        if a.kind is not b.kind:
+            self.fail(f"scope kind {a.kind.value} != {b.kind.value}")
+        self.at(".attrs", a.attrs, b.attrs)
+        self.seq(".deps", a.deps, b.deps)
+        if (a.core_num is None) != (b.core_num is None):
+            self.fail(f"core_num {a.core_num!r} != {b.core_num!r}")
+        if a.core_num is not None:
+            self.at(".core_num", a.core_num, b.core_num)
+        if (a.task_id is None) != (b.task_id is None):
+            self.fail("one scope binds a task id ('as tid'), the other does not")
+        if a.task_id is not None:
+            self.define(".task_id", a.task_id, b.task_id)
+        self.body(".body", a.body, b.body)
 
     def for_stmt(self, a: ForStmt, b: ForStmt) -> None:
         if a.kind is not b.kind:

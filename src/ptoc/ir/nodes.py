@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ptoc.errors import SourceLoc
-from ptoc.dtypes import DataType, Direction, ForKind, FunctionType
+from ptoc.dtypes import DataType, Direction, ForKind, FunctionType, ScopeKind
 from ptoc.ir.types import ScalarType, Type
 
 
@@ -219,6 +219,25 @@ class IfStmt(Stmt):
     then_body: SeqStmts
     else_body: SeqStmts | None
     return_vars: tuple[Var, ...] = ()
+    loc: SourceLoc | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True, eq=False)
+class ScopeStmt(Stmt):
+    """A ``with`` region of a function body (see ``ScopeKind``); outlining passes turn the
+    kernel-making kinds into functions. Names bound inside stay visible after it.
+
+    ``attrs`` holds plain options (``name_hint``, ``level``, ``role``, ``manual``,
+    ``sync_start``, ``split``, ``slot_num``); ``deps`` are task ids the region waits for,
+    ``task_id`` the Var ``as tid`` binds, ``core_num`` an SPMD region's block count.
+    """
+
+    kind: ScopeKind
+    body: SeqStmts
+    attrs: dict = field(default_factory=dict)
+    deps: tuple[Expr, ...] = ()
+    task_id: Var | None = None
+    core_num: Expr | None = None
     loc: SourceLoc | None = field(default=None, repr=False)
 
 

@@ -19,10 +19,10 @@ import keyword
 import math
 from typing import Any
 
-from ptoc.dtypes import DataType, Direction, ForKind, MemorySpace
+from ptoc.dtypes import DataType, Direction, ForKind, Level, MemorySpace, ScopeKind
 from ptoc.ir.nodes import (
     AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, Expr, ForStmt, Function,
-    IfStmt, ListExpr, Program, ReturnStmt, SeqStmts, Stmt, TupleGetItem, UnaryOp, Var,
+    IfStmt, ListExpr, Program, ReturnStmt, ScopeStmt, SeqStmts, Stmt, TupleGetItem, UnaryOp, Var,
     YieldStmt,
 )
 from ptoc.ir.types import (
@@ -164,6 +164,10 @@ def _collect_hints(fn: Function) -> set[str]:
             walk(s.then_body)
             if s.else_body is not None:
                 walk(s.else_body)
+        elif isinstance(s, ScopeStmt):
+            if s.task_id is not None:
+                add(s.task_id)
+            walk(s.body)
 
     walk(fn.body)
     return hints
@@ -217,6 +221,10 @@ def _shadowing_plan(fn: Function) -> dict[Var, Var]:
             walk(s.then_body)
             if s.else_body is not None:
                 walk(s.else_body)
+        elif isinstance(s, ScopeStmt):
+            for e in (*s.deps, s.core_num):
+                use(e, n)
+            walk(s.body)
         for rv in getattr(s, "return_vars", ()):
             use(rv.type, counter[0] - 1)
         end[id(s)] = counter[0] - 1
@@ -235,6 +243,8 @@ def _shadowing_plan(fn: Function) -> dict[Var, Var]:
                 block(flatten(s.then_body), {})
                 if s.else_body is not None:
                     block(flatten(s.else_body), {})
+            elif isinstance(s, ScopeStmt):  # a with-body binds names of the enclosing block
+                block(flatten(s.body), latest)
             defined = [s.var] if isinstance(s, AssignStmt) else list(getattr(s, "return_vars", ()))
             for v in defined:
                 hint = _sanitize(v.name)
@@ -264,6 +274,7 @@ def _vars_in(e: Any) -> list[Var]:
             stack += list(x.items)
         elif isinstance(x, Call):
             stack += list(x.args) + [v for _, v in x.kwargs]
+            stack += [v for v in x.attrs.values() if isinstance(v, Expr)]
         elif isinstance(x, (TensorType, TileType)):
             stack += [d for d in x.shape if isinstance(d, Expr)]
             if x.memref is not None:
@@ -297,7 +308,9 @@ class _FunctionPrinter:
         fn = self.fn
         assert fn is not None
         deco = [f"type=pl.FunctionType.{fn.func_type.value}"]
-        rest = {k: v for k, v in fn.attrs.items() if k not in ("level", "role")}
+        rest = {k: v for k, v in fn.attrs.items() if k not in ("level", "role", "auto_scope")}
+        if fn.attrs.get("auto_scope") is False:
+            deco.append("auto_scope=False")
         if "level" in fn.attrs:
             deco.append(f"level=pl.Level.{_member(fn.attrs['level'])}")
         if "role" in fn.attrs:
@@ -358,7 +371,44 @@ class _FunctionPrinter:
                 out.append(f"{indent}else:")
                 out.extend(self.body_lines(s.else_body, indent + INDENT, s.return_vars))
             return out
+        if isinstance(s, ScopeStmt):
+            return self.scope_lines(s, indent, return_vars)
         raise TypeError(f"cannot print statement {type(s).__name__}")
+
+    def scope_lines(self, s: ScopeStmt, indent: str, return_vars: tuple[Var, ...]) -> list[str]:
+        """``with pl.at(...) [as tid]:`` and its siblings, as PyPTO prints each kind."""
+        attrs = s.attrs
+        loop_var = _spmd_loop_var(s)
+        if loop_var is not None:  # the 'for i in pl.spmd(n)' form (Spmd of InCore, i bound first)
+            args = [self.expr(s.core_num)] + (["sync_start=True"] if attrs.get("sync_start") else [])
+            if "name_hint" in attrs:
+                args.append(f"name_hint={_quote(attrs['name_hint'])}")
+            inner = flatten(s.body)[0]
+            head = f"{indent}for {self.namer.name(loop_var)} in pl.spmd({', '.join(args)}):"
+            rest = SeqStmts(tuple(flatten(inner.body)[1:]))
+            return [head] + self.body_lines(rest, indent + INDENT, return_vars)
+        if s.kind is ScopeKind.Runtime:
+            head = "pl.scope(mode=pl.ScopeMode.MANUAL)" if attrs.get("manual") else "pl.scope()"
+        else:
+            args: list[str] = []
+            if s.kind is ScopeKind.Spmd:
+                args.append(self.expr(s.core_num))
+                if attrs.get("sync_start"):
+                    args.append("sync_start=True")
+            elif s.kind in (ScopeKind.InCore, ScopeKind.Hierarchy):
+                level = Level.CORE_GROUP if s.kind is ScopeKind.InCore else attrs["level"]
+                args.append(f"level={self.value(level)}")
+                if "role" in attrs:
+                    args.append(f"role={self.value(attrs['role'])}")
+            if "name_hint" in attrs:
+                args.append(f"name_hint={_quote(attrs['name_hint'])}")
+            if s.deps:
+                args.append(f"deps=[{', '.join(self.expr(d) for d in s.deps)}]")
+            func = {ScopeKind.Spmd: "spmd", ScopeKind.Cluster: "cluster"}.get(s.kind, "at")
+            head = f"pl.{func}({', '.join(args)})"
+        if s.task_id is not None:
+            head += f" as {self.namer.name(s.task_id)}"
+        return [f"{indent}with {head}:"] + self.body_lines(s.body, indent + INDENT, return_vars)
 
     def yield_text(self, s: YieldStmt, return_vars: tuple[Var, ...]) -> str:
         call = f"pl.yield_({', '.join(self.expr(v) for v in s.values)})"
@@ -522,6 +572,22 @@ class _FunctionPrinter:
 
     def dict_value(self, d: dict) -> str:
         return "{" + ", ".join(f"{self.value(k)}: {self.value(v)}" for k, v in d.items()) + "}"
+
+
+def _spmd_loop_var(s: ScopeStmt) -> Var | None:
+    """The block-index variable when ``s`` is the desugared ``for i in pl.spmd(n)`` loop."""
+    if s.kind is not ScopeKind.Spmd or s.task_id is not None or s.deps:
+        return None
+    body = flatten(s.body)
+    if len(body) != 1 or not isinstance(body[0], ScopeStmt) or body[0].kind is not ScopeKind.InCore \
+            or body[0].attrs or body[0].deps or body[0].task_id is not None:
+        return None
+    inner = flatten(body[0].body)
+    first = inner[0] if inner else None
+    if isinstance(first, AssignStmt) and isinstance(first.value, Call) \
+            and first.value.op == "tile.get_block_idx":
+        return first.var
+    return None
 
 
 def _is_index(e: Expr, value: int) -> bool:

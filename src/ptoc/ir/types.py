@@ -83,6 +83,14 @@ class TileType(Type):
 
 
 @dataclass(frozen=True, eq=False)
+class ArrayType(Type):
+    """A small fixed-size orchestration array (``pl.array.create(n, pl.TASK_ID)``)."""
+
+    size: Dim
+    dtype: DataType
+
+
+@dataclass(frozen=True, eq=False)
 class TupleType(Type):
     types: tuple[Type, ...] = field(default_factory=tuple)
 

@@ -17,8 +17,8 @@ from ptoc.errors import PtocError, SourceLoc, VerificationError
 from ptoc.ir.equality import equal_by_identity
 from ptoc.ir.nodes import (
     AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, Expr, ForStmt, Function,
-    IfStmt, IterArg, ListExpr, Program, ReturnStmt, SeqStmts, Stmt, TupleGetItem, UnaryOp, Var,
-    YieldStmt,
+    IfStmt, IterArg, ListExpr, Program, ReturnStmt, ScopeStmt, SeqStmts, Stmt, TupleGetItem,
+    UnaryOp, Var, YieldStmt,
 )
 from ptoc.ir.printer import flatten, format_node
 from ptoc.ir.types import MemRef, PtrType, ScalarType, TensorType, TileType, TupleType, Type
@@ -251,6 +251,15 @@ class _FunctionVerifier:
             self.if_stmt(s)
         elif isinstance(s, SeqStmts):
             for c in flatten(s):
+                self.stmt(c)
+        elif isinstance(s, ScopeStmt):
+            for dep in s.deps:
+                self.expr(dep)
+            if s.core_num is not None:
+                self.expr(s.core_num)
+            if s.task_id is not None:
+                self.define(s.task_id, "the scope's task id")
+            for c in flatten(s.body):
                 self.stmt(c)
         else:
             raise self.error(f"unknown statement {type(s).__name__}", "build IR from ptoc.ir nodes")

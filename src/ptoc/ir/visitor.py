@@ -20,8 +20,8 @@ from typing import Any
 
 from ptoc.ir.nodes import (
     AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, Expr, ForStmt, Function,
-    IfStmt, IterArg, ListExpr, Param, Program, ReturnStmt, SeqStmts, Stmt, TupleGetItem, UnaryOp,
-    Var, YieldStmt,
+    IfStmt, IterArg, ListExpr, Param, Program, ReturnStmt, ScopeStmt, SeqStmts, Stmt, TupleGetItem,
+    UnaryOp, Var, YieldStmt,
 )
 from ptoc.ir.types import MemRef, TensorType, TileType, TupleType, Type
 
@@ -112,6 +112,14 @@ class IRVisitor:
         for rv in node.return_vars:
             self.visit_def(rv)
 
+    def visit_scope_stmt(self, node: ScopeStmt) -> None:
+        for dep in node.deps:
+            self.visit(dep)
+        self.visit(node.core_num)
+        if node.task_id is not None:
+            self.visit_def(node.task_id)
+        self.visit(node.body)
+
     # ---- expressions ---------------------------------------------------------------
     def visit_def(self, var: Var) -> None:
         """A defining occurrence of ``var``; by default visits the Vars in its type."""
@@ -151,6 +159,9 @@ class IRVisitor:
             self.visit(a)
         for _, v in node.kwargs:
             self.visit(v)
+        for v in node.attrs.values():  # a launch spec (core_num) may be an expression
+            if isinstance(v, Expr):
+                self.visit(v)
 
     def visit_type(self, ty: Any) -> None:
         """Visit the expressions inside a type: dynamic dims, MemRef base and offset."""
@@ -299,6 +310,16 @@ class IRMutator:
             return node
         return replace(node, cond=cond, then_body=then_body, else_body=else_body, return_vars=rvs)
 
+    def mutate_scope_stmt(self, node: ScopeStmt) -> Stmt | None:
+        deps = tuple(self.mutate(d) for d in node.deps)
+        core_num = self.mutate(node.core_num)
+        task_id = self.mutate_def(node.task_id) if node.task_id is not None else None
+        body = self.mutate_body(node.body)
+        if (_same(deps, node.deps) and core_num is node.core_num and task_id is node.task_id
+                and body is node.body):
+            return node
+        return replace(node, deps=deps, core_num=core_num, task_id=task_id, body=body)
+
     # ---- variables -----------------------------------------------------------------
     def mutate_def(self, var: Var) -> Var:
         """A definition: keep it, follow a Var mapping, or make a new Var (type change / fresh)."""
@@ -351,10 +372,11 @@ class IRMutator:
         args = tuple(self.mutate(a) for a in node.args)
         kwargs = tuple((k, self.mutate(v)) for k, v in node.kwargs)
         ty = self.mutate_type(node.type)
+        attrs = {k: self.mutate(v) if isinstance(v, Expr) else v for k, v in node.attrs.items()}
         if _same(args, node.args) and all(a[1] is b[1] for a, b in zip(kwargs, node.kwargs)) \
-                and ty is node.type:
+                and ty is node.type and all(attrs[k] is v for k, v in node.attrs.items()):
             return node
-        return replace(node, args=args, kwargs=kwargs, type=ty)
+        return replace(node, args=args, kwargs=kwargs, type=ty, attrs=attrs)
 
     # ---- types ---------------------------------------------------------------------
     def mutate_type(self, ty: Type) -> Type:

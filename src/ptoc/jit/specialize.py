@@ -2,8 +2,8 @@
 
 Tensor parameters take the shape and dtype of their argument (a bare ``pl.Tensor``
 annotation is allowed); scalar arguments are specialisation constants folded into the
-body. ``pl.at`` scopes are outlined into InCore kernels by the parser, and calls to
-``@pl.jit.incore`` functions become kernels specialised on their argument types.
+body. ``pl.at`` scopes stay in the body (the OutlineIncoreScopes pass makes them kernels),
+and calls to ``@pl.jit.incore`` functions become kernels specialised on their argument types.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from ptoc.dtypes import DataType, Direction, FunctionType
 from ptoc.errors import PtocError, count, were_given
 from ptoc.ir.nodes import Program
 from ptoc.ir.types import TensorType, Type
+from ptoc.ir.visitor import IRVisitor
 from ptoc.language.context import ParseContext
 from ptoc.language.stmts import FunctionParser
 from ptoc.runtime.tensors import to_numpy
@@ -51,7 +52,8 @@ def specialize(jit, args: tuple) -> Program:
     builder = _ProgramBuilder()
     entry_type = FunctionType.InCore if jit.kind == "incore" else FunctionType.Orchestration
     entry = builder.parse(jit, types, scalars, entry_type)
-    if entry_type is FunctionType.Orchestration and not builder.kernels:
+    if entry_type is FunctionType.Orchestration and not builder.kernels \
+            and not _has_scopes(entry.body):
         if not jit.auto_scope:
             raise PtocError(f"@pl.jit(auto_scope=False) function {jit.name} has no pl.at scope "
                             "and calls no @pl.jit.incore kernel",
@@ -61,8 +63,21 @@ def specialize(jit, args: tuple) -> Program:
     return Program(jit.name, tuple(builder.kernels) + (entry,), entry.loc)
 
 
+def _has_scopes(body) -> bool:
+    """Whether a body holds a ``with`` region (pl.at, pl.spmd, ...)."""
+    found = False
+
+    class _Find(IRVisitor):
+        def visit_scope_stmt(self, node) -> None:
+            nonlocal found
+            found = True
+
+    _Find().visit(body)
+    return found
+
+
 class _ProgramBuilder:
-    """Collects the kernels a specialisation makes (outlined scopes, incore callees)."""
+    """Collects the kernels a specialisation makes (incore callees)."""
 
     def __init__(self):
         self.kernels: list = []

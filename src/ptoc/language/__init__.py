@@ -9,7 +9,7 @@ from types import SimpleNamespace as _Namespace
 
 from ptoc.dtypes import (
     ArgDirection, AtomicType, DataType, Direction, ForKind, FunctionType, Level, MemorySpace,
-    PadValue, Role,
+    PadValue, Role, ScopeMode,
 )
 from ptoc.ir.types import TileLayout
 from ptoc.language.program import (
@@ -34,10 +34,11 @@ INT64 = DataType.INT64
 UINT8 = DataType.UINT8
 BOOL = DataType.BOOL
 INDEX = DataType.INDEX
+TASK_ID = DataType.TASK_ID
 
 #: Loops, scopes and directives: meaningful only inside kernels (``pl.range``, ``pl.at``, ...).
 KERNEL_ONLY = ("range", "pipeline", "unroll", "parallel", "yield_", "const", "static_assert",
-               "static_print", "func_attr", "at")
+               "static_print", "func_attr", "at", "spmd", "cluster", "scope", "manual_scope")
 globals().update({_name: kernel_only(_name) for _name in KERNEL_ONLY})
 
 tile = OpNamespace("tile", sorted(op.short_name for op in _all_ops() if op.namespace == "tile"))

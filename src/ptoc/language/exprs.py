@@ -16,7 +16,7 @@ from typing import Any
 
 from ptoc.dtypes import (
     ArgDirection, AtomicType, DataType, ForKind, FunctionType, Level, MemorySpace, PadValue,
-    Role,
+    Role, ScopeMode,
 )
 from ptoc.errors import PtocError, count, were_given
 from ptoc.ir.nodes import (
@@ -33,7 +33,7 @@ from ptoc.ops.registry import all_ops
 DSL_ENUMS: dict[str, type[enum.Enum]] = {
     "Mem": MemorySpace, "MemorySpace": MemorySpace, "FunctionType": FunctionType,
     "Level": Level, "Role": Role, "TileLayout": TileLayout, "AtomicType": AtomicType,
-    "ForKind": ForKind, "adir": ArgDirection, "PadValue": PadValue,
+    "ForKind": ForKind, "adir": ArgDirection, "PadValue": PadValue, "ScopeMode": ScopeMode,
 }
 LOOP_FUNCS = {"range": ForKind.Sequential, "pipeline": ForKind.Pipeline,
               "unroll": ForKind.Unroll, "parallel": ForKind.Parallel}
@@ -183,8 +183,9 @@ class ExprParser:
             if key is None:
                 raise self.ctx.error(node, "'**' in a dict is not supported")
             k, v = self.expr(key), self.expr(value)
-            if not isinstance(k, str) or not is_static(v):
-                raise self.ctx.error(key, "attrs dicts need string keys and constant values")
+            if not isinstance(k, str) or not (is_static(v) or isinstance(v, Expr)):
+                raise self.ctx.error(key, "attrs dicts need string keys and constant or "
+                                     "expression values")
             result[k] = v
         return result
 

@@ -23,7 +23,7 @@ from ptoc.ir.types import PtrType, ScalarType, TensorType, TileType, TupleType, 
 from ptoc.language.annotations import AnnotationParser
 from ptoc.language.context import DslPath, ParseContext
 from ptoc.language.exprs import LOOP_FUNCS, ExprParser, is_static
-from ptoc.language.outline import ScopeOutliner
+from ptoc.language.scopes import ScopeParser
 from ptoc.language.scope import Scope
 from ptoc.ops import make_call, to_expr
 from ptoc.ops.checks import describe_type, shapes_equal
@@ -95,14 +95,18 @@ def assigned_names(stmts: list[ast.stmt]) -> list[str]:
             elif isinstance(stmt, (ast.For, ast.If)):
                 visit(stmt.body)
                 visit(stmt.orelse)
+            elif isinstance(stmt, ast.With):  # a with-body binds names of its block
+                visit(stmt.body)
     visit(stmts)
     return names
 
 
-class FunctionParser(ExprParser, AnnotationParser, ScopeOutliner):
+class FunctionParser(ExprParser, AnnotationParser, ScopeParser):
     """Parses one ``@pl.function`` method (or evaluates module-level constants).
 
-    ``outlined`` collects the InCore kernels made from ``pl.at`` scopes of this function.
+    ``outlined`` collects the functions this one adds to the program (module-level
+    ``@pl.function`` kernels it calls); ``pl.at`` scopes stay in the body as ``ScopeStmt``
+    and are outlined by the OutlineIncoreScopes pass.
     """
 
     def __init__(self, ctx: ParseContext, functions: dict[str, Signature],
@@ -110,9 +114,10 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeOutliner):
         self.ctx = ctx
         self.functions = functions
         self.outlined = outlined if outlined is not None else []
-        self.first_outlined = len(self.outlined)
-        self.task_ids: set[str] = set()
         self.function_name = "main"
+        self.runtime_scopes: list[bool] = []
+        self.orchestration_body = True
+        self.auto_scope = True
         self.scope = Scope()
         self.pending: list[Stmt] = []
 
@@ -198,7 +203,9 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeOutliner):
                 attrs[key] = getattr(options.pop(key), "value", None)
         attrs.update(options.pop("attrs", None) or {})
         options.pop("strict_ssa", None)
-        options.pop("auto_scope", None)
+        auto_scope = options.pop("auto_scope", True)
+        if auto_scope is False:
+            attrs["auto_scope"] = False
         if options:
             raise self.ctx.error(node, f"@pl.function got unknown options: {', '.join(options)}")
         return self.function_from_def(node, func_type, attrs)
@@ -207,6 +214,8 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeOutliner):
                           specialized: dict[str, Type] | None = None) -> Function:
         """Parse a function definition's signature and body into a ``Function``."""
         self.function_name = node.name
+        self.orchestration_body = not func_type.is_kernel
+        self.auto_scope = attrs.get("auto_scope", True)
         params, returns, has_self = self.signature(node, specialized)
         body_nodes = list(node.body)
         if body_nodes and isinstance(body_nodes[0], ast.Expr) and isinstance(
@@ -435,6 +444,8 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeOutliner):
     # --- loops --------------------------------------------------------------------------
 
     def _stmt_For(self, node: ast.For) -> list[Stmt]:
+        if isinstance(node.iter, ast.Call) and self._is_dsl(node.iter.func, "spmd"):
+            return self.spmd_loop(node)
         kind, bounds, init_values, attrs = self.loop_header(node)
         if node.orelse:
             raise self.ctx.error(node, "for-else is not supported in kernels")

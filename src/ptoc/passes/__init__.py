@@ -45,6 +45,11 @@ from ptoc.passes.manager import (
 )
 from ptoc.passes.properties import IRProperty, register_property_checker
 
+# ---- frontend: outlining of with-regions (OutlineHierarchyScopes .. OutlineClusterScopes) ----
+from ptoc.passes.frontend import (
+    outline_cluster_scopes, outline_hierarchy_scopes, outline_incore_scopes,
+)
+
 # ---- memory passes (InferTileMemorySpace .. AllocateMemoryAddr) ----
 from ptoc.passes.init_mem_ref import init_mem_ref
 from ptoc.passes.materialize_semantic_aliases import materialize_semantic_aliases

@@ -25,7 +25,8 @@ from ptoc.passes.properties import IRProperty, has_checker, to_property_set
 #: PyPTO's pass order (reference/pypto-passes.md §0, pypto-dsl.md §4.1). ptoc implements a
 #: subset; a registered pass takes the slot of its name.
 PIPELINE_ORDER: tuple[str, ...] = (
-    "InlineFunctions", "UnrollLoops", "ConvertToSSA", "OutlineIncoreScopes",
+    "InlineFunctions", "UnrollLoops", "ConvertToSSA", "OutlineHierarchyScopes",
+    "OutlineIncoreScopes", "OutlineClusterScopes",
     "ConvertTensorToTileOps", "LowerCompositeOps", "FlattenTileNdTo2D", "LegalizeTileCast",
     "AutoTileMatmulL0", "CanonicalizeTileSlice", "InferTileMemorySpace", "InsertMxScaleAddr",
     "ResolveBackendOpLayouts", "LowerAutoVectorSplit", "ExpandMixedKernel", "InjectGMPipeBuffer",

@@ -1,0 +1,46 @@
+"""Block identity under ``pl.spmd`` (``tile.get_block_idx`` / ``tile.get_block_num``).
+
+As PyPTO's codegen does, a kernel that reads its block identity takes two extra ``i32``
+parameters after its own (``BLOCK_PARAMS``: index, then count); the launcher passes each
+block its index and the block count, and the op is an ``index_cast`` of the parameter.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ptoc.codegen.errors import CodegenError
+from ptoc.dtypes import DataType
+from ptoc.ir.nodes import Call
+from ptoc.ir.visitor import IRVisitor
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ptoc.codegen.emitter import KernelEmitter
+
+#: the names of the trailing kernel parameters, in order
+BLOCK_PARAMS = ("block_idx", "block_num")
+_OPS = {"tile.get_block_idx": 0, "tile.get_block_num": 1}
+
+
+def uses_block_identity(body) -> bool:
+    """Whether a kernel body reads its block index or count."""
+    found = False
+
+    class _Find(IRVisitor):
+        def visit_call(self, node: Call) -> None:
+            nonlocal found
+            found = found or node.op in _OPS
+            super().visit_call(node)
+
+    _Find().visit(body)
+    return found
+
+
+def _lower(em: "KernelEmitter", var, a, site) -> None:
+    if var is None:
+        raise CodegenError(f"the result of {site.call.op} must be assigned to a variable",
+                           site.op)
+    em.scalars[var] = em._cast(em.block_params[_OPS[site.call.op]], DataType.INDEX, site.op)
+
+
+LOWERINGS = {name: _lower for name in _OPS}

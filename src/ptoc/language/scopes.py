@@ -1,0 +1,242 @@
+"""``with`` scopes of a function body: where work runs and how tasks are ordered.
+
+The parser records each scope as a ``ScopeStmt`` and leaves its body in place, as PyPTO's
+parser does; the outlining passes (OutlineHierarchyScopes, OutlineIncoreScopes,
+OutlineClusterScopes) later turn kernel regions into functions. A scope's body binds names
+of the enclosing block (a Python ``with`` opens no new namespace), so a value computed
+inside is used after it by name.
+
+- ``with pl.at(level=pl.Level.CORE_GROUP, name_hint=..., deps=[...]) [as tid]:`` an InCore
+  region (one kernel); another ``level`` is a hierarchy region.
+- ``with pl.spmd(n, sync_start=..., name_hint=..., deps=[...]) [as tid]:`` the same kernel
+  on ``n`` blocks; ``for i in pl.spmd(n):`` is the loop form, whose body is an InCore region
+  that starts by binding ``i = pl.tile.get_block_idx()``.
+- ``with pl.cluster():`` co-schedules the cube and vector kernels it contains.
+- ``with pl.scope(mode=...):`` / ``with pl.manual_scope():`` a runtime dependency scope
+  (orchestration only; MANUAL turns the automatic dependency tracking off inside).
+
+``as tid`` binds a task id (``pl.Scalar[pl.TASK_ID]``) that later scopes and submits name in
+``deps=[...]``.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from ptoc.dtypes import DataType, Level, Role, ScopeKind, ScopeMode
+from ptoc.ir.nodes import AssignStmt, ConstInt, Expr, ScopeStmt, SeqStmts, Stmt, Var
+from ptoc.ir.types import ArrayType, ScalarType
+
+#: ``with pl.<name>(...)`` spellings and the scope kind they open
+SCOPE_FUNCS = {"at": None, "spmd": ScopeKind.Spmd, "cluster": ScopeKind.Cluster,
+               "scope": ScopeKind.Runtime, "manual_scope": ScopeKind.Runtime}
+TASK_ID = ScalarType(DataType.TASK_ID)
+
+
+class ScopeParser:
+    """Mixin for the function parser: ``_stmt_With`` and the ``pl.spmd`` loop form.
+
+    Needs ``self.ctx``, ``self.scope``, ``self.block``, ``self.call_arguments``,
+    ``self.expr``, ``self._is_dsl`` and ``self.function_name``; tracks ``self.runtime_scopes``
+    (the modes of the runtime scopes being parsed, innermost last).
+    """
+
+    runtime_scopes: list[bool]
+
+    def _stmt_With(self, node: ast.With) -> list[Stmt]:
+        if len(node.items) != 1:
+            raise self.ctx.error(node, "a scope is written with one item, e.g. 'with pl.at("
+                                 "level=pl.Level.CORE_GROUP):'")
+        item = node.items[0]
+        call = item.context_expr
+        name = self._scope_func(call)
+        if name is None:
+            raise self.ctx.error(node, f"'with {ast.unparse(call)}' is not a kernel scope",
+                                 hint="write 'with pl.at(level=pl.Level.CORE_GROUP):' (or "
+                                      "pl.spmd / pl.cluster / pl.scope / pl.manual_scope)")
+        target = item.optional_vars
+        if target is not None and not isinstance(target, ast.Name):
+            raise self.ctx.error(node, f"'with pl.{name}(...) as {ast.unparse(target)}': a scope "
+                                 "binds one name, optionally 'as task_id'")
+        if target is not None and name in ("cluster", "scope", "manual_scope"):
+            raise self.ctx.error(node, f"pl.{name}() binds no task id",
+                                 hint="only pl.at and pl.spmd scopes are tasks ('as tid')")
+        kind, attrs, deps, core_num = self._scope_header(node, name, call, target is not None)
+        manual = kind is ScopeKind.Runtime and attrs.get("manual", False)
+        if kind is ScopeKind.Runtime:
+            self._check_runtime_scope(node, manual)
+            self.runtime_scopes.append(manual)
+        try:
+            stmts, _ = self.block(node.body, allow_yield=False)
+        finally:
+            if kind is ScopeKind.Runtime:
+                self.runtime_scopes.pop()
+        task_id = None
+        if target is not None:
+            task_id = Var(target.id, TASK_ID, self.ctx.loc(target))
+            self.scope.bind(target.id, task_id)
+        return [ScopeStmt(kind, SeqStmts(tuple(stmts)), attrs, tuple(deps), task_id, core_num,
+                          self.ctx.loc(node))]
+
+    def _scope_func(self, call: ast.AST) -> str | None:
+        if isinstance(call, ast.Call):
+            for name in SCOPE_FUNCS:
+                if self._is_dsl(call.func, name):
+                    return name
+        return None
+
+    def _scope_header(self, node: ast.With, name: str, call: ast.Call, binds: bool):
+        """(kind, attrs, deps, core_num) of ``with pl.<name>(...)``."""
+        args, kwargs = self.call_arguments(call)
+        deps = self._deps(node, kwargs.pop("deps", None), name, binds)
+        attrs: dict = {}
+        core_num = None
+        if name == "at":
+            kind = self._at_options(node, args, kwargs, attrs)
+        elif name == "spmd":
+            kind = ScopeKind.Spmd
+            core_num = self._core_num(node, args, kwargs)
+            if kwargs.pop("sync_start", False):
+                attrs["sync_start"] = True
+        elif name == "cluster":
+            kind = ScopeKind.Cluster
+            if args:
+                raise self.ctx.error(node, "pl.cluster() takes no positional arguments")
+        else:
+            kind = ScopeKind.Runtime
+            mode = kwargs.pop("mode", ScopeMode.MANUAL if name == "manual_scope" else
+                              ScopeMode.AUTO)
+            if args or not isinstance(mode, ScopeMode) or (name == "manual_scope" and
+                                                           mode is not ScopeMode.MANUAL):
+                raise self.ctx.error(node, f"'{ast.unparse(call)}' is not a runtime scope",
+                                     hint="write pl.scope(), pl.scope(mode=pl.ScopeMode.MANUAL) "
+                                          "or pl.manual_scope()")
+            if mode is ScopeMode.MANUAL:
+                attrs["manual"] = True
+        if "name_hint" in kwargs and kind is not ScopeKind.Runtime:
+            hint = kwargs.pop("name_hint")
+            if not (isinstance(hint, str) and hint.isidentifier()):
+                raise self.ctx.error(node, f"name_hint={hint!r} must be a Python identifier")
+            attrs["name_hint"] = hint
+        if "optimizations" in kwargs:
+            raise self.ctx.error(node, "pl.at optimizations (mixed cube/vector splitting) are not "
+                                 "supported by ptoc yet", hint="write separate cube and vector "
+                                 "scopes that exchange data through a pl.create_tensor")
+        if kwargs:
+            raise self.ctx.error(node, f"pl.{name}() got unknown options: {', '.join(kwargs)}")
+        return kind, attrs, deps, core_num
+
+    def _at_options(self, node: ast.With, args, kwargs, attrs: dict) -> ScopeKind:
+        level = kwargs.pop("level", args[0] if args else Level.CORE_GROUP)
+        if len(args) > 1 or not isinstance(level, Level):
+            raise self.ctx.error(node, "pl.at takes keyword options (level=pl.Level.X, "
+                                 "name_hint=..., deps=[...])")
+        role = kwargs.pop("role", None)
+        if level is Level.CORE_GROUP and role is None:
+            return ScopeKind.InCore
+        attrs["level"] = level
+        if role is not None:
+            if not isinstance(role, Role) or role is Role.SubWorker:
+                raise self.ctx.error(node, f"pl.at(role={role!r}) is not a scope role",
+                                     hint="use pl.Role.Orchestrator or pl.Role.Worker; a "
+                                          "SubWorker is a @pl.function of its own")
+            attrs["role"] = role
+        return ScopeKind.Hierarchy
+
+    def _core_num(self, node: ast.With | ast.For, args, kwargs) -> Expr:
+        value = kwargs.pop("core_num", args[0] if args else None)
+        if value is None or len(args) > 1:
+            raise self.ctx.error(node, "pl.spmd takes the block count: pl.spmd(4) or "
+                                 "pl.spmd(core_num=4)")
+        if isinstance(value, bool) or not isinstance(value, (int, Expr)):
+            raise self.ctx.error(node, f"pl.spmd core_num must be an integer, got {value!r}")
+        if isinstance(value, int):
+            if value < 1:
+                raise self.ctx.error(node, f"pl.spmd core_num must be positive, got {value}")
+            return ConstInt(value)
+        if not isinstance(value.type, ScalarType) or value.type.dtype.is_float:
+            raise self.ctx.error(node, "pl.spmd core_num must be an integer scalar")
+        return value
+
+    def _deps(self, node, value, name: str, binds: bool) -> list[Expr]:
+        """``deps=[t, ...]``: task ids (or TASK_ID arrays) bound earlier."""
+        if value is None:
+            return []
+        if name not in ("at", "spmd"):
+            raise self.ctx.error(node, f"pl.{name}() does not take deps=")
+        if name == "spmd" and not binds:
+            raise self.ctx.error(node, "pl.spmd() does not accept 'deps=' here",
+                                 hint="bind the region with 'with pl.spmd(n, deps=[...]) as tid:'")
+        return task_dependencies(self, node, value)
+
+    def _check_runtime_scope(self, node: ast.With, manual: bool) -> None:
+        if not self.orchestration_body:
+            raise self.ctx.error(node, "a runtime scope (pl.scope / pl.manual_scope) belongs to "
+                                 "the orchestration function, not a kernel",
+                                 hint="move it to the function that launches the kernels")
+        if manual and any(self.runtime_scopes):
+            raise self.ctx.error(node, "pl.manual_scope may not nest inside pl.manual_scope",
+                                 hint="flatten the two regions into one")
+        if not manual and any(self.runtime_scopes):
+            raise self.ctx.error(node, "an AUTO pl.scope() may not nest inside a MANUAL scope")
+        if not manual and self.auto_scope:
+            raise self.ctx.error(node, "pl.scope() (AUTO) is placed by the compiler in a function "
+                                 "with auto_scope=True",
+                                 hint="declare @pl.function(..., auto_scope=False) to place "
+                                      "AUTO scopes yourself, or use pl.manual_scope()")
+
+
+    def spmd_loop(self, node: ast.For) -> list[Stmt]:
+        """``for i in pl.spmd(n): body`` -> Spmd(InCore(i = get_block_idx(); body))."""
+        if not isinstance(node.target, ast.Name) or node.orelse:
+            raise self.ctx.error(node, "write 'for i in pl.spmd(n):' (one loop variable, no else)")
+        args, kwargs = self.call_arguments(node.iter)
+        if "deps" in kwargs:
+            raise self.ctx.error(node, "pl.spmd() does not accept 'deps=' here",
+                                 hint="bind the region with 'with pl.spmd(n, deps=[...]) as tid:'")
+        core_num = self._core_num(node, args, kwargs)
+        attrs: dict = {}
+        if kwargs.pop("sync_start", False):
+            attrs["sync_start"] = True
+        if "name_hint" in kwargs:
+            attrs["name_hint"] = kwargs.pop("name_hint")
+        if kwargs:
+            raise self.ctx.error(node, f"pl.spmd() got unknown options: {', '.join(kwargs)}")
+        loc = self.ctx.loc(node)
+        var, binding = block_index_binding(node.target.id, self.ctx.loc(node.target))
+        self.scope.bind(node.target.id, var)
+        stmts, _ = self.block(node.body, allow_yield=False)
+        inner = ScopeStmt(ScopeKind.InCore, SeqStmts((binding, *stmts)), {}, loc=loc)
+        return [ScopeStmt(ScopeKind.Spmd, SeqStmts((inner,)), attrs, (), None, core_num, loc)]
+
+
+def task_dependencies(parser, node: ast.AST, value) -> list[Expr]:
+    """The task ids of a ``deps=[...]`` list: TASK_ID scalars or arrays of them."""
+    if not isinstance(value, (list, tuple)):
+        raise parser.ctx.error(node, f"deps= takes a list of task ids, got {value!r}",
+                               hint="write deps=[t1, t2]")
+    deps = []
+    for item in value:
+        ok = isinstance(item, Expr) and isinstance(item.type, (ScalarType, ArrayType)) \
+            and item.type.dtype is DataType.TASK_ID
+        if not ok:
+            raise parser.ctx.error(node, f"deps=[...]: {_describe(item)} is not a task id",
+                                   hint="name a task id bound by 'with pl.at(...) as t' or "
+                                        "returned by pl.submit (or a pl.array of them)")
+        deps.append(item)
+    return deps
+
+
+def _describe(item) -> str:
+    if isinstance(item, Var):
+        return f"'{item.name}'"
+    return repr(item)
+
+
+def block_index_binding(name: str, loc) -> tuple[Var, AssignStmt]:
+    """``i = pl.tile.get_block_idx()``: the first statement of a ``for i in pl.spmd(n)`` body."""
+    from ptoc.ops import make_call
+
+    call = make_call("tile.get_block_idx", (), {}, loc=loc)
+    var = Var(name, call.type, loc)
+    return var, AssignStmt(var, call, loc)

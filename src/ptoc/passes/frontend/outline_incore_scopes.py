@@ -1,0 +1,25 @@
+"""OutlineIncoreScopes: every ``with pl.at(level=pl.Level.CORE_GROUP)`` region of an
+orchestration (or opaque) function becomes an InCore kernel and a call to it; an opaque
+parent that outlines a region becomes the Orchestration function. Parameters, outputs,
+directions, names and the rewiring of later uses: ``outline_scopes``."""
+
+from __future__ import annotations
+
+from ptoc.dtypes import FunctionType, ScopeKind
+from ptoc.ir.nodes import Program
+from ptoc.passes.base import program_pass
+from ptoc.passes.frontend.outline_scopes import OutlineSpec, ScopeOutliner
+from ptoc.passes.manager import register_default_pass
+
+SPEC = OutlineSpec(ScopeKind.InCore, func_type=lambda scope: FunctionType.InCore,
+                   suffix=lambda scope: "incore", promotes_to=FunctionType.Orchestration)
+
+
+@program_pass(name="OutlineIncoreScopes", required={"SSAForm"},
+              produced={"SSAForm", "SplitIncoreOrch"})
+def outline_incore_scopes(program: Program, ctx) -> Program:
+    """Outline InCore regions into kernels (module docstring)."""
+    return ScopeOutliner(program, SPEC, "OutlineIncoreScopes").run()
+
+
+register_default_pass(outline_incore_scopes)
