@@ -71,8 +71,7 @@ _GATHER = ("the gather/scatter/sort family is not implemented in ptoc: no op of 
            "registered, lowered or simulated")
 _MIXED = ("a cross-core (AIC <-> AIV) op of mixed kernels: ptoc's mixed-kernel support "
           "(issue 12) owns it; the one-core simulator has no peer core")
-_BLOCKS = ("block identity belongs to multi-block launches (pl.spmd / split_aiv), which the "
-           "one-core simulator does not model")
+_SUBBLOCK = ("the AIV lane index of a pl.split_aiv region: mixed kernels (issue 12) own it")
 _TASKS = "task-graph bookkeeping of orchestration, not an op a core runs"
 _ARRAYS = ("on-core scalar arrays (pl.Array) are not modelled by ptoc's IR: use tiles, or "
            "Python constants folded at parse time")
@@ -101,7 +100,7 @@ NOT_RUN: dict[str, str] = {
                                   "gather_mask", "gather_compare", "mgather", "scatter",
                                   "scatter_update", "scatter_mask", "mscatter", "sort32",
                                   "mrgsort")},
-    **{name: _BLOCKS for name in ("get_block_idx", "get_block_num", "get_subblock_idx")},
+    "get_subblock_idx": _SUBBLOCK,
     **{name: _MIXED for name in ("tpush_to_aiv", "tpush_to_aic", "tpop_from_aic",
                                  "tpop_from_aiv", "tfree_to_aic", "tfree_to_aiv",
                                  "aic_initialize_pipe", "aiv_initialize_pipe", "aiv_shard",
