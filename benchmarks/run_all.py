@@ -31,6 +31,7 @@ BENCHMARKS = {
     "gemm_bound": "gemm_bound.py",
     "chooser_vs_sim": "chooser_vs_sim.py",
     "race_scaling": "race_scaling.py",
+    "fuzz_robustness": "fuzz_robustness.py",
     "dbc": "dbc.py",
     "calibration": "calibration.py",
 }
@@ -43,7 +44,7 @@ def _here(bench_dir=None) -> Path:
 
 def _module(path: Path):
     spec = importlib.util.spec_from_file_location(f"ptoc_bench_{path.stem}", path)
-    module = importlib.util.module_from_spec(spec)
+    module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)  # for dataclasses
     spec.loader.exec_module(module)
     return module
 

@@ -12,7 +12,8 @@ from ptoc.cli import main
 from ptoc.tools.bench_cmd import find_bench_dir, load_runner
 
 BENCH_DIR = Path(__file__).resolve().parents[2] / "benchmarks"
-OURS = ["compile_time", "sim_throughput", "gemm_bound", "chooser_vs_sim", "race_scaling"]
+OURS = ["compile_time", "sim_throughput", "gemm_bound", "chooser_vs_sim", "race_scaling",
+        "fuzz_robustness"]
 
 
 @pytest.fixture(scope="module")
