@@ -18,3 +18,15 @@ ORACLE_ROOT = Path(os.environ.get("PTOC_ORACLE_DIR")
 DUMPS = ORACLE_ROOT / "dumps"
 ACC_CASES = ORACLE_ROOT / "acc_cases.json"
 CHOOSER_CASES = ORACLE_ROOT / "chooser_cases.json"
+
+
+def pypto_exact_pipeline():
+    """The default pass pipeline of the current context, with ptoc's refinements over PyPTO's
+    output switched off (AutoTileMatmulL0's dbC tail spreading), for exact comparisons with
+    the oracle dumps."""
+    from ptoc.passes import PassManager
+    from ptoc.passes.auto_tile_matmul_l0 import auto_tile_matmul_l0
+
+    default = PassManager.get_strategy()
+    return PassManager([auto_tile_matmul_l0(spread_dbc_tails=False)
+                        if p.name == "AutoTileMatmulL0" else p for p in default.passes])

@@ -17,7 +17,8 @@ import pytest
 
 from ptoc.codegen import generate_kernels
 from ptoc.language import parse_program
-from ptoc.passes import MemoryPlanner, OptimizationStrategy, PassContext, PassManager
+from oracle_data import pypto_exact_pipeline
+from ptoc.passes import MemoryPlanner, PassContext
 
 from test_oracle_conformance import DUMPS, FOLDERS  # noqa: E402  (same directory)
 
@@ -43,6 +44,6 @@ def test_pipeline_then_codegen_matches_pypto(folder):
     planner = MemoryPlanner.PTOAS if ptoas else MemoryPlanner.PYPTO
     with PassContext(memory_planner=planner,
                      enable_pypto_l0c_double_buffer="dbc_on" in folder):
-        lowered = PassManager.get_strategy(OptimizationStrategy.Default).run_passes(program)
+        lowered = pypto_exact_pipeline().run_passes(program)
     ours = generate_kernels(lowered, with_addresses=not ptoas)["kernel"]
     assert canonical(ours) == canonical((path / "kernel.pto").read_text())

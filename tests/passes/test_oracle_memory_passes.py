@@ -24,7 +24,7 @@ from ptoc.passes.infer_tile_memory_space import infer_tile_memory_space
 from ptoc.passes.init_mem_ref import init_mem_ref
 from ptoc.passes.materialize_semantic_aliases import materialize_semantic_aliases
 from ptoc.passes.memory_reuse import memory_reuse
-from oracle_data import ORACLE_ROOT
+from oracle_data import ORACLE_ROOT, pypto_exact_pipeline
 
 DUMPS = (ORACLE_ROOT / "dumps")
 FOLDERS = sorted(p.name for p in DUMPS.iterdir() if p.is_dir()) if DUMPS.is_dir() else []
@@ -111,15 +111,15 @@ def test_default_pipeline_from_autotile_input_matches_pypto(folder):
     """
     import dataclasses
 
-    from ptoc.passes import PassManager, default_pipeline_entries
+    from ptoc.passes import default_pipeline_entries
 
     names = {e.name for e in default_pipeline_entries()}
     if not {"AutoTileMatmulL0", "LowerPipelineLoops", "CanonicalizeIOOrder"} <= names:
         pytest.skip("the tiling passes are not registered")
     last = 33 if folder.endswith("ptoas") else 35
     with _context(folder) as ctx:
-        out = PassManager.get_strategy().run_passes(parse_program(_dump(folder, 15).read_text()),
-                                                    write_report=False)
+        out = pypto_exact_pipeline().run_passes(parse_program(_dump(folder, 15).read_text()),
+                                                write_report=False)
     expected = parse_program(_dump(folder, last).read_text())
 
     def body_without_return(program):

@@ -25,8 +25,8 @@ flags; the simulator attributes any loss to the flags, as the id-starvation test
 Between two consecutive dbC loops (the next outer block's inner loop) InsertSync chains
 the loops' carried FIX->M pairs (``ptoc.pto.sync_chain``): the second loop's first MAD on a
 slot waits for the first loop's last drain of *that* slot only, so the seam overlaps too
-(448x448: both block boundaries). A straight-line tail after a loop still starts after the
-loop's drains.
+(448x448: both block boundaries). Straight-line tails after a loop overlap too
+(``test_dbc_tails.py``).
 """
 
 from __future__ import annotations

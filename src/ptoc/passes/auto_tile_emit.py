@@ -8,7 +8,7 @@ K-loops and Mat scratch, at the store for direct-store grids). Names follow PyPT
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from ptoc.dtypes import DataType, ForKind, MemorySpace
@@ -25,6 +25,10 @@ from ptoc.passes.auto_tile_analysis import MatmulSite
 Mem = MemorySpace
 INDEX = ScalarType(DataType.INDEX)
 STAGES = "pipeline_stages"
+MEMBERSHIP = "pipeline_membership"
+#: first pipeline group of dbC straight-line tails: above the groups LowerPipelineLoops opens
+#: (it numbers a function's pipelines from 0), so the two never merge
+TAIL_GROUP_BASE = 1 << 16
 OVERLAP_STORES = "pipeline_overlap_stores"
 DOUBLE_BUFFER_C = "pipeline_double_buffer_c"
 #: The explicit block layout of L0A tiles on targets that stamp it (``Target.row_major_left_view``).
@@ -253,8 +257,14 @@ def build_split_k_grid(b: Block, site: MatmulSite, lhs: Var, rhs: Var, m: int, n
 
 def build_full_k_pipelined(b: Block, site: MatmulSite, lhs: Var, rhs: Var, m: int, n: int,
                            rows_outer: bool, double_buffer_c: bool, output_stationary: bool,
-                           place: Placement, base: str) -> Expr:
-    """§3.4 BuildFullKPipelined: stationary panel outside, moving panel in a pipelined loop."""
+                           place: Placement, base: str, tail_group: int | None = None) -> Expr:
+    """§3.4 BuildFullKPipelined: stationary panel outside, moving panel in a pipelined loop.
+
+    With ``tail_group`` (dbC on) the straight-line tail tiles are tagged as the two stages
+    of that pipeline group, alternately, so MemoryReuse gives consecutive tails different
+    accumulators (and operand buffers) and the drain of one overlaps the next matmul,
+    instead of packing every tail onto one L0C buffer by lifetime (a ptoc refinement;
+    PyPTO's tails share one buffer)."""
     M, N, K = site.M, site.N, site.K
     full_m, full_n = (M // m) * m, (N // n) * n
     inner_attrs = {STAGES: 2, OVERLAP_STORES: False}
@@ -302,10 +312,21 @@ def build_full_k_pipelined(b: Block, site: MatmulSite, lhs: Var, rhs: Var, m: in
         tiles += [(r, full_n, m, N - full_n) for r in range(0, full_m, m)]
     for row, col, tm, tn in tiles:
         names = (f"{base}_ta{step}", f"{base}_tb{step}", f"{base}_tc{step}", f"{base}_tbias{step}")
+        mark = len(b.stmts)
         c = _full_k_tile(b, site, lhs, rhs, site.bias, row, col, tm, tn, names)
+        if tail_group is not None:
+            _tag_stage(b, mark, f"{tail_group}:{(step - 1) % 2}")
         chain = place.place(b, c, row, col, step, chain)
         step += 1
     return chain
+
+
+def _tag_stage(b: Block, mark: int, membership: str) -> None:
+    """Tag the calls ``b`` gained since ``mark`` with a pipeline membership."""
+    for i in range(mark, len(b.stmts)):
+        stmt = b.stmts[i]
+        attrs = {**stmt.value.attrs, MEMBERSHIP: membership}
+        b.stmts[i] = replace(stmt, value=replace(stmt.value, attrs=attrs))
 
 
 def make_scratch(b: Block, name: str, shape: tuple[int, int], dtype: DataType) -> Var:

@@ -33,8 +33,8 @@ from ptoc.passes.auto_tile_analysis import (
     HintLog, MatmulSite, acc_fits_l0c, cast_foldable_to_fixpipe, choose, match_matmul, row_outer,
 )
 from ptoc.passes.auto_tile_emit import (
-    ROW_MAJOR_LEFT_VIEW, Block, KLoopSpec, Placement, build_full_k_pipelined, build_k_loop,
-    build_split_k_grid, make_scratch,
+    ROW_MAJOR_LEFT_VIEW, TAIL_GROUP_BASE, Block, KLoopSpec, Placement, build_full_k_pipelined,
+    build_k_loop, build_split_k_grid, make_scratch,
 )
 from ptoc.passes.auto_tile_decisions import record_placement_fallback, record_tile_choice
 from ptoc.passes.auto_tile_pipeline_dbc import apply_pipeline_dbc, build_pipeline_dbc_plan
@@ -52,14 +52,19 @@ OPERAND_SLOTS = {("tile.matmul", 0), ("tile.matmul", 1), ("tile.matmul_bias", 0)
 
 
 @program_pass(name="AutoTileMatmulL0", required=("SSAForm",), produced=("L0Tiled",))
-def auto_tile_matmul_l0(program: Program, ctx: PassContext) -> Program:
-    """Tile every matmul of every kernel to the target's L0 (see the module docstring)."""
+def auto_tile_matmul_l0(program: Program, ctx: PassContext, *, spread_dbc_tails: bool = True
+                        ) -> Program:
+    """Tile every matmul of every kernel to the target's L0 (see the module docstring).
+
+    ``spread_dbc_tails`` (default on, a ptoc refinement) tags the straight-line tail tiles of
+    a dbC grid as two alternating pipeline stages so they use both L0C buffers; off gives
+    PyPTO's output exactly (the conformance tests compare with it)."""
     target = ctx.get_backend()
     hints = HintLog()
     functions = []
     for fn in program.functions:
         if fn.func_type in KERNEL_TYPES:
-            fn = _transform_function(fn, target, ctx, hints)
+            fn = _transform_function(fn, target, ctx, hints, spread_dbc_tails)
         functions.append(fn)
     hints.emit(ctx)
     if all(a is b for a, b in zip(functions, program.functions)):
@@ -70,13 +75,14 @@ def auto_tile_matmul_l0(program: Program, ctx: PassContext) -> Program:
 register_default_pass(auto_tile_matmul_l0)
 
 
-def _transform_function(fn: Function, target: Target, ctx: PassContext, hints: HintLog) -> Function:
+def _transform_function(fn: Function, target: Target, ctx: PassContext, hints: HintLog,
+                        spread_dbc_tails: bool = True) -> Function:
     """§3.1: the split-K accumulator pre-phase, the existing-pipeline dbC plan on its result,
     then the per-SeqStmts rewrite."""
     pre = rewrite_canonical_split_k(fn.body, target, ctx, hints)
     staged = fn if pre is fn.body else replace(fn, body=pre)
     plan = build_pipeline_dbc_plan(staged, target, ctx)
-    body = _Rewriter(target, ctx, hints, plan).seq(pre)
+    body = _Rewriter(target, ctx, hints, plan, spread_dbc_tails).seq(pre)
     return fn if body is fn.body else replace(fn, body=body)
 
 
@@ -160,12 +166,15 @@ class _Deferred:
 class _Rewriter:
     """Walks one function; each statement list is rewritten after its nested lists."""
 
-    def __init__(self, target: Target, ctx: PassContext, hints: HintLog, plan: set[int]):
+    def __init__(self, target: Target, ctx: PassContext, hints: HintLog, plan: set[int],
+                 spread_dbc_tails: bool = True):
         self.target = target
         self.ctx = ctx
         self.hints = hints
         self.plan = plan
         self.left_view = ROW_MAJOR_LEFT_VIEW if target.row_major_left_view else None
+        self.spread_dbc_tails = spread_dbc_tails
+        self.tail_groups = TAIL_GROUP_BASE  # pipeline groups of dbC straight-line tails
 
     # ---- structure ----------------------------------------------------------------------
     def seq(self, seq: SeqStmts) -> SeqStmts:
@@ -362,10 +371,13 @@ class _Rewriter:
     def grid(self, b: Block, site: MatmulSite, result: L0TileResult, place: Placement) -> Expr:
         base = site.result.name
         if result.k == site.K:
+            tail_group = None
+            if result.double_buffer_c and self.spread_dbc_tails:
+                tail_group, self.tail_groups = self.tail_groups, self.tail_groups + 1
             return build_full_k_pipelined(
                 b, site, site.lhs, site.rhs, result.m, result.n, row_outer(result),
                 result.double_buffer_c, result.stationarity is Stationarity.OutputStationary,
-                place, base)
+                place, base, tail_group=tail_group)
         return build_split_k_grid(b, site, site.lhs, site.rhs, result.m, result.n, result.k,
                                   place, base)
 

@@ -151,8 +151,8 @@ def insert_sync(module: "Module | str", target: "str | Target | None" = None, *,
 def sync_kernel(kernel: Kernel, target: Target, *, event_ids: int = NUM_EVENT_IDS,
                 ) -> tuple[Kernel, SyncPlan, list[SyncNote]]:
     """Plan and emit the sync of one kernel; returns (new kernel, plan, notes)."""
-    plan = SyncPlan(BlockTree(kernel))
     resolver = AccessResolver(kernel, target)
+    plan = SyncPlan(BlockTree(kernel), resolver=resolver)
     notes: list[SyncNote] = []
     seen: set = set()
     rounds = 0

@@ -34,7 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ptoc.backend.pipes import Pipe
-from ptoc.pto.model import ForOp, IfOp, Kernel, YieldOp
+from ptoc.pto.model import ForOp, IfOp, Instruction, Kernel, YieldOp, walk
 
 
 @dataclass
@@ -115,6 +115,7 @@ class SyncPlan:
     barriers_at: dict[tuple[int, int], list[Pipe]] = field(default_factory=dict)
     keys: dict = field(default_factory=dict)     # (block, set gap, wait gap, src, dst) -> id
     next_id: int = 0
+    resolver: object = None                      # footprints, for placing post-loop waits
 
     def add_pair(self, src: Pipe, dst: Pipe, block: int, set_gap: int, wait_gap: int, *,
                  producer, consumer, hazard: str, rendezvous: bool = False) -> Pair | None:
@@ -136,8 +137,31 @@ class SyncPlan:
         if carried:
             parent, g = self.outermost(block)
             self.pre_sets_at.setdefault((parent, g), []).append(pair.ident)
-            self.post_waits_at.setdefault((parent, g + 1), []).append(pair.ident)
+            self.post_waits_at.setdefault((parent, self.post_wait_gap(parent, g, pair)),
+                                          []).append(pair.ident)
         return pair
+
+    def post_wait_gap(self, parent: int, g: int, pair: Pair) -> int:
+        """Where the post-loop wait of a carried pair goes: just before the first later item
+        of ``parent`` that runs on the pair's destination pipe and touches what the producer
+        touched, else at the end of ``parent``. Right after the region, the destination pipe
+        would wait for the last producer of *every* carried pair at once: a straight-line
+        tile after a double-buffered loop would wait for both L0C drains although its
+        accumulator needs only the one that freed its buffer (the loop/tail seam)."""
+        if self.resolver is None or pair.producer is None:
+            return g + 1
+        made = self.resolver.footprint(pair.producer) if isinstance(pair.producer, Instruction) \
+            else None
+        if made is None:
+            return g + 1
+        items = self.tree[parent].items
+        for h in range(g + 1, len(items)):
+            for inst in _instructions(items[h]):
+                fp = self.resolver.footprint(inst)
+                if fp is not None and fp.pipe is pair.dst and any(
+                        a.conflicts(b) for a in fp.accesses for b in made.accesses):
+                    return h
+        return len(items)
 
     def outermost(self, block: int) -> tuple[int, int]:
         """(kernel block, item) of the top-level region that contains ``block``.
@@ -205,3 +229,10 @@ class SyncPlan:
                 "set_flag": len(self.pairs) + carried, "wait_flag": len(self.pairs) + carried,
                 "pipe_barrier": sum(p is not Pipe.PIPE_ALL for p in bars),
                 "barrier_all": sum(p is Pipe.PIPE_ALL for p in bars)}
+
+
+def _instructions(item) -> list[Instruction]:
+    """The instructions of one block item (every one inside a region)."""
+    if isinstance(item, Instruction):
+        return [item]
+    return [op for op in walk((item,)) if isinstance(op, Instruction)]
