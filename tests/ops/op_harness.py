@@ -8,6 +8,8 @@ it; a data race fails the test. ``bits_equal`` compares floats bit for bit (NaN 
 
 from __future__ import annotations
 
+import tempfile
+
 import ml_dtypes
 import numpy as np
 
@@ -41,8 +43,9 @@ def program_text(inputs: dict, out: tuple, body: str) -> str:
 def run_kernel(inputs: dict, out: tuple, body: str, **compile_options) -> np.ndarray:
     """Compile and simulate; returns the output array. ``out`` is (shape, numpy dtype)."""
     program = pl.parse_program(program_text(inputs, out, body), "kernel.py")
-    compiled = compile_program(program, None, **compile_options)
-    result = compiled.run(*inputs.values())
+    with tempfile.TemporaryDirectory() as work:
+        compiled = compile_program(program, work, **compile_options)
+        result = compiled.run(*inputs.values())
     assert not result.races, result.races
     return result.outputs["out"]
 

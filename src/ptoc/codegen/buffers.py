@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 
 from ptoc.dtypes import DataType, MemorySpace
-from ptoc.ir.nodes import ConstInt, Var
+from ptoc.ir.nodes import BinOp, ConstInt, Var
 from ptoc.ir.types import MemRef, TensorType, TileType
 from ptoc.pto.model import EnumAttr, Instruction, ScalarType, TensorViewType, TileBufType, Value
 
@@ -170,14 +170,16 @@ class BufferBinding:
         ptype: TileBufType = parent.type
         rows, cols = shape
         r0, c0 = offset
+        dynamic = not isinstance(r0, int)
         if not self.options.with_addresses:
             raise CodegenError(
                 f"{what} aliases part of %{parent.name}; without addresses (PTOAS planner) "
                 "the alias cannot be expressed", loc,
                 hint="use the PYPTO planner, or copy the window with tile.extract / a load")
-        contiguous = (ptype.loc is MemorySpace.Vec and ptype.blayout == "row_major"
-                      and (cols == ptype.cols or rows == 1)
-                      and r0 + rows <= ptype.rows and c0 + cols <= ptype.cols)
+        whole_rows = cols == ptype.cols or (rows == 1 and not dynamic)
+        contiguous = (ptype.loc is MemorySpace.Vec
+                      and (ptype.blayout == "row_major" or ptype.cols == 1) and whole_rows
+                      and (dynamic or r0 + rows <= ptype.rows) and c0 + cols <= ptype.cols)
         if not contiguous:
             raise CodegenError(
                 f"{what}: the {rows}x{cols} window at [{r0}, {c0}] of %{parent.name} "
@@ -185,13 +187,21 @@ class BufferBinding:
                 "contiguous byte range", loc,
                 hint="use whole rows of a row-major Vec tile, or copy with tile.extract")
         _, base = self.buffer_key[parent]
-        addr = base + (r0 * ptype.cols + c0) * ptype.dtype.nbytes
+        row_bytes = ptype.cols * ptype.dtype.nbytes
+        if dynamic:   # a row block at a loop offset: base + r0 * row bytes, computed per trip
+            addr = BinOp("+", ConstInt(base + c0 * ptype.dtype.nbytes, DataType.INT64),
+                         BinOp("*", r0, ConstInt(row_bytes, DataType.INT64)))
+            addr_value = self.scalar(addr, DataType.INT64, loc)
+            key = (ptype.loc, ("window", base, id(r0)))
+        else:
+            addr = base + r0 * row_bytes + c0 * ptype.dtype.nbytes
+            addr_value, key = self.const(addr, DataType.INT64), (ptype.loc, addr)
         buf = dataclasses.replace(ptype, rows=rows, cols=cols)
         value = Value(name, buf)
-        self.buffer_key[value] = (ptype.loc, addr)
+        self.buffer_key[value] = key
         self.valid_of[value] = (rows, cols)
         self.emit(Instruction("pto.alloc_tile", results=(value,), attrs=(
-            ("addr", self.const(addr, DataType.INT64)),
+            ("addr", addr_value),
             ("valid_row", self.index(rows, loc)), ("valid_col", self.index(cols, loc))),
             loc=loc))
         return value

@@ -201,12 +201,16 @@ def _alloc(em, var, a, site):
     return None  # a MemRef base: tiles carry their own addresses
 
 
-def _window(em, offset_expr, shape, what, site) -> tuple[int, int]:
-    offs = [_static(o) for o in _items(offset_expr)]
-    if None in offs:
+def _window(em, offset_expr, shape, what, site, *, dynamic_row: bool = False) -> tuple:
+    """(row, col) offset of a window; with ``dynamic_row`` the row may be a run-time index
+    (an IR expression), the column must be constant."""
+    items = _items(offset_expr)
+    items = items[-2:] if len(items) >= 2 else (0, items[0])
+    offs = [_static(o) for o in items]
+    if offs[1] is None or (offs[0] is None and not dynamic_row):
         raise CodegenError(f"{what} has a dynamic offset; a window alias needs constant offsets",
                            site.op, hint="use constant offsets")
-    return (offs[-2], offs[-1]) if len(offs) >= 2 else (0, offs[0])
+    return (offs[0] if offs[0] is not None else items[0], offs[1])
 
 
 def _slice(em, var, a, site):
@@ -214,7 +218,7 @@ def _slice(em, var, a, site):
     parent = em.tile(a["x"], site.op)
     shape = tuple(var.type.shape[-2:]) if len(var.type.shape) >= 2 else (1, var.type.shape[0])
     what = f"tile.slice '{var.name}'"
-    offset = _window(em, a["offset"], shape, what, site)
+    offset = _window(em, a["offset"], shape, what, site, dynamic_row=True)
     value = em.alias_window(parent, shape, offset, em.names.var(var), what, site.stmt)
     em.bind_tile(var, value)
 

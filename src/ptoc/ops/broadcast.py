@@ -64,7 +64,7 @@ for _axis, _kind, _vec, _pto in ((1, "row", "row_vec", "trowexpand"),
     register(OpDef(
         f"tensor.{_kind}_expand", (pos("target"), pos(_vec)),
         _infer_tensor(f"tensor.{_kind}_expand", "target", _vec, _axis), level="tensor",
-        dsl_names=(f"{_kind}_expand",), numerics="exact copy",
+        dsl_names=(f"{_kind}_expand",), numerics="exact copy", row_local=True,
         doc=f"Broadcast an {_what} to target's shape",
         tile_form=TileForm(f"tile.{_kind}_expand")))
     for _op, _formula in FUSED.items():
@@ -80,7 +80,7 @@ for _axis, _kind, _vec, _pto in ((1, "row", "row_vec", "trowexpand"),
         register(OpDef(
             f"tensor.{_name}", (pos("tensor"), pos(_vec)),
             _infer_tensor(f"tensor.{_name}", "tensor", _vec, _axis), level="tensor",
-            dsl_names=(_name,), numerics=EXPDIF if _op == "expdif" else EXACT,
+            dsl_names=(_name,), numerics=EXPDIF if _op == "expdif" else EXACT, row_local=True,
             doc=f"{_formula} with v broadcast from an {_what}",
             tile_form=TileForm(f"tile.{_name}")))
 
@@ -104,7 +104,7 @@ register(OpDef(
     pto=PtoForm("pto.texpands", ("scalar",))))
 register(OpDef(
     "tensor.expands", (pos("target"), pos("scalar")), _infer_tensor_expands, level="tensor",
-    dsl_names=("expands",), numerics="exact: the scalar converted to the dtype",
+    dsl_names=("expands",), numerics="exact: the scalar converted to the dtype", row_local=True,
     doc="A tensor of target's shape and dtype filled with the scalar",
     tile_form=TileForm("tile.expands")))
 

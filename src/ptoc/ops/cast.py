@@ -62,4 +62,5 @@ def _infer_tensor_cast(a, loc):
 
 register(OpDef(
     "tensor.cast", (pos("x"), pos("target_type", "static"), kw("mode", default="round")),
-    _infer_tensor_cast, level="tensor", dsl_names=("cast",), doc="Convert a tensor's dtype."))
+    _infer_tensor_cast, level="tensor", dsl_names=("cast",), row_local=True,
+    doc="Convert a tensor's dtype."))

@@ -86,7 +86,7 @@ def _infer_tensor_cmp(a, loc):
 
 register(OpDef(
     "tensor.cmp", (pos("lhs"), pos("rhs"), kw("cmp_type", default=0, also_positional=True)),
-    _infer_tensor_cmp, level="tensor", dsl_names=("cmp",), numerics=PACKED,
+    _infer_tensor_cmp, level="tensor", dsl_names=("cmp",), numerics=PACKED, row_local=True,
     doc="Compare two tensors into a packed UINT8 predicate mask [R, ceil(C/8)]",
     tile_form=TileForm("tile.cmp")))
 

@@ -94,7 +94,7 @@ def register_tensor(spec: Spec, params: tuple[str, ...] = ("lhs", "rhs"),
         f"tensor.{spec.name}", operands + _flag_params(spec),
         _infer(spec, "tensor", params, scalars), level="tensor", dsl_names=(spec.dsl or spec.name,),
         doc=spec.doc, numerics=spec.numerics,
-        scalar_variant=spec.scalar_variant and f"tensor.{spec.scalar_variant}",
+        scalar_variant=spec.scalar_variant and f"tensor.{spec.scalar_variant}", row_local=True,
         tile_form=TileForm(f"tile.{spec.name}",
                            () if spec.optional_scratch else spec.scratch)))
 

@@ -222,6 +222,7 @@ register(OpDef(
 register(OpDef(
     "tensor.concat", (pos("src0"), pos("src1")), _infer_concat("tensor"), level="tensor",
     dsl_names=("concat",), numerics="exact (data movement)", tile_form=TileForm("tile.concat"),
+    row_local=True,
     doc="Join two tensors along the columns"))
 
 

@@ -91,7 +91,7 @@ for _name, (_pto, _axis, _needs_tmp, _dtype, _numerics) in REDUCTIONS.items():
         pto=PtoForm(f"pto.{_pto}", ("tile", "tmp_tile") if _tmp else ("tile",), attrs=_attrs)))
     register(OpDef(
         f"tensor.{_name}", (pos("input"),), _infer_tensor(_name, _axis, _dtype), level="tensor",
-        dsl_names=(_name,), numerics=_numerics,
+        dsl_names=(_name,), numerics=_numerics, row_local=_axis == 1,
         doc=f"Reduce each {'row' if _axis else 'column'} of a tensor",
         tile_form=TileForm(f"tile.{_name}", ("tmp_tile",) if _needs_tmp else ())))
 

@@ -81,7 +81,10 @@ class OpDef:
     ``numerics`` the one-line numerics contract the op page shows, ``compiler_scratch`` the
     scratch-tile parameters the compiler fills in when the user leaves them out, and
     ``composite(call, let)`` the expansion of an op with no instruction of its own into
-    other ops (``let(name_hint, call)`` binds one and returns its value).
+    other ops (``let(name_hint, call)`` binds one and returns its value). A tensor op is
+    ``row_local`` when each result row depends only on the same row of its [R, x] operands
+    (and on whole [1, C] operands): ChunkTensorOps may then compute it a block of rows at a
+    time.
     """
 
     name: str
@@ -101,6 +104,7 @@ class OpDef:
     numerics: str = ""
     compiler_scratch: tuple[str, ...] = ()
     composite: Callable | None = None
+    row_local: bool = False
 
     @property
     def family(self) -> str:

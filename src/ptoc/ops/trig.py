@@ -92,6 +92,7 @@ for _name in ("sin", "cos"):
                    doc=f"{_name}(x), expanded into vector primitives (FP32)"))
     register(OpDef(f"tensor.{_name}", (pos("input"),), _infer("tensor", _name), level="tensor",
                    dsl_names=(_name,), numerics=NUMERICS, tile_form=TileForm(f"tile.{_name}"),
+                   row_local=True,
                    doc=f"{_name}(x) of a tensor (FP32)"))
 
 del _name

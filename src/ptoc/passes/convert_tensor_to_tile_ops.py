@@ -8,6 +8,13 @@ extracts L0 tiles), into Vec for vector ops — each tensor op becomes its ``til
 ``tile.store``. ``tensor.slice`` of a tensor is a view: loads read the sliced window of the
 base tensor directly. Orchestration functions are not touched.
 
+Each op's registry entry says how: ``OpDef.tile_form`` names the tile op and the scratch tiles
+to allocate, ``compiler_scratch`` the scratch a tile op leaves to the compiler, and
+``composite`` expands an op with no instruction (``sin``) into primitives. A loop or branch
+that carries a value computed on chip carries its tile. First, though, a run of tensor ops
+whose tiles would overflow Vec is rewritten into a loop over row blocks
+(``ptoc.passes.tensor_chunking``, a ptoc extension; PyPTO rejects such programs).
+
 As in PyPTO, a tensor parameter declared ``In`` that the kernel writes (a store or assemble
 destination) is lifted to ``Out``, or ``InOut`` when the kernel also reads it: the write
 happens on the device whatever the declaration says, so the caller must receive it.
@@ -21,14 +28,16 @@ from ptoc.dtypes import Direction, FunctionType, MemorySpace
 from ptoc.errors import PassError
 from ptoc.ir.aliases import tensor_aliases
 from ptoc.ir.nodes import (
-    AssignStmt, BinOp, Call, ConstInt, EvalStmt, Expr, ForStmt, Function, IfStmt, ListExpr,
-    ReturnStmt, SeqStmts, Stmt, UnaryOp, Var, YieldStmt,
+    AssignStmt, BinOp, Call, ConstInt, EvalStmt, Expr, ForStmt, Function, IfStmt, IterArg,
+    ListExpr, ReturnStmt, SeqStmts, Stmt, UnaryOp, Var, YieldStmt,
 )
 from ptoc.ir.types import TensorType, TileType, static_shape
 from ptoc.ir.visitor import fold_constants
 from ptoc.ops import get_op, has_op, make_call
 from ptoc.ops.cast import is_accumulator_cast
 from ptoc.passes.base import function_pass
+from ptoc.passes.memref_rewrite import last_yield
+from ptoc.passes.tensor_chunking import chunk_tensor_runs
 from ptoc.passes.manager import register_default_pass
 
 Mem = MemorySpace
@@ -42,6 +51,7 @@ _OFFSETS_SLOT = {"tile.load": 1, "tile.store": 1}
                func_types=KERNEL_TYPES)
 def convert_tensor_to_tile_ops(function: Function, ctx) -> Function:
     """Lower the tensor-level ops of one kernel (see the module docstring)."""
+    function = chunk_tensor_runs(function, ctx.get_backend())
     conv = _Converter(function)
     body = conv.seq(function.body, {})
     if conv.changed:
@@ -119,13 +129,88 @@ class _Converter:
                 return self.with_scratch(stmt)
             if op.composite is not None:
                 return self.expand_composite(stmt)
-        self.check_no_tile_values(stmt, env)
         if isinstance(stmt, ForStmt):
-            return [replace(stmt, body=self.seq(stmt.body, env))]
+            return self.loop(stmt, env, cache)
+        if isinstance(stmt, YieldStmt):
+            return [replace(stmt, values=tuple(self.carried(v, env) for v in stmt.values))]
+        self.check_no_tile_values(stmt, env)
         if isinstance(stmt, IfStmt):
-            else_body = self.seq(stmt.else_body, env) if stmt.else_body is not None else None
-            return [replace(stmt, then_body=self.seq(stmt.then_body, env), else_body=else_body)]
+            return self.branch(stmt, env, cache)
         return [stmt]
+
+    # ---- values carried by loops and branches -----------------------------------------------
+    def carried(self, value: Expr, env: dict) -> Expr:
+        """What a yield passes on: the tile of a converted tensor value, else the value."""
+        mapped = env.get(value) if isinstance(value, Var) else None
+        return mapped if isinstance(mapped, Var) else value
+
+    def loop(self, stmt: ForStmt, env: dict, cache: dict) -> list[Stmt]:
+        """A loop whose carried tensor values live on chip carries their tiles instead: the
+        iter arg becomes a tile (its init the tile, or a load of the DDR init when only the
+        body makes it a tile) and so does the loop's result."""
+        for value in (stmt.start, stmt.stop, stmt.step):
+            self.check_no_tile_values(EvalStmt(value, loc=stmt.loc), env)
+        tiles = {i for i, ia in enumerate(stmt.iter_args) if self.is_tile(ia.init, env)}
+        while True:
+            out: list[Stmt] = []
+            body_env = dict(env)
+            iter_args = []
+            for i, ia in enumerate(stmt.iter_args):
+                if i in tiles:
+                    init = self.carried(ia.init, env)
+                    if not self.is_tile(ia.init, env):
+                        init = self.operand(ia.init, Mem.Vec, out, env, cache, stmt)
+                    new = IterArg(ia.name, init.type, ia.loc, init=init)
+                    body_env[ia] = new
+                    iter_args.append(new)
+                else:
+                    iter_args.append(ia)
+            body = self.seq(stmt.body, body_env)
+            yielded = last_yield(body)
+            grown = {i for i, v in enumerate(yielded.values if yielded else ())
+                     if isinstance(getattr(v, "type", None), TileType)
+                     and isinstance(stmt.iter_args[i].type, TensorType)} - tiles
+            if not grown:
+                break
+            tiles |= grown
+        self.changed = self.changed or bool(tiles)
+        return out + [replace(stmt, iter_args=tuple(iter_args), body=body,
+                              return_vars=self.results(stmt.return_vars, iter_args, tiles, env))]
+
+    def branch(self, stmt: IfStmt, env: dict, cache: dict) -> list[Stmt]:
+        """An if whose arms yield converted tensor values yields their tiles."""
+        then_body = self.seq(stmt.then_body, env)
+        else_body = self.seq(stmt.else_body, env) if stmt.else_body is not None else None
+        arms = [y for y in (last_yield(then_body), last_yield(else_body)) if y is not None]
+        tiles = {i for y in arms for i, v in enumerate(y.values)
+                 if isinstance(getattr(v, "type", None), TileType)
+                 and isinstance(stmt.return_vars[i].type, TensorType)}
+        if tiles and any(not isinstance(getattr(y.values[i], "type", None), TileType)
+                         for y in arms for i in tiles):
+            raise self.fail("one arm of this if yields a value computed on chip and the other a "
+                            "DDR tensor", stmt, hint="compute the value in tensor ops in both "
+                                                      "arms (or in neither)")
+        self.changed = self.changed or bool(tiles)
+        carried = [arms[0].values[i] if i in tiles else None for i in range(len(stmt.return_vars))]
+        return [replace(stmt, then_body=then_body, else_body=else_body,
+                        return_vars=self.results(stmt.return_vars, carried, tiles, env))]
+
+    @staticmethod
+    def results(return_vars, sources, tiles: set, env: dict) -> tuple:
+        """Tile-typed results for the carried slots (``env`` maps the tensor result to them)."""
+        out = []
+        for i, rv in enumerate(return_vars):
+            if i in tiles:
+                new = Var(rv.name, sources[i].type, rv.loc)
+                env[rv] = new
+                out.append(new)
+            else:
+                out.append(rv)
+        return tuple(out)
+
+    @staticmethod
+    def is_tile(value: Expr, env: dict) -> bool:
+        return isinstance(value, Var) and isinstance(env.get(value), Var)
 
     def check_no_tile_values(self, stmt: Stmt, env: dict) -> None:
         """A converted value lives in a tile now; only tensor ops (rewritten here) may read it."""

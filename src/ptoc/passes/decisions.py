@@ -9,7 +9,7 @@ compile nothing is recorded (the hook is a no-op), so passes run alone stay chea
 ``report/decisions.md`` (for people).
 
 Kinds: ``tile_choice``, ``dbc``, ``capacity_shed``, ``capacity_fallback``,
-``capacity_serialise``, ``pipe_all_fallback``. Field values must be JSON-serialisable (enums become names).
+``capacity_serialise``, ``pipe_all_fallback``, ``tensor_chunking``. Field values must be JSON-serialisable (enums become names).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any, Iterator
 from ptoc.files import write_json, write_text
 
 KINDS = ("tile_choice", "dbc", "capacity_shed", "capacity_fallback", "capacity_serialise",
-         "pipe_all_fallback")
+         "pipe_all_fallback", "tensor_chunking")
 
 
 @dataclass(frozen=True)
@@ -146,7 +146,8 @@ def write_decisions(log: DecisionLog, output_dir: str | Path) -> tuple[Path, Pat
 _TITLES = {"tile_choice": "L0 tile choices", "dbc": "dbC (L0C double buffer)",
            "capacity_shed": "Capacity-gate sheds", "capacity_fallback": "Capacity-gate fallbacks",
            "capacity_serialise": "Pipeline stages serialised to fit",
-           "pipe_all_fallback": "PIPE_ALL fallbacks (InsertSync)"}
+           "pipe_all_fallback": "PIPE_ALL fallbacks (InsertSync)",
+           "tensor_chunking": "Tensor ops computed in row blocks (ChunkTensorOps)"}
 
 
 def render_markdown(log: DecisionLog) -> str:

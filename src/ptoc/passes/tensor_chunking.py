@@ -1,0 +1,320 @@
+"""Row chunking of tensor-level ops whose tiles do not fit Vec (the first step of
+ConvertTensorToTileOps; a ptoc extension).
+
+PyPTO lowers a tensor-level program by giving every tensor value one whole tile, and rejects
+it when those tiles do not fit the Vec buffer ("Vec buffer usage ... exceeds platform
+limit"). ConvertTensorToTileOps first rewrites such a program instead:
+
+* a *run* is a maximal sequence of statements of one body made of row-local tensor ops
+  (``OpDef.row_local``: each result row needs only the same row of its [R, x] operands and
+  whole [1, C] operands), row slices of tensors and ``tensor.assemble`` into an output;
+* the run's Vec footprint is modelled as ConvertTensorToTileOps will lay it out (one tile per
+  loaded operand and per value, live from definition to last use, plus each op's scratch);
+  a run that fits is left alone, so programs that fit keep exactly PyPTO's lowering;
+* otherwise the run becomes a loop over blocks of ``rc`` rows (the largest divisor of R that
+  fits): each [R, x] input is sliced to the block, each op computes [rc, x], each assemble
+  writes the block's rows. When two blocks fit at once the loop is ``pl.pipeline(stage=2)``,
+  so the next block's loads overlap this block's compute (double buffering).
+
+The choice is recorded as a ``tensor_chunking`` decision (``report/decisions.md``). A run that cannot be chunked (a
+value used after it, rows that differ, one row that alone overflows Vec) is left as written;
+memory allocation then reports the overflow as PyPTO does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ptoc.backend.targets import align_up
+from ptoc.dtypes import DataType, ForKind, MemorySpace
+from ptoc.ir.nodes import (
+    AssignStmt, BinOp, Call, ConstInt, EvalStmt, Expr, ForStmt, Function, IfStmt, IterArg,
+    ListExpr, SeqStmts, Stmt, Var, YieldStmt,
+)
+from ptoc.ir.types import ScalarType, TensorType, TileType
+from ptoc.ir.visitor import fold_constants
+from ptoc.ops import get_op, has_op, make_call
+from ptoc.passes.decisions import record_decision
+from ptoc.passes.memref_rewrite import physical_bytes
+
+PASS = "ConvertTensorToTileOps"
+
+
+def chunk_tensor_runs(function: Function, target) -> Function:
+    """``function`` with every run of tensor ops that overflows Vec chunked (module doc)."""
+    chunker = _Chunker(function, target)
+    body = chunker.seq(function.body, ())
+    return replace(function, body=body) if chunker.changed else function
+
+
+@dataclass
+class _Run:
+    """A candidate run: its statements and what the analysis found about them."""
+
+    stmts: list[AssignStmt]
+    rows: int = 0
+    inputs: tuple[Var, ...] = ()          # [R, x] tensors read by the run (sliced per block)
+    roots: tuple[Var, ...] = ()           # output tensors the run assembles into
+    finals: tuple[Var, ...] = ()          # the last assemble result per root
+
+
+def _is_call(stmt: Stmt, *names: str) -> Call | None:
+    if isinstance(stmt, AssignStmt) and isinstance(stmt.value, Call) \
+            and not stmt.value.is_function and (not names or stmt.value.op in names):
+        return stmt.value
+    return None
+
+
+def _chunkable(stmt: Stmt) -> bool:
+    call = _is_call(stmt)
+    if call is None or not has_op(call.op):
+        return False
+    if call.op in ("tensor.slice", "tensor.assemble"):
+        return True
+    op = get_op(call.op)
+    return op.level == "tensor" and op.row_local
+
+
+def _vars_read(node, found: set) -> set:
+    """Every Var read anywhere inside ``node`` (statements and expressions, nested bodies)."""
+    if isinstance(node, Var):
+        found.add(node)
+        if isinstance(node, IterArg) and node.init is not None:
+            _vars_read(node.init, found)
+    elif isinstance(node, (list, tuple)):
+        for item in node:
+            _vars_read(item, found)
+    elif isinstance(node, Call):
+        _vars_read(node.args, found)
+        _vars_read([v for _, v in node.kwargs], found)
+    elif isinstance(node, BinOp):
+        _vars_read((node.lhs, node.rhs), found)
+    elif isinstance(node, ListExpr):
+        _vars_read(node.items, found)
+    elif isinstance(node, AssignStmt):
+        _vars_read(node.value, found)
+    elif isinstance(node, EvalStmt):
+        _vars_read(node.expr, found)
+    elif isinstance(node, SeqStmts):
+        _vars_read(node.stmts, found)
+    elif isinstance(node, YieldStmt):
+        _vars_read(node.values, found)
+    elif isinstance(node, ForStmt):
+        _vars_read((node.start, node.stop, node.step, node.iter_args, node.body), found)
+    elif isinstance(node, IfStmt):
+        _vars_read((node.cond, node.then_body, node.else_body), found)
+    elif hasattr(node, "values"):
+        _vars_read(node.values, found)
+    return found
+
+
+class _Chunker:
+    def __init__(self, function: Function, target):
+        self.function = function
+        self.target = target
+        self.capacity = target.capacity(MemorySpace.Vec)
+        self.changed = False
+
+    # ---- walking ------------------------------------------------------------------------------
+    def seq(self, seq: SeqStmts, after: tuple) -> SeqStmts:
+        """``after``: statements that follow this body (their reads keep values alive)."""
+        stmts = list(seq.stmts)
+        out: list[Stmt] = []
+        i = 0
+        while i < len(stmts):
+            stmt = stmts[i]
+            if _chunkable(stmt):
+                j = i
+                while j < len(stmts) and _chunkable(stmts[j]):
+                    j += 1
+                out.extend(self.run(stmts[i:j], tuple(stmts[j:]) + after))
+                i = j
+                continue
+            out.append(self.nested(stmt, tuple(stmts[i + 1:]) + after))
+            i += 1
+        return replace(seq, stmts=tuple(out))
+
+    def nested(self, stmt: Stmt, after: tuple) -> Stmt:
+        if isinstance(stmt, ForStmt):
+            return replace(stmt, body=self.seq(stmt.body, after))
+        if isinstance(stmt, IfStmt):
+            else_body = self.seq(stmt.else_body, after) if stmt.else_body is not None else None
+            return replace(stmt, then_body=self.seq(stmt.then_body, after), else_body=else_body)
+        return stmt
+
+    # ---- one run ------------------------------------------------------------------------------
+    def run(self, stmts: list, after: tuple) -> list[Stmt]:
+        run = self.analyse(stmts, after)
+        if run is None:
+            return stmts
+        whole = self.footprint(run, run.rows)
+        if whole <= self.capacity:
+            return stmts
+        block, stages = self.block_rows(run)
+        loc = stmts[0].loc
+        if block is None:
+            record_decision(
+                "tensor_chunking", f"{self.function.name}: the tensor ops at {loc} need "
+                f"{whole} B of Vec ({self.capacity} B available) and even one row at a time "
+                "does not fit; left as written", pass_name=PASS, location=loc,
+                kernel=self.function.name, rows=run.rows, vec_bytes=whole,
+                capacity=self.capacity, chunked=False)
+            return stmts
+        self.changed = True
+        record_decision(
+            "tensor_chunking", f"{self.function.name}: tensor ops at {loc} need {whole} B of Vec "
+            f"({self.capacity} B available): computed in {run.rows // block} blocks of {block} "
+            f"rows ({self.footprint(run, block)} B each)"
+            + (", double-buffered (pl.pipeline stage=2)" if stages == 2 else ""),
+            pass_name=PASS, location=loc, kernel=self.function.name,
+            rows=run.rows, block_rows=block, stages=stages, vec_bytes=whole,
+            block_vec_bytes=self.footprint(run, block), capacity=self.capacity, chunked=True)
+        return [self.loop(run, block, stages)]
+
+    def analyse(self, stmts: list, after: tuple) -> _Run | None:
+        """The run's row count, inputs and outputs; None when it cannot be chunked."""
+        defined = {s.var for s in stmts}
+        if not any(_is_call(s, "tensor.assemble") is None and _is_call(s, "tensor.slice") is None
+                   for s in stmts):
+            return None
+        rows = None
+        inputs: list[Var] = []
+        roots: list[Var] = []
+        latest: dict[Var, Var] = {}              # root -> its latest assemble result
+        for stmt in stmts:
+            call = stmt.value
+            if call.op == "tensor.assemble":
+                target, value = call.args[0], call.args[1]
+                root = next((r for r, last in latest.items() if last is target), target)
+                if root not in latest:
+                    if target in defined or not isinstance(target, Var):
+                        return None
+                    roots.append(root)
+                latest[root] = stmt.var
+                if not isinstance(value, Var) or value not in defined:
+                    return None
+                continue
+            shape = static_rows(stmt.var.type)
+            if shape is None:
+                return None
+            rows = shape if rows is None else rows
+            if shape != rows:
+                return None
+            for arg in call.args:
+                if isinstance(arg, Var) and arg not in defined and isinstance(arg.type, TensorType):
+                    arg_rows = static_rows(arg.type)
+                    if arg_rows == rows and call.op != "tensor.slice" and arg not in inputs:
+                        inputs.append(arg)
+                    elif arg_rows not in (rows, 1) and call.op != "tensor.slice":
+                        return None
+        if rows is None or rows < 2:
+            return None
+        finals = set(latest.values())
+        used_later = _vars_read(list(after), set())
+        if any(v in used_later for v in defined - finals):
+            return None
+        return _Run(list(stmts), rows, tuple(inputs), tuple(roots),
+                    tuple(latest[r] for r in roots))
+
+    # ---- the Vec footprint model --------------------------------------------------------------
+    def tile_bytes(self, ty, rows: int, full_rows: int) -> int:
+        """Bytes of the tile holding a value of type ``ty`` when [R, x] values have ``rows``."""
+        shape = list(ty.shape)
+        if shape and shape[0] == full_rows:
+            shape[0] = rows
+        size = physical_bytes(TileType(tuple(shape), ty.dtype, MemorySpace.Vec), self.target)
+        return align_up(size or 0, self.target.address_alignment)
+
+    def footprint(self, run: _Run, rows: int) -> int:
+        """Peak Vec bytes of the run converted with [R, x] values of ``rows`` rows: every
+        operand of a compute op (loaded, or computed earlier) and every computed value has
+        one tile, live from its first appearance to its last use; assemble results are DDR."""
+        first: dict[Var, int] = {}
+        last: dict[Var, int] = {}
+        ddr = set(run.roots) | {s.var for s in run.stmts if s.value.op == "tensor.assemble"}
+        for i, stmt in enumerate(run.stmts):
+            if stmt.value.op in ("tensor.assemble", "tensor.slice"):
+                continue
+            for v in [a for a in stmt.value.args if isinstance(a, Var)] + [stmt.var]:
+                if isinstance(v.type, TensorType) and v not in ddr:
+                    first.setdefault(v, i)
+                    last[v] = i
+        for i, stmt in enumerate(run.stmts):       # a value stored by an assemble lives to it
+            if stmt.value.op == "tensor.assemble" and stmt.value.args[1] in last:
+                last[stmt.value.args[1]] = max(last[stmt.value.args[1]], i)
+        peak = 0
+        for i, stmt in enumerate(run.stmts):
+            live = sum(self.tile_bytes(v.type, rows, run.rows) for v in first
+                       if first[v] <= i <= last[v])
+            op = get_op(stmt.value.op)
+            if op.tile_form is not None and op.tile_form.scratch:
+                src = next(a for a in stmt.value.args if isinstance(a, Var))
+                live += len(op.tile_form.scratch) * self.tile_bytes(src.type, rows, run.rows)
+            peak = max(peak, live)
+        return peak
+
+    def block_rows(self, run: _Run) -> tuple[int | None, int]:
+        """(rows per block, pipeline stages): the largest divisor of R whose blocks fit twice
+        (double buffering), else once; (None, 1) when no block fits."""
+        divisors = [d for d in range(run.rows - 1, 0, -1) if run.rows % d == 0]
+        for stages in (2, 1):
+            for d in divisors:
+                if stages * self.footprint(run, d) <= self.capacity and run.rows // d >= stages:
+                    return d, stages
+        return None, 1
+
+    # ---- the rewrite --------------------------------------------------------------------------
+    def loop(self, run: _Run, block: int, stages: int) -> ForStmt:
+        loc = run.stmts[0].loc
+        ci = Var("ci", ScalarType(DataType.INDEX), loc)
+        mapping: dict[Var, Expr] = {}
+        iter_args = []
+        for root in run.roots:
+            ia = IterArg(f"{root.name}_iter", root.type, loc, init=root)
+            iter_args.append(ia)
+            mapping[root] = ia
+        body: list[Stmt] = []
+        for x in run.inputs:
+            chunk = make_call("tensor.slice", (x, [block] + list(x.type.shape[1:]),
+                                               [ci] + [0] * (len(x.type.shape) - 1)), loc=loc)
+            var = Var(f"{x.name}_blk", chunk.type, loc)
+            body.append(AssignStmt(var, chunk, loc=loc))
+            mapping[x] = var
+        for stmt in run.stmts:
+            call = stmt.value
+            if call.op == "tensor.slice":
+                shape = [block] + list(call.args[1].items[1:])
+                offsets = [_add(call.args[2].items[0], ci)] + list(call.args[2].items[1:])
+                new = make_call("tensor.slice", (call.args[0], shape, offsets), loc=call.loc)
+            elif call.op == "tensor.assemble":
+                offsets = [_add(call.args[2].items[0], ci)] + list(call.args[2].items[1:])
+                new = make_call("tensor.assemble", (mapping[call.args[0]],
+                                                    mapping[call.args[1]], offsets),
+                                dict(call.kwargs), loc=call.loc)
+            else:
+                args = tuple(mapping.get(a, a) if isinstance(a, Var) else a for a in call.args)
+                new = make_call(call.op, args, dict(call.kwargs), loc=call.loc)
+            var = Var(stmt.var.name, new.type, stmt.var.loc)
+            body.append(AssignStmt(var, new, loc=stmt.loc))
+            mapping[stmt.var] = var
+        body.append(YieldStmt(tuple(mapping[f] for f in run.finals), loc=loc))
+        kind = ForKind.Pipeline if stages > 1 else ForKind.Sequential
+        attrs = {"pipeline_stages": stages} if stages > 1 else {}
+        return ForStmt(ci, ConstInt(0), ConstInt(run.rows), ConstInt(block), tuple(iter_args),
+                       SeqStmts(tuple(body)), tuple(run.finals), kind, attrs, loc=loc)
+
+
+def static_rows(ty) -> int | None:
+    """The row count (first dim) of a 2-D static tensor type, else None."""
+    if not isinstance(ty, TensorType) or len(ty.shape) != 2 or not isinstance(ty.shape[0], int):
+        return None
+    return ty.shape[0]
+
+
+def _add(a, b):
+    if isinstance(a, ConstInt) and a.value == 0:
+        return b
+    return fold_constants(BinOp("+", a, b))
+
+
+__all__ = ["chunk_tensor_runs"]
