@@ -48,12 +48,14 @@ class PtoTextWriter:
     def emit(self, text: str) -> None:
         self.lines.append("  " * self.depth + text)
 
-    def view_text(self, name: str, ptr: str, dtype: str, rows: int, cols: int) -> tuple[str, str]:
-        """(value, declaration) of a row-major tensor view of ``ptr``."""
+    def view_text(self, name: str, ptr: str, dtype: str, rows: int, cols: int,
+                  pitch: int | None = None) -> tuple[str, str]:
+        """(value, declaration) of a row-major tensor view of ``ptr`` (rows ``pitch``
+        elements apart, default ``cols``: a view of part of a wider tensor)."""
         v = f"%{name}"
         self.types[v] = dtype
         return v, (f"{v} = pto.make_tensor_view {ptr}, shape = [{self.idx(rows)}, "
-                   f"{self.idx(cols)}], strides = [{self.idx(cols)}, {self.idx(1)}] "
+                   f"{self.idx(cols)}], strides = [{self.idx(pitch or cols)}, {self.idx(1)}] "
                    f"{{layout = #pto.layout<nd>}} : !pto.tensor_view<?x?x{dtype}>")
 
     def tile_text(self, name: str, loc: str, dtype: str, rows: int, cols: int,

@@ -15,7 +15,7 @@ from typing import Any
 
 from ptoc.errors import InternalError, RuntimeConfigError
 from ptoc.outputs import safe_name
-from ptoc.sim.task import Task
+from ptoc.sim.task import Task, UndeclaredWriteError, check_writes
 
 
 @dataclass
@@ -44,7 +44,10 @@ class InOrderDispatcher:
     def submit(self, task: Task) -> None:
         sim = run_task(task, target=self.target, profile=self.profile, mode=self.mode,
                        limits=self.limits)
-        check_writes(task, sim)
+        try:
+            check_writes(task, sim.instructions)
+        except UndeclaredWriteError as exc:   # the compiler derived the directions: its bug
+            raise InternalError(exc.message, exc.loc, hint=exc.hint) from None
         trace = None
         if self.trace_dir is not None:
             trace = self.trace_dir / f"{safe_name(task.kernel)}_{len(self.runs)}.json"
@@ -66,36 +69,3 @@ def run_task(task: Task, *, target: str, profile, mode: str, limits=None):
                               mode=mode)
     return simulate(task.module, list(task.args), target=target, profile=profile, mode=mode,
                     kernel=task.kernel, limits=limits)
-
-
-def check_writes(task: Task, sim) -> None:
-    """Every GM byte the task wrote lies in a region it declared written (``Out``/``InOut``):
-    the dependencies of later tasks are inferred from those declarations."""
-    declared: dict[str, list[tuple[int, int]]] = {}
-    for region in task.writes:
-        declared.setdefault(f"GM %{region.name}", []).append(region.byte_span())
-    for record in sim.instructions:
-        for access in record.writes:
-            if not access.buffer.startswith("GM %"):
-                continue
-            spans = declared.get(access.buffer, ())
-            if any(lo <= access.lo and access.hi <= hi for lo, hi in spans):
-                continue
-            name = _param_of(task, access)
-            what = f"its In parameter {name!r}" if name else "GM outside its Out parameters"
-            raise InternalError(
-                f"kernel '{task.kernel}' wrote {what} ({access.buffer} bytes [{access.lo}, "
-                f"{access.hi}), {record.name} at {record.file} line {record.line}); the write "
-                "would go unseen by the tasks that depend on it", task.loc,
-                hint="declare the parameter pl.Out or pl.InOut")
-
-
-def _param_of(task: Task, access) -> str | None:
-    """The parameter whose region holds ``access`` (for the message)."""
-    for name, arg in zip(task.params, task.args):
-        span = getattr(arg, "byte_span", None)
-        if span is not None and f"GM %{arg.name}" == access.buffer:
-            lo, hi = span()
-            if lo <= access.lo < hi:
-                return name
-    return None

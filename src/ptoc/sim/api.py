@@ -92,8 +92,21 @@ def _resolve(target, profile, mode, flag_mode):
     return tgt, prof
 
 
-def _prepare(pto, tensors, tgt, prof, *, mode: str, kernel, limits) -> _Prepared:
-    """Plan addresses and insert sync when needed, bind ``tensors``, check the limits."""
+@dataclass(frozen=True)
+class ReadyKernel:
+    """A kernel ready to bind: placed (PTOAS-style planner) and synchronised when it
+    needed it; ``level`` is the sync level of the input, ``notes`` say what was done."""
+
+    module: object
+    kernel: object
+    level: int
+    notes: tuple[str, ...]
+    filename: str
+
+
+def ready_kernel(pto, tgt, *, mode: str, kernel: str | None) -> ReadyKernel:
+    """Plan addresses and insert sync when needed (what ``simulate`` does first; the chip
+    simulator does it once per kernel of a task graph)."""
     module = as_module(pto)
     filename = getattr(module, "filename", "<pto>")
     kern = _kernel(module, kernel)
@@ -111,6 +124,14 @@ def _prepare(pto, tensors, tgt, prof, *, mode: str, kernel, limits) -> _Prepared
         kern = _kernel(module, kern.name)
         notes.append(LEVEL2_NOTE)
         notes.extend(f"insert_sync: {note}" for note in synced.notes)
+    return ReadyKernel(module, kern, level, tuple(notes), filename)
+
+
+def _prepare(pto, tensors, tgt, prof, *, mode: str, kernel, limits) -> _Prepared:
+    """Plan addresses and insert sync when needed, bind ``tensors``, check the limits."""
+    ready = ready_kernel(pto, tgt, mode=mode, kernel=kernel)
+    module, kern, level, filename = ready.module, ready.kernel, ready.level, ready.filename
+    notes = list(ready.notes)
     bound = bind_params(kern, tensors, filename)
     tensor_bytes = sum(region.nbytes for region in bound.regions.values())
     _check_estimate(kern, bound.env, tensor_bytes, limits, filename)

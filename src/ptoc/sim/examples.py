@@ -30,8 +30,9 @@ from ptoc.pto.text_writer import PtoTextWriter
 class Writer(PtoTextWriter):
     """Views and tiles are declared where they are made; params are (name, element dtype)."""
 
-    def view(self, name: str, ptr: str, dtype: str, rows: int, cols: int) -> str:
-        v, decl = self.view_text(name, ptr, dtype, rows, cols)
+    def view(self, name: str, ptr: str, dtype: str, rows: int, cols: int,
+             pitch: int | None = None) -> str:
+        v, decl = self.view_text(name, ptr, dtype, rows, cols, pitch)
         self.emit(decl)
         return v
 
@@ -48,11 +49,13 @@ class Writer(PtoTextWriter):
         return "\n".join(head + consts + self.lines + ["    return", "  }", "}"]) + "\n"
 
 
-def _matmul_writer(dtype: str, M: int, K: int, N: int):
-    """A writer for C[M,N] (fp32) = A[M,K] @ B[K,N] and the three tensor views."""
+def _matmul_writer(dtype: str, M: int, K: int, N: int, ldb: int | None = None,
+                   ldc: int | None = None):
+    """A writer for C[M,N] (fp32) = A[M,K] @ B[K,N] and the three tensor views (B's and C's
+    rows ``ldb`` / ``ldc`` elements apart when they are column blocks of wider tensors)."""
     w = Writer([("%arg0", dtype), ("%arg1", dtype), ("%arg2", "f32")])
-    return (w, w.view("a_view", "%arg0", dtype, M, K), w.view("b_view", "%arg1", dtype, K, N),
-            w.view("c_view", "%arg2", "f32", M, N))
+    return (w, w.view("a_view", "%arg0", dtype, M, K),
+            w.view("b_view", "%arg1", dtype, K, N, ldb), w.view("c_view", "%arg2", "f32", M, N, ldc))
 
 
 def _double_buffers(w: Writer, dtype: str, eb: int, m: int, n: int, k: int, panel: int):
@@ -130,7 +133,8 @@ def dbuf_matmul(M: int = 128, N: int = 256, K: int = 256, k: int = 64, *,
 
 
 def reference_gemm(M: int, N: int, K: int, *, m: int = 128, n: int = 256, k: int = 64,
-                   step_k: int = 4, dtype: str = "f16") -> str:
+                   step_k: int = 4, dtype: str = "f16", ldb: int | None = None,
+                   ldc: int | None = None) -> str:
     """Level-3 C[M,N] = A[M,K] @ B[K,N] (fp32 out) with the pto-isa reference GEMM schedule.
 
     Output tiles (m x n) in row-major order; per tile the K loop walks L1 panels of
@@ -138,13 +142,15 @@ def reference_gemm(M: int, N: int, K: int, *, m: int = 128, n: int = 256, k: int
     k-step into two L0A/L0B slots; one accumulator, drained by ``tstore`` after the last
     k-step (FIX->M waited before the next tile's first MAD: the drain is exposed). The loop
     body holds two panels (slot 0 and slot 1), so K must be a multiple of 2*step_k*k.
-    Flags follow hw-model.md §3.2 (the reference kernel's protocol).
+    Flags follow hw-model.md §3.2 (the reference kernel's protocol). ``ldb`` / ``ldc``: the
+    row pitch of B and C when the kernel computes one core's block of a larger GEMM (its B
+    and C are column blocks of the whole tensors).
     """
     panel = step_k * k
     if K % (2 * panel) or M % m or N % n or step_k % 2:
         raise ValueError("K must be a multiple of 2*step_k*k, M of m, N of n; step_k even")
     eb = {"bf16": 2, "f16": 2}[dtype]
-    w, a_v, b_v, c_v = _matmul_writer(dtype, M, K, N)
+    w, a_v, b_v, c_v = _matmul_writer(dtype, M, K, N, ldb, ldc)
     a1, b1, a0, b0, c = _double_buffers(w, dtype, eb, m, n, k, panel)
     w.open(f"scf.for %mi = {w.idx(0)} to {w.idx(M)} step {w.idx(m)}")
     w.open(f"scf.for %ni = {w.idx(0)} to {w.idx(N)} step {w.idx(n)}")

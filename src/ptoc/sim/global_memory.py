@@ -131,11 +131,54 @@ class GMTensor:
         return self.offset * item, (last + 1) * item
 
     def overlaps(self, other: "GMTensor") -> bool:
-        """Whether the two regions can share a byte (bounding boxes; exact for row blocks)."""
+        """Whether the two regions share a byte: disjoint byte spans are disjoint; two views
+        with one row-major layout are then compared axis by axis (``x[:, 0:4]`` and
+        ``x[:, 8:12]`` do not overlap though their spans interleave); any other pair that
+        spans overlap counts as overlapping (never a missed overlap)."""
         if self.alloc is not other.alloc:
             return False
         a, b = self.byte_span(), other.byte_span()
-        return a[0] < b[1] and b[0] < a[1]
+        if a[1] <= b[0] or b[1] <= a[0]:
+            return False
+        boxes = self._boxes(other)
+        if boxes is None:
+            return True
+        return all(lo1 < hi2 and lo2 < hi1 for (lo1, hi1), (lo2, hi2) in zip(*boxes))
+
+    def covers(self, other: "GMTensor") -> bool:
+        """Whether every byte of ``other`` is one of this region's (exact for a row-major
+        block and for two views with one layout; False when unsure)."""
+        if self.alloc is not other.alloc:
+            return False
+        a, b = self.byte_span(), other.byte_span()
+        if self.is_contiguous:
+            return a[0] <= b[0] and b[1] <= a[1]
+        boxes = self._boxes(other)
+        return boxes is not None and all(lo1 <= lo2 and hi2 <= hi1
+                                         for (lo1, hi1), (lo2, hi2) in zip(*boxes))
+
+    def _boxes(self, other: "GMTensor"):
+        """Both regions as per-axis [lo, hi) ranges of one row-major lattice, or None when
+        they do not share one (different strides, dtype or rank, or strides that are not
+        multiples of each other down to 1)."""
+        if self.strides != other.strides or self.dtype is not other.dtype or not self.strides:
+            return None
+        strides = self.strides
+        if strides[-1] != 1 or any(s % t for s, t in zip(strides, strides[1:])):
+            return None
+
+        def box(region: GMTensor):
+            rest, coords = region.offset, []
+            for s in strides:
+                q, rest = divmod(rest, s)
+                coords.append(q)
+            inner = [s // t for s, t in zip(strides, strides[1:])]
+            if any(c + n > lim for c, n, lim in zip(coords[1:], region.shape[1:], inner)):
+                return None                    # a row of the region wraps past the lattice
+            return [(c, c + n) for c, n in zip(coords, region.shape)]
+
+        mine, theirs = box(self), box(other)
+        return None if mine is None or theirs is None else (mine, theirs)
 
     def slice(self, offsets, sizes) -> "GMTensor":
         """The sub-region ``offsets + [0, sizes)`` (one offset and size per dimension)."""

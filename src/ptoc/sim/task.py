@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ptoc.errors import SourceLoc
+from ptoc.errors import SimulationError, SourceLoc
 
 from ptoc.sim.global_memory import GMTensor
 
@@ -32,6 +32,9 @@ class Task:
             (``pl.at(..., deps=[...])``), besides the inferred ones.
         loc: where the launch is in the user's source.
         params: the parameter names of ``args`` (for messages).
+        launch: the launch the task belongs to: the blocks of one SPMD launch share it and
+            get no inferred dependencies among themselves (None: its own ``index``).
+        block: (block index, block count) of an SPMD block, None for a plain task.
     """
 
     index: int
@@ -43,8 +46,60 @@ class Task:
     deps: tuple[int, ...] = ()
     loc: SourceLoc | None = None
     params: tuple[str, ...] = field(default=())
+    launch: int | None = None
+    block: tuple[int, int] | None = None
+
+    @property
+    def launch_id(self) -> int:
+        return self.index if self.launch is None else self.launch
+
+    def name(self) -> str:
+        """``matmul#3`` (``matmul#3[5/24]`` for block 5 of a 24-block launch)."""
+        block = f"[{self.block[0]}/{self.block[1]}]" if self.block else ""
+        return f"{self.kernel}#{self.index}{block}"
+
+    def where(self) -> str:
+        return f"{self.loc.file}:{self.loc.line}" if self.loc is not None else "<unknown>"
 
     def label(self) -> str:
         """``matmul#3 at prog.py:42``: what reports call the task."""
-        where = f" at {self.loc.file}:{self.loc.line}" if self.loc is not None else ""
-        return f"{self.kernel}#{self.index}{where}"
+        where = f" at {self.where()}" if self.loc is not None else ""
+        return f"{self.name()}{where}"
+
+
+class UndeclaredWriteError(SimulationError):
+    """A task wrote GM bytes that none of its written (``Out``/``InOut``) regions holds."""
+
+
+def check_writes(task: Task, instructions) -> None:
+    """Every GM byte the task wrote (``instructions``: its records or Instrs) lies in a
+    region it declared written (``Out``/``InOut``): the dependencies of later tasks are
+    inferred from those declarations."""
+    declared: dict[str, list[tuple[int, int]]] = {}
+    for region in task.writes:
+        declared.setdefault(f"GM %{region.name}", []).append(region.byte_span())
+    for record in instructions:
+        for access in record.writes:
+            if not access.buffer.startswith("GM %"):
+                continue
+            spans = declared.get(access.buffer, ())
+            if any(lo <= access.lo and access.hi <= hi for lo, hi in spans):
+                continue
+            name = _param_of(task, access)
+            what = f"its In parameter {name!r}" if name else "GM outside its Out parameters"
+            raise UndeclaredWriteError(
+                f"kernel '{task.kernel}' wrote {what} ({access.buffer} bytes [{access.lo}, "
+                f"{access.hi}), {record.name} at {record.file} line {record.line}); the write "
+                "would go unseen by the tasks that depend on it", task.loc,
+                hint="declare the parameter pl.Out or pl.InOut")
+
+
+def _param_of(task: Task, access) -> str | None:
+    """The parameter whose region holds ``access`` (for the message)."""
+    for name, arg in zip(task.params, task.args):
+        span = getattr(arg, "byte_span", None)
+        if span is not None and f"GM %{arg.name}" == access.buffer:
+            lo, hi = span()
+            if lo <= access.lo < hi:
+                return name
+    return None

@@ -8,6 +8,7 @@ be issued, scheduled, race-checked and replayed as one run — but each core is 
 from __future__ import annotations
 
 import gc
+from dataclasses import dataclass
 
 from ptoc.backend.cross_core import cluster_model
 from ptoc.pto.model import EnumAttr, Module
@@ -82,8 +83,19 @@ def simulate_group(pto, tensors, *, target="a2a3", profile=None, mode: str = "re
             gc.enable()
 
 
-def _simulate_group(pto, tensors, *, target, profile, mode, aic, aiv, flag_mode) -> GroupResult:
-    tgt, prof = resolve_run(target, profile, mode, GROUP_MODES, flag_mode)
+@dataclass(frozen=True)
+class ReadyGroup:
+    """A core group's kernels ready to bind (synchronised when they needed it)."""
+
+    module: Module
+    aic: object
+    aiv: object
+    notes: tuple[str, ...]
+    filename: str
+
+
+def ready_group(pto, tgt, *, aic: str | None = None, aiv: str | None = None) -> ReadyGroup:
+    """Check a group module's kernels and insert sync when needed (once per module)."""
     module = as_module(pto)
     filename = getattr(module, "filename", "<pto>")
     aic_k, aiv_k = group_kernels(module, aic, aiv)
@@ -102,19 +114,34 @@ def _simulate_group(pto, tensors, *, target, profile, mode, aic, aiv, flag_mode)
         raise SimProgramError(
             f"@{aic_k.name} and @{aiv_k.name} take different parameters; a core group's "
             "kernels share one argument list", hint="give both kernels the same parameters")
+    return ReadyGroup(module, aic_k, aiv_k, tuple(notes), filename)
+
+
+def issue_group(ready: ReadyGroup, bound, tgt, prof, *, mode: str):
+    """The group's instruction stream (every core's, one ``seq`` numbering), its unit names
+    and its pipe network (linked: pops know their pushes)."""
     model = cluster_model(tgt)
     units = ["aic"] + [f"aiv{i}" for i in range(model.aiv_per_aic)]
-    kernels = [aic_k] + [aiv_k] * model.aiv_per_aic
-    bound = bind_params(aic_k, tensors, filename)
+    kernels = [ready.aic] + [ready.aiv] * model.aiv_per_aic
     memories = [BufferMemory(dict(tgt.capacities), tgt.address_alignment, label=u) for u in units]
-    net = PipeNetwork(model, prof, memories, units, [aic_k, aiv_k])
+    net = PipeNetwork(model, prof, memories, units, [ready.aic, ready.aiv])
     instrs: list = []
     for core, (unit, kernel) in enumerate(zip(units, kernels)):
         ScalarUnit(kernel, bound.env, tgt, prof, memories[core],
-                   mad_mode="fast" if mode == "fast" else "reference", filename=filename,
+                   mad_mode="fast" if mode == "fast" else "reference", filename=ready.filename,
                    core=core, unit=unit, subblock=max(core - 1, 0), port=net.port(core),
                    instrs=instrs, regions=bound.regions).run()
     net.link()
+    return instrs, units, net
+
+
+def _simulate_group(pto, tensors, *, target, profile, mode, aic, aiv, flag_mode) -> GroupResult:
+    tgt, prof = resolve_run(target, profile, mode, GROUP_MODES, flag_mode)
+    ready = ready_group(pto, tgt, aic=aic, aiv=aiv)
+    module, notes = ready.module, list(ready.notes)
+    model = cluster_model(tgt)
+    bound = bind_params(ready.aic, tensors, ready.filename)
+    instrs, units, net = issue_group(ready, bound, tgt, prof, mode=mode)
     meta = dict(target=tgt.name, profile=prof.name, mode=mode)
 
     def partial(sch):

@@ -1,0 +1,211 @@
+"""``ChipSimulator``: run a task graph on the simulated chip.
+
+Two phases, because the orchestration that submits tasks may need their results before it
+submits the next ones:
+
+* ``submit(task)``, in program order: the task's dependencies are inferred
+  (``deps.DependencyMap``); its kernel is issued, timed alone, race-checked and — with
+  numerics — its data is computed into the shared GM right away (program order is a
+  dependency order, so every task reads what its producers wrote). Its timing record
+  (``stream.TaskStream``) is kept; an identical task (same kernel, same scalar arguments)
+  reuses it, and without numerics is not issued again at all.
+* ``finish()``: the timing engine (``engine.Engine``) runs every record together on the
+  chip's cores with the device runtime's dispatch and the shared L2/HBM; races between
+  tasks are checked on the task graph; the result says where and when everything ran.
+"""
+
+from __future__ import annotations
+
+import gc
+from dataclasses import dataclass
+
+from ptoc.backend.chip import chip_model
+from ptoc.backend.cross_core import cluster_model
+from ptoc.backend.pipes import QUEUE_PIPES
+from ptoc.errors import PtocError
+
+from ptoc.sim.api import resolve_run, ready_kernel
+from ptoc.sim.chip.deps import DependencyMap
+from ptoc.sim.chip.engine import Engine, Job
+from ptoc.sim.chip.memory import ChipMemory
+from ptoc.sim.chip.races import find_task_races
+from ptoc.sim.chip.result import ChipResult, TaskTiming
+from ptoc.sim.chip.stream import TaskStream, record_stream
+from ptoc.sim.core.binding import bind_params
+from ptoc.sim.core.issue import ScalarUnit
+from ptoc.sim.core.memory import BufferMemory
+from ptoc.sim.execute import execute
+from ptoc.sim.global_memory import GMTensor
+from ptoc.sim.group.run import is_group_module, issue_group, ready_group
+from ptoc.sim.limits import DEFAULT_LIMITS, SimLimits
+from ptoc.sim.races import find_races
+from ptoc.sim.schedule import schedule
+from ptoc.sim.task import Task, check_writes
+
+CHIP_MODES = ("reference", "fast")
+
+
+class ChipConfigError(PtocError, ValueError):
+    """A chip run asked for something the chip does not have (cores, modes, dependencies)."""
+
+
+@dataclass
+class _Submitted:
+    task: Task
+    deps: tuple[int, ...]
+    stream: TaskStream
+    alone: float | None
+    reused: bool
+
+
+class ChipSimulator:
+    """A task graph on ``clusters`` core groups of ``target`` (default: all of the chip's).
+
+    ``mode``: ``reference`` or ``fast`` numerics (as ``simulate``). ``numerics=False`` runs
+    timing only: no tile data is computed, GM keeps whatever it held, and identical tasks are
+    issued once (their record is re-timed on each task's own GM regions).
+    """
+
+    def __init__(self, *, target="a2a3", profile=None, mode: str = "reference",
+                 numerics: bool = True, clusters: int | None = None, flag_mode: str = "bit",
+                 limits: SimLimits | None = None):
+        self.tgt, self.prof = resolve_run(target, profile, mode, CHIP_MODES, flag_mode)
+        self.model = chip_model(self.tgt)
+        self.clusters = self.model.clusters if clusters is None else clusters
+        if not isinstance(self.clusters, int) or self.clusters < 1:
+            raise ChipConfigError(f"a chip needs at least one core group, got {clusters!r}",
+                                  hint=f"pass clusters=1..{self.model.clusters}")
+        self.mode = mode
+        self.numerics = numerics
+        self.flag_mode = flag_mode
+        self.limits = limits or DEFAULT_LIMITS
+        self.depmap = DependencyMap()
+        self.submitted: list[_Submitted] = []
+        self.task_races: list = []
+        self._ready: dict[tuple, object] = {}
+        self._records: dict[tuple, TaskStream] = {}
+
+    # -- phase 1: tasks in program order ---------------------------------------------------
+    def submit(self, task: Task) -> None:
+        if task.index != len(self.submitted):
+            raise ChipConfigError(f"task {task.label()} has index {task.index}, but "
+                                  f"{len(self.submitted)} tasks were submitted before it",
+                                  task.loc, hint="number tasks 0, 1, 2, ... in program order")
+        bad = [d for d in task.deps if not 0 <= d < task.index]
+        if bad:
+            raise ChipConfigError(f"task {task.label()} depends on task(s) {bad}, which are "
+                                  "not earlier tasks", task.loc,
+                                  hint="a task can only wait for tasks submitted before it")
+        deps = self.depmap.add(task)
+        key = self._key(task)
+        record = self._records.get(key)
+        if record is not None and not self.numerics and record.fits(task.args):
+            self.submitted.append(_Submitted(task, deps, record, None, True))
+            return
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            stream, alone = self._issue(task)
+        finally:
+            if enabled:
+                gc.enable()
+        if record is not None and record.fits(task.args):
+            stream = record                     # an identical task's record: share it
+        else:
+            self._records[key] = stream
+        self.submitted.append(_Submitted(task, deps, stream, alone, False))
+
+    def _key(self, task: Task) -> tuple:
+        scalars = tuple(a for a in task.args if not isinstance(a, GMTensor))
+        return (id(task.module), task.kernel, scalars)
+
+    def _issue(self, task: Task) -> tuple[TaskStream, float]:
+        """Issue the task's kernel on its GM regions, time it alone, check its races and
+        (with numerics) compute its data."""
+        prof, tgt = self.prof, self.tgt
+        group = is_group_module(task.module)
+        ready = self._ready.get((id(task.module), task.kernel))
+        if ready is None:
+            ready = (ready_group(task.module, tgt) if group else
+                     ready_kernel(task.module, tgt, mode=self.mode, kernel=task.kernel))
+            self._ready[(id(task.module), task.kernel)] = ready
+        if group:
+            bound = bind_params(ready.aic, list(task.args), ready.filename)
+            instrs, units, _ = issue_group(ready, bound, tgt, prof, mode=self.mode)
+            dep_latency = cluster_model(tgt).flag_latency_cycles
+        else:
+            bound = bind_params(ready.kernel, list(task.args), ready.filename)
+            memory = BufferMemory(dict(tgt.capacities), tgt.address_alignment)
+            instrs = ScalarUnit(ready.kernel, bound.env, tgt, prof, memory, limits=self.limits,
+                                mad_mode="fast" if self.mode == "fast" else "reference",
+                                filename=ready.filename, regions=bound.regions).run()
+            units, dep_latency = ("core",), 0.0
+        sch = schedule(instrs, issue_cycles=prof.issue_cycles,
+                       sync_latency=prof.sync_latency_cycles, flag_mode=self.flag_mode,
+                       dep_latency=dep_latency)
+        races = find_races(instrs, sch)
+        self.task_races.extend((task.name(), race) for race in races)
+        check_writes(task, instrs)
+        if self.numerics:
+            execute(instrs, sch, timed=bool(races))
+        stream = record_stream(instrs, task.args, task.params, tuple(units), task.label())
+        return stream, max(sch.end, default=0.0)
+
+    # -- phase 2: the chip -----------------------------------------------------------------
+    def finish(self) -> ChipResult:
+        """Time every submitted task on the chip and check the races between tasks."""
+        prof, model = self.prof, self.model
+        jobs = [Job(s.task.index, s.task.name(), s.stream, _bases(s.task), s.deps)
+                for s in self.submitted]
+        gm_bytes = max((a.alloc.base + a.alloc.nbytes for s in self.submitted
+                        for a in s.task.args if isinstance(a, GMTensor)), default=0)
+        memory = ChipMemory(line_bytes=model.l2_line_bytes, l2_bytes=model.l2_bytes,
+                            l2_bytes_per_cycle=model.l2_bytes_per_cycle,
+                            hbm_bytes_per_cycle=model.hbm_bytes_per_cycle, gm_bytes=gm_bytes)
+        launch = prof.launch
+        launch_cycles = launch.fixed_cycles if launch else model.launch_cycles
+        dispatch_cycles = launch.block_cycles if launch else model.dispatch_cycles
+        for s in self.submitted:
+            if s.stream.placement == "group" and len(s.stream.units) - 1 > model.aiv_per_aic:
+                raise ChipConfigError(f"task {s.task.label()} needs {len(s.stream.units)} "
+                                      "cores in one group", hint="check the group kernel")
+        engine = Engine(jobs, clusters=self.clusters, aiv_per_aic=model.aiv_per_aic,
+                        memory=memory, issue_cycles=prof.issue_cycles,
+                        sync_latency=prof.sync_latency_cycles,
+                        dep_latency=cluster_model(self.tgt).flag_latency_cycles,
+                        launch_cycles=launch_cycles, dispatch_cycles=dispatch_cycles)
+        timelines = engine.run()
+        names = [t.name for t in timelines]
+        races = find_task_races([s.task for s in self.submitted],
+                                [s.stream for s in self.submitted],
+                                [s.deps for s in self.submitted])
+        tasks = [TaskTiming(j.index, j.name, s.task.where(), tuple(names[k] for k in j.cores),
+                            j.deps, j.ready, j.dispatched, j.start, j.end,
+                            dict(zip(QUEUE_PIPES, j.busy)), j.gm_cycles, s.alone)
+                 for j, s in zip(jobs, self.submitted)]
+        notes = [] if launch else [f"profile {prof.name} has no launch floor: the chip model's "
+                                   f"launch ({launch_cycles:.0f}) and dispatch "
+                                   f"({dispatch_cycles:.0f}) cycles are used"]
+        return ChipResult(max((t.end for t in tasks), default=0.0), tasks, timelines, races,
+                          list(self.task_races), memory.stats, self.tgt.name, prof.name,
+                          self.mode, self.numerics, self.clusters, launch_cycles,
+                          dispatch_cycles, sum(s.reused for s in self.submitted), notes)
+
+
+def _bases(task: Task) -> list:
+    """Absolute GM byte address of each parameter's region (None for scalars)."""
+    return [a.alloc.base + a.offset * a.dtype.nbytes if isinstance(a, GMTensor) else None
+            for a in task.args]
+
+
+def simulate_chip(tasks, *, target="a2a3", profile=None, mode: str = "reference",
+                  numerics: bool = True, clusters: int | None = None) -> ChipResult:
+    """Run ``tasks`` (in program order) on the chip and return the ``ChipResult``."""
+    chip = ChipSimulator(target=target, profile=profile, mode=mode, numerics=numerics,
+                         clusters=clusters)
+    for task in tasks:
+        chip.submit(task)
+    return chip.finish()
+
+
+__all__ = ["CHIP_MODES", "ChipConfigError", "ChipSimulator", "simulate_chip"]
