@@ -95,3 +95,28 @@ def test_a_strided_slice_as_a_kernel_argument_is_refused(chain):
     rows = gm.alloc("rows", (2 * N, N), DataType.FP32)
     orch.launch(chain.program.get_function("double"), [rows.slice([N, 0], [N, N]), t], None)
     assert orch.tasks[-1].reads[0].offset == N * N
+
+
+def test_on_the_chip_the_same_tasks_give_the_same_data_and_a_chip_timeline(chain):
+    from ptoc.runtime import RunConfig
+
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((N, N)).astype(np.float32)
+    c_order, c_chip = np.zeros((N, N), np.float32), np.zeros((N, N), np.float32)
+    in_order = chain.run(a, c_order, config=RunConfig(sim_mode="fast"))
+    on_chip = chain.run(a, c_chip, config=RunConfig(sim_mode="fast", chip=True))
+    np.testing.assert_array_equal(c_chip, c_order)
+    chip = on_chip.chip
+    assert in_order.chip is None and on_chip.runs == []
+    assert [t.name for t in chip.tasks] == ["double#0", "exp#1"]
+    assert chip.tasks[1].deps == (0,) and chip.tasks[1].start >= chip.tasks[0].end
+    assert on_chip.cycles == chip.wall_cycles
+    for task, run in zip(chip.tasks, in_order.runs):
+        assert task.alone_cycles == run.sim.wall_cycles
+
+
+def test_a_chip_run_refuses_serial_mode():
+    from ptoc.runtime import RunConfig
+
+    with pytest.raises(RuntimeConfigError, match="no serial mode"):
+        RunConfig(chip=True, sim_mode="serial")

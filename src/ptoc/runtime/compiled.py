@@ -93,13 +93,15 @@ class CompiledProgram:
         memory = GlobalMemory()
         with out_of_memory_as_error(f"running {entry.name}", entry_tensor_bytes(self)):
             originals, values = self._bind(entry, tensors, memory)
-            runs = run_program(self, entry, values, memory, config)
+            runs, chip = run_program(self, entry, values, memory, config)
         outputs = {}
         for param, original, value in zip(entry.params, originals, values):
             if isinstance(param.var.type, TensorType) and param.direction is not Direction.In:
                 outputs[param.var.name] = value.array().copy()
                 if original is not None:
                     write_back(original, outputs[param.var.name])
+        if chip is not None:
+            return self._chip_result(chip, outputs, config, values)
         busy: dict = {}
         for run in runs:
             for pipe, cycles in run.sim.pipe_busy.items():
@@ -115,6 +117,24 @@ class CompiledProgram:
                          pipe_busy=busy, races=races, runs=runs,
                          trace_path=traces[0] if traces else None,
                          floor_cycles=self._floor(config, values, len(runs)))
+
+    def _chip_result(self, chip, outputs: dict, config: RunConfig, values: list):
+        """The RunResult of a chip run (its trace is ``trace/chip.json``)."""
+        from ptoc.backend import get_profile
+        from ptoc.runtime.execute import RunResult
+
+        trace = None
+        if config.trace:
+            trace = self.output_dir / "trace" / "chip.json"
+            chip.write_trace(trace)
+        launch = get_profile(config.profile, target=self.target).launch
+        staged = sum(v.nbytes for v in {id(v): v for v in values
+                                        if isinstance(v, GMTensor)}.values())
+        races = list(chip.task_races) + [("tasks", race) for race in chip.races]
+        return RunResult(outputs=outputs, cycles=chip.wall_cycles, pipe_busy=chip.pipe_busy,
+                         races=races, runs=[], trace_path=trace,
+                         floor_cycles=staged / launch.staging_bytes_per_cycle if launch else 0.0,
+                         chip=chip)
 
     def _floor(self, config: RunConfig, values: list, launches: int) -> float:
         """Launch of every kernel call plus staging of the run's tensors, once."""

@@ -66,6 +66,8 @@ class RunConfig:
     sim_mode: str = "reference"
     trace: bool = False
     sim_limits: object = None          # ptoc.sim.SimLimits; None: the simulator's defaults
+    chip: bool = False                 # run the task graph on the simulated chip (ptoc.sim.chip)
+    chip_clusters: int | None = None   # core groups of the chip (None: all of the target's)
     enable_pypto_l0c_double_buffer: bool | None = None
     dump_passes: object = False
     # PyPTO's fields that apply to ptoc
@@ -97,6 +99,12 @@ class RunConfig:
         if self.sim_mode not in SIM_MODES:
             raise RuntimeConfigError(f"RunConfig.sim_mode {self.sim_mode!r} is not one of "
                                      f"{', '.join(SIM_MODES)}")
+        if self.chip and self.sim_mode == "serial":
+            raise RuntimeConfigError("RunConfig(chip=True) times tasks side by side; it has no "
+                                     "serial mode", hint="use sim_mode='reference' or 'fast'")
+        if self.chip_clusters is not None and not self.chip:
+            raise RuntimeConfigError("RunConfig.chip_clusters applies to chip runs only",
+                                     hint="also pass chip=True")
         if self.rtol < 0 or self.atol < 0:
             raise RuntimeConfigError(f"RunConfig tolerances must be >= 0 (rtol={self.rtol}, "
                                      f"atol={self.atol})")

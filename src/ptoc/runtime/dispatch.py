@@ -1,10 +1,12 @@
 """Dispatchers: what runs the tasks the orchestration interpreter submits.
 
-A dispatcher has ``submit(task)`` (called in program order, which is a dependency order)
-and ``runs`` (one ``KernelRun`` per task). ``InOrderDispatcher`` runs each task at once,
-alone, on one simulated core (or core group) — the run's time is the sum of the tasks'.
-Every task reads and writes the one shared GM, so its results are where the next task
-looks for them.
+A dispatcher has ``submit(task)`` (called in program order, which is a dependency order),
+``runs`` (one ``KernelRun`` per task it keeps a simulator result for) and ``finish()``
+(the chip's result, or None). ``InOrderDispatcher`` runs each task at once, alone, on one
+simulated core (or core group) — the run's time is the sum of the tasks'.
+``ChipDispatcher`` hands the tasks to the simulated chip (``ptoc.sim.chip``): data at once,
+timing of the whole graph over the chip's cores at the end. Every task reads and writes the
+one shared GM, so its results are where the next task looks for them.
 """
 
 from __future__ import annotations
@@ -53,6 +55,30 @@ class InOrderDispatcher:
             trace = self.trace_dir / f"{safe_name(task.kernel)}_{len(self.runs)}.json"
             sim.write_trace(trace)
         self.runs.append(KernelRun(task.kernel, sim, trace, task))
+
+    def finish(self):
+        return None
+
+
+class ChipDispatcher:
+    """Runs the task graph on the simulated chip (``RunConfig(chip=True)``)."""
+
+    def __init__(self, *, target: str, profile, mode: str, clusters: int | None = None,
+                 limits=None):
+        from ptoc.sim.chip import ChipSimulator
+
+        self.chip = ChipSimulator(target=target, profile=profile, mode=mode, clusters=clusters,
+                                  limits=limits)
+        self.runs: list[KernelRun] = []
+
+    def submit(self, task: Task) -> None:
+        try:
+            self.chip.submit(task)
+        except UndeclaredWriteError as exc:   # the compiler derived the directions: its bug
+            raise InternalError(exc.message, exc.loc, hint=exc.hint) from None
+
+    def finish(self):
+        return self.chip.finish()
 
 
 def run_task(task: Task, *, target: str, profile, mode: str, limits=None):

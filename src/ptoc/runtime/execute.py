@@ -16,7 +16,7 @@ from ptoc.dtypes import FunctionType
 from ptoc.errors import RuntimeConfigError
 from ptoc.ir.nodes import Function
 from ptoc.runtime.config import RunConfig
-from ptoc.runtime.dispatch import InOrderDispatcher, KernelRun
+from ptoc.runtime.dispatch import ChipDispatcher, InOrderDispatcher, KernelRun
 from ptoc.runtime.orchestration import Orchestrator
 from ptoc.sim.global_memory import GlobalMemory
 
@@ -28,6 +28,9 @@ class RunResult:
     ``cycles`` is the simulated core time of every kernel call (the sum of their walls);
     ``floor_cycles`` what a device adds outside the cores under the run's profile: each
     kernel's launch and the staging of the run's tensors; ``total_cycles`` both.
+    On the chip (``RunConfig(chip=True)``), ``chip`` is the ``ChipResult``, ``cycles`` its
+    wall (launch and dispatch included) and ``floor_cycles`` the staging alone; ``runs`` is
+    empty and ``races`` also holds the races between tasks (as ``("tasks", TaskRace)``).
     """
 
     outputs: dict[str, np.ndarray]
@@ -37,6 +40,7 @@ class RunResult:
     runs: list[KernelRun] = field(default_factory=list)
     trace_path: Path | None = None
     floor_cycles: float = 0.0
+    chip: object = None
 
     @property
     def total_cycles(self) -> float:
@@ -61,17 +65,22 @@ def entry_function(program) -> Function:
 
 
 def run_program(compiled, entry: Function, values: list, memory: GlobalMemory,
-                config: RunConfig) -> list[KernelRun]:
-    """Interpret ``entry`` on ``values`` (GM tensors and scalars) and run its tasks in
-    program order; returns one KernelRun per task."""
+                config: RunConfig) -> tuple[list[KernelRun], object]:
+    """Interpret ``entry`` on ``values`` (GM tensors and scalars) and run its tasks; returns
+    (one KernelRun per task run alone, the ChipResult or None)."""
     from ptoc.sim.limits import DEFAULT_LIMITS
 
     limits = config.sim_limits or DEFAULT_LIMITS
-    trace_dir = compiled.output_dir / "trace" if config.trace else None
-    dispatcher = InOrderDispatcher(target=compiled.target, profile=config.profile,
-                                   mode=config.sim_mode, trace_dir=trace_dir, limits=limits)
+    if config.chip:
+        dispatcher = ChipDispatcher(target=compiled.target, profile=config.profile,
+                                    mode=config.sim_mode, clusters=config.chip_clusters,
+                                    limits=limits)
+    else:
+        trace_dir = compiled.output_dir / "trace" if config.trace else None
+        dispatcher = InOrderDispatcher(target=compiled.target, profile=config.profile,
+                                       mode=config.sim_mode, trace_dir=trace_dir, limits=limits)
     Orchestrator(compiled, memory, dispatcher, limits=limits).run(entry, values)
-    return dispatcher.runs
+    return dispatcher.runs, dispatcher.finish()
 
 
 __all__ = ["KernelRun", "RunResult", "entry_function", "run_program"]

@@ -68,7 +68,8 @@ class _Access:
         return self.start + (self.rows - 1) * self.pitch + self.row_bytes
 
     def overlap(self, other: "_Access") -> tuple[int, int] | None:
-        """A byte range both touch, or None."""
+        """None when no byte is touched by both, else the bytes from the first to the last
+        shared one."""
         lo, hi = max(self.lo, other.lo), min(self.hi, other.hi)
         if lo >= hi:
             return None
@@ -83,7 +84,7 @@ class _Access:
                 cols = max(c1, c2), min(c1 + self.row_bytes, c2 + other.row_bytes)
                 if rows[0] >= rows[1] or cols[0] >= cols[1]:
                     return None
-                return rows[0] * p + cols[0], rows[0] * p + cols[1]
+                return rows[0] * p + cols[0], (rows[1] - 1) * p + cols[1]
         # different shapes: compare row by row on the smaller side
         small, big = (self, other) if self.rows <= other.rows else (other, self)
         for i in range(small.rows):

@@ -1,0 +1,6 @@
+"""Makes the chip tests' kernels and task builders importable."""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
