@@ -105,8 +105,10 @@ def test_two_tasks_writing_the_same_bytes_without_a_dependency_race():
     res = simulate_chip([a, b], mode="fast")
     (race,) = res.races
     assert (race.kind, race.buffer, race.lo, race.hi) == ("WAW", "GM %v2", 0, R * C * 4)
-    assert (race.first_where, race.second_where) == ("prog.py:10", "prog.py:11")
-    assert "pto.tstore at add.pto line" in race.first_op
+    assert (race.first.where, race.second.where) == ("prog.py:10", "prog.py:11")
+    assert (race.first.task, race.second.task) == ("add#0", "add#1")
+    assert "pto.tstore at add.pto line" in race.first.op
+    assert "add#0 (pto.tstore at add.pto line" in str(race) and "prog.py:11" in str(race)
     ordered = add_task(1, k, y, y, z, deps=[0])
     assert not simulate_chip([add_task(0, k, x, y, z), ordered], mode="fast").races
 

@@ -7,7 +7,7 @@ import pytest
 
 from ptoc.dtypes import DataType
 from ptoc.sim import simulate
-from ptoc.sim.examples import Writer
+from ptoc.sim.examples import vector_add
 from ptoc.sim.gm import make_view, make_window
 from ptoc.sim.global_memory import ALLOCATION_ALIGNMENT, GlobalMemory, GlobalMemoryError
 
@@ -15,22 +15,7 @@ R, C = 16, 64
 
 
 def _copy_add_kernel(*, synced: bool) -> str:
-    """z = x + y with x from arg0, y from arg1, z stored to arg2 (each R x C fp32); without
-    ``synced`` the store is not ordered after the loads."""
-    w = Writer([("%arg0", "f32"), ("%arg1", "f32"), ("%arg2", "f32")])
-    views = [w.view(f"v{i}", f"%arg{i}", "f32", R, C) for i in range(3)]
-    nb = R * C * 4
-    x, y, z = (w.alloc(n, "vec", "f32", R, C, i * nb) for i, n in enumerate("xyz"))
-    w.op("pto.tload", [w.window(views[0], w.idx(0), w.idx(0), R, C)], [w.t(x)])
-    w.op("pto.tload", [w.window(views[1], w.idx(0), w.idx(0), R, C)], [w.t(y)])
-    if synced:
-        w.sync("set_flag", "MTE2", "V", 0)
-        w.sync("wait_flag", "MTE2", "V", 0)
-        w.op("pto.tadd", [w.t(x), w.t(y)], [w.t(z)])
-        w.sync("set_flag", "V", "MTE3", 0)
-        w.sync("wait_flag", "V", "MTE3", 0)
-    w.op("pto.tstore", [w.t(z)], [w.window(views[2], w.idx(0), w.idx(0), R, C)])
-    return w.render()
+    return vector_add(R, C, synced=synced)
 
 
 def test_allocations_get_unique_names_and_aligned_distinct_addresses():

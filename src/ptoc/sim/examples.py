@@ -332,3 +332,25 @@ def sync_pairs(text: str) -> list[tuple[int, int]]:
 def delete_lines(text: str, indices) -> str:
     drop = set(indices)
     return "\n".join(l for i, l in enumerate(text.splitlines()) if i not in drop) + "\n"
+
+
+def vector_add(R: int = 16, C: int = 64, *, synced: bool = True, repeat: int = 1,
+               name: str = "kernel") -> str:
+    """z = x + y on UB (R x C fp32): x from arg0, y from arg1, z stored to arg2; the add runs
+    ``repeat`` times (a longer vector phase). Without ``synced`` there is no add and no flag:
+    the store of (zero) z is not ordered after the loads."""
+    w = Writer([("%arg0", "f32"), ("%arg1", "f32"), ("%arg2", "f32")])
+    views = [w.view(f"v{i}", f"%arg{i}", "f32", R, C) for i in range(3)]
+    nb = R * C * 4
+    x, y, z = (w.alloc(n, "vec", "f32", R, C, i * nb) for i, n in enumerate("xyz"))
+    w.op("pto.tload", [w.window(views[0], w.idx(0), w.idx(0), R, C)], [w.t(x)])
+    w.op("pto.tload", [w.window(views[1], w.idx(0), w.idx(0), R, C)], [w.t(y)])
+    if synced:
+        w.sync("set_flag", "MTE2", "V", 0)
+        w.sync("wait_flag", "MTE2", "V", 0)
+        for _ in range(repeat):
+            w.op("pto.tadd", [w.t(x), w.t(y)], [w.t(z)])
+        w.sync("set_flag", "V", "MTE3", 0)
+        w.sync("wait_flag", "V", "MTE3", 0)
+    w.op("pto.tstore", [w.t(z)], [w.window(views[2], w.idx(0), w.idx(0), R, C)])
+    return w.render(name)

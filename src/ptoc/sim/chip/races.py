@@ -22,30 +22,37 @@ from ptoc.sim.chip.stream import TaskStream, Transfer
 from ptoc.sim.task import Task
 
 
+@dataclass(frozen=True)
+class RaceSide:
+    """One task of a race: its name, where it was launched, the PTO op that touched GM."""
+
+    task: str
+    where: str
+    op: str
+
+    def __str__(self) -> str:
+        return f"{self.task} ({self.op}) launched at {self.where}"
+
+
 @dataclass
 class TaskRace:
     """An unordered conflicting pair of tasks on GM (``kind`` RAW, WAR or WAW; ``first`` is
-    the earlier-submitted task)."""
+    the earlier-submitted task; ``lo``/``hi`` the shared bytes of ``buffer``)."""
 
     kind: str
     buffer: str
     lo: int
     hi: int
-    first: str
-    first_where: str
-    second: str
-    second_where: str
-    first_op: str
-    second_op: str
+    first: RaceSide
+    second: RaceSide
     count: int = 1
 
     def __str__(self) -> str:
         times = f" ({self.count} overlapping accesses)" if self.count > 1 else ""
         return (f"{self.kind} race on {self.buffer} bytes [{self.lo}, {self.hi}) between tasks: "
-                f"{self.first} ({self.first_op}) launched at {self.first_where} and "
-                f"{self.second} ({self.second_op}) launched at {self.second_where} are not "
-                f"ordered by any dependency{times} (fix: make the later task read what the "
-                f"earlier writes, or state deps=[...])")
+                f"{self.first} and {self.second} are not ordered by any dependency{times} "
+                f"(fix: make the later task read what the earlier writes, or state "
+                f"deps=[...])")
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +162,7 @@ def find_task_races(tasks: list[Task], streams: list[TaskStream],
                 if span is None:
                     continue
                 _report(reports, buffer, a, b, span, tasks)
-    return sorted(reports.values(), key=lambda r: (r.first, r.second))
+    return sorted(reports.values(), key=lambda r: (r.first.task, r.second.task))
 
 
 def _access(task: int, tr: Transfer, start: int) -> _Access:
@@ -170,5 +177,5 @@ def _report(reports, buffer: str, a: _Access, b: _Access, span, tasks: list[Task
         found.count += 1
         return
     ta, tb = tasks[a.task], tasks[b.task]
-    reports[key] = TaskRace(kind, buffer, span[0], span[1], ta.name(), ta.where(), tb.name(),
-                            tb.where(), a.op, b.op)
+    reports[key] = TaskRace(kind, buffer, span[0], span[1], RaceSide(ta.name(), ta.where(), a.op),
+                            RaceSide(tb.name(), tb.where(), b.op))

@@ -56,7 +56,7 @@ def chip_trace_events(result) -> list[dict]:
                            "id": flow, "cat": "dep", "name": "dependency", "ts": task.start})
     by_name = {task.name: task for task in result.tasks}
     for race in result.races:
-        later = by_name.get(race.second)
+        later = by_name.get(race.second.task)
         if later is not None:
             events.append({"ph": "i", "s": "t", "pid": _PID, "tid": slices[later.index][1],
                            "ts": later.start, "name": f"{race.kind} race", "cat": "race",
