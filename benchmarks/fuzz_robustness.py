@@ -8,7 +8,8 @@ inserted tokens) and simulated on the seed's inputs. A run with no race must not
 timing: it is run again with another timing profile and both outputs must be bitwise equal.
 
 DSL: programs are generated from templates (elementwise chains, row reductions, K-loop
-matmuls) with mutated shapes, offsets, loop bounds, constants, ops and dtypes, compiled
+matmuls, pipelined or not) with mutated shapes, offsets, loop bounds, pipeline stages,
+constants, ops, dtypes, planner and dbC flag, compiled
 and run; when one runs, its output must match a numpy model of the same parameters. A
 quarter more get token-level edits of their source (no model then: the compiled program
 must not depend on timing, as above).
@@ -148,7 +149,7 @@ def _number(rng):
 def mutate_pto(rng: random.Random, text: str) -> str:
     for _ in range(rng.randint(1, 3)):
         lines = text.splitlines()
-        kind = rng.randrange(12)
+        kind = rng.randrange(14)
         if kind == 0:
             text = _sub_random(rng, text, _INT, _number(rng))
         elif kind == 1:
@@ -179,10 +180,26 @@ def mutate_pto(rng: random.Random, text: str) -> str:
             i = rng.randrange(len(lines) - 1)
             lines[i], lines[i + 1] = lines[i + 1], lines[i]
             text = "\n".join(lines) + "\n"
+        elif kind in (11, 12) and len(lines) > 3:
+            text = _insert_scalar_op(rng, lines, zero=kind == 12)
         else:
             pos = rng.randrange(len(text) + 1)
             text = text[:pos] + rng.choice(TOKENS) + text[pos + rng.randint(0, 8):]
     return text
+
+
+def _insert_scalar_op(rng: random.Random, lines: list[str], *, zero: bool) -> str:
+    """A new ``arith`` op on two existing values (or a zero), and one use of its result."""
+    names = sorted(set(_SSA.findall("\n".join(lines))))
+    i = rng.randrange(2, len(lines) - 1)
+    a, b = rng.choice(names), "%fz0" if zero else rng.choice(names)
+    op = rng.choice(OPCODES[-1])
+    indent = lines[i][:len(lines[i]) - len(lines[i].lstrip())]
+    new = [f"{indent}%fz0 = arith.constant 0 : index"] if zero else []
+    new.append(f"{indent}%fz1 = {op} {a}, {b} : index")
+    lines[i:i] = new
+    text = "\n".join(lines) + "\n"
+    return _sub_random(rng, text, re.escape(rng.choice(names)) + r"\b(?!\s*=)", ["%fz1"])
 
 
 def pto_seeds() -> list[tuple[str, str, dict]]:
@@ -356,12 +373,15 @@ class MatmulCase:
     n: int = 32
     kb: int = 2
     dtype: str = "BF16"
+    stages: int = 0            # > 0: a pl.pipeline K loop with that many stages
 
     def source(self) -> str:
         M, K, N, step = self.m, self.k * self.kb, self.n, self.k
+        loop = f"pl.pipeline(0, {self.kb}, 1, stage={self.stages}, " if self.stages else \
+            f"pl.range(0, {self.kb}, 1, "
         body = (f"        acc0 = pl.tile.create([{M}, {N}], dtype=pl.FP32, "
                 "target_memory=pl.Mem.Acc)\n"
-                f"        for kb, (acc,) in pl.range(0, {self.kb}, 1, init_values=(acc0,)):\n"
+                f"        for kb, (acc,) in {loop}init_values=(acc0,)):\n"
                 f"            am = pl.load(x, [0, kb * {step}], [{M}, {step}], "
                 "target_memory=pl.Mem.Mat)\n"
                 f"            bm = pl.load(w, [kb * {step}, 0], [{step}, {N}], "
@@ -407,7 +427,8 @@ def random_case(rng: random.Random):
         return RowSumCase(rows=rng.choice(dims), cols=rng.choice([8, 16, 32, 64, 100]))
     return MatmulCase(m=rng.choice([16, 32, 48, 64, 15]), k=rng.choice([16, 32, 64, 128, 24]),
                       n=rng.choice([16, 32, 64, 128, 17]), kb=rng.choice([1, 2, 2, 3, 4, 0]),
-                      dtype=rng.choice(["BF16", "FP16", "FP32"]))
+                      dtype=rng.choice(["BF16", "FP16", "FP32"]),
+                      stages=rng.choice([0, 0, 2, 2, 3, 1]))
 
 
 def mutate_source(rng: random.Random, text: str) -> str:
@@ -447,12 +468,14 @@ def fuzz_dsl(count: int, seed: int) -> Outcomes:
         if textual:
             text = mutate_source(rng, text)
         planner = rng.choice(["PYPTO", "PYPTO", "PTOAS"])
+        dbc = rng.random() < 0.3
         inputs = spec.inputs(nprng)
 
-        def case(spec=spec, text=text, textual=textual, planner=planner, inputs=inputs):
+        def case(spec=spec, text=text, textual=textual, planner=planner, dbc=dbc, inputs=inputs):
             with tempfile.TemporaryDirectory() as tmp:
                 compiled = ir.compile(parse_program(text, "<fuzz>"), tmp, dump_passes=False,
-                                      memory_planner=planner)
+                                      memory_planner=planner,
+                                      enable_pypto_l0c_double_buffer=dbc)
                 config = RunConfig(sim_limits=LIMITS)
                 args = [np.array(a) for a in inputs]
                 result = compiled.run(*args, config=config)
