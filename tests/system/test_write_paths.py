@@ -279,3 +279,24 @@ def test_assigned_store_and_load_through_slice_views():
     np.testing.assert_allclose(c[:half], np.exp(a[N:N + half]), rtol=1e-6)
     np.testing.assert_array_equal(c[half:N], a[N + half:])
     np.testing.assert_array_equal(c[N:], 0)
+
+
+@pl.program
+class StoreResultEscapesTheLoop:
+    """``new = pl.store(..., out)`` first bound inside a loop and returned after it (PyPTO's
+    ConvertToSSA promotes it with the destination as its initial value)."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, a: pl.Tensor[[4 * N, N], pl.FP32],
+               out: pl.Out[pl.Tensor[[4 * N, N], pl.FP32]]) -> pl.Tensor[[4 * N, N], pl.FP32]:
+        for i in pl.range(4):
+            t = pl.load(a, [i * N, 0], [N, N])
+            out_new = pl.store(pl.add(t, t), [i * N, 0], out)
+        return out_new
+
+
+def test_store_result_first_bound_in_a_loop_names_the_tensor_after_it():
+    a, out = f32(4 * N, N), np.zeros((4 * N, N), np.float32)
+    compiled = run(StoreResultEscapesTheLoop, a, out)
+    np.testing.assert_array_equal(out, a + a)
+    assert compiled.program.get_function("kernel").body.stmts[-1].values[0].name == "out"

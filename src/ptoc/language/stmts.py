@@ -19,6 +19,8 @@ from ptoc.ir.nodes import (
     AssignStmt, ConstBool, Call, ConstInt, EvalStmt, Expr, ForStmt, Function, IfStmt, IterArg, Param,
     ReturnStmt, SeqStmts, Stmt, TupleGetItem, Var, YieldStmt,
 )
+from ptoc.ir.aliases import tensor_aliases
+from ptoc.ir.visitor import IRVisitor
 from ptoc.ir.types import PtrType, ScalarType, TensorType, TileType, TupleType, Type
 from ptoc.language.annotations import AnnotationParser
 from ptoc.language.context import DslPath, ParseContext
@@ -503,9 +505,25 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser):
             stmts.append(YieldStmt(tuple(values), self.ctx.loc(yld.node if yld else node)))
         for rv, (name, _) in zip(return_vars, targets):
             outer.bind(name, rv)
+        self._bind_escaping_stores(node, stmts, body_scope, outer, dict(zip(iter_args, return_vars)))
         start, stop, step = bounds
         return header + [ForStmt(loop_var, start, stop, step, iter_args, SeqStmts(tuple(stmts)),
                         tuple(return_vars), kind, attrs, self.ctx.loc(node))]
+
+    def _bind_escaping_stores(self, node: ast.For, stmts, body_scope, outer, results) -> None:
+        """A name first bound inside the loop to a store into an outer tensor (``new =
+        pl.store(t, offs, out)``) names that tensor after the loop, as PyPTO's ConvertToSSA
+        promotes such loop-escaping values with the destination as their initial value."""
+        roots = {v: v for v in _FreeTensors.of(stmts)}
+        roots.update({ia: ia for ia in results})
+        aliases = tensor_aliases(SeqStmts(tuple(stmts)), roots)
+        for name in assigned_names(node.body):
+            if outer.lookup(name) is not None:
+                continue
+            value = body_scope.bindings.get(name)
+            root = aliases.root_of(value) if value is not None else None
+            if root is not None:
+                outer.bind(name, results.get(root, root))
 
     def runtime_init(self, node: ast.AST, value: Any) -> Expr:
         if not isinstance(value, Expr):
@@ -686,3 +704,27 @@ def _arms_yield(node: ast.If) -> bool:
         func = getattr(value, "func", None)
         return isinstance(value, ast.Call) and getattr(func, "attr", None) == "yield_"
     return ends_in_yield(node.body) and ends_in_yield(node.orelse)
+
+
+class _FreeTensors(IRVisitor):
+    """Tensor Vars a statement list uses without defining them (loop-invariant operands)."""
+
+    def __init__(self):
+        super().__init__()
+        self.defined: set[int] = set()
+        self.found: list[Var] = []
+
+    def visit_def(self, var: Var) -> None:
+        self.defined.add(id(var))
+
+    def visit_var(self, node: Var) -> None:
+        if isinstance(node.type, TensorType) and id(node) not in self.defined \
+                and node not in self.found:
+            self.found.append(node)
+
+    @classmethod
+    def of(cls, stmts) -> list[Var]:
+        walker = cls()
+        for stmt in stmts:
+            walker.visit(stmt)
+        return walker.found
