@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import ptoc.language as pl
 from ptoc import ir
 from ptoc.dtypes import DataType
+from ptoc.errors import PtocError
 
 SOURCE = '''
 import ptoc.language as pl
@@ -47,7 +48,7 @@ def problems(draw):
 
 
 @pytest.mark.no_roundtrip  # numerics only; round trips are pinned per pass elsewhere
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(derandomize=True, max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problems(), st.booleans(), st.sampled_from(["PYPTO", "PTOAS"]))
 def test_random_auto_tiled_matmuls_are_exact(problem, dbc, planner):
     m, k, n, dtype = problem
@@ -64,3 +65,11 @@ def test_random_auto_tiled_matmuls_are_exact(problem, dbc, planner):
     expected = a.astype(np.float64) @ b.astype(np.float64)
     np.testing.assert_array_equal(c, expected.astype(np.float32),
                                   err_msg=f"{m}x{k}x{n} {dtype} dbC={dbc} {planner}")
+
+
+@pytest.mark.xfail(strict=True, raises=PtocError,
+                   reason="under PTOAS nothing sheds pipeline depth to fit: four 24 KiB Left tiles "
+                          "are planned co-live (98304 > 65536 B); PYPTO's capacity gate fits it")
+def test_ptoas_fits_a_tile_choice_pypto_fits():
+    program = pl.parse_program(SOURCE.format(M=240, K=128, N=144, DT="FP32"), filename="mm.py")
+    ir.compile(program, None, memory_planner="PTOAS")

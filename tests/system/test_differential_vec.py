@@ -99,7 +99,7 @@ def _golden(rows, chunks, body, stored, carried, x, y, flag):
 # Numerics are the point here; print -> parse round trips are pinned per pass elsewhere
 # (and the two-carry gap by test_two_carry_loop_round_trips below).
 @pytest.mark.no_roundtrip
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(derandomize=True, max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(kernels(), st.sampled_from(["PYPTO", "PTOAS", "DSA_RP"]))
 # a dead load at the top of the body once shared the carried accumulator's buffer
 @example((8, 2, "range", [("bin", "v0", "add", "b", "b")], "b", "b", False), "PYPTO")
