@@ -77,17 +77,30 @@ class CompiledProgram:
 
         return entry_function(self.program)
 
+    def config_for(self, config: RunConfig | None) -> RunConfig:
+        """``config`` for running this program: a config that names no platform runs on the
+        one the program was compiled for; naming another one is a contradiction."""
+        import dataclasses
+
+        from ptoc.backend import get_target
+
+        config = config or RunConfig()
+        if not config.names_platform:
+            return dataclasses.replace(config, platform=get_target(self.target).platforms[0])
+        if config.target != self.target:
+            raise RuntimeConfigError(
+                f"program was compiled for {self.target} but RunConfig.platform is "
+                f"{config.platform!r}", hint="drop RunConfig.platform (a compiled program runs "
+                "on its own platform) or compile for the platform you name")
+        return config
+
     def run(self, *tensors, config: RunConfig | None = None):
         """Run on the simulator; returns a RunResult (outputs also written in place)."""
         from ptoc.runtime.execute import RunResult, run_program
 
         from ptoc.runtime.limits import check_run, entry_tensor_bytes, out_of_memory_as_error
 
-        config = config or RunConfig()
-        if config.target != self.target:
-            raise RuntimeConfigError(
-                f"program was compiled for {self.target} but RunConfig.platform is "
-                f"{config.platform!r}", hint="compile and run for the same platform")
+        config = self.config_for(config)
         entry = self.entry
         check_run(self, config.sim_limits)
         memory = GlobalMemory()

@@ -16,6 +16,15 @@ from ptoc.errors import RuntimeConfigError
 SIM_MODES = ("reference", "fast", "serial")
 
 
+class _DefaultPlatform(str):
+    """The platform of a RunConfig that did not name one: equal to ``"a2a3sim"`` (what a
+    compile uses), but recognisable by identity, so running an already compiled program
+    takes that program's own platform instead of refusing a5sim for a2a3sim."""
+
+
+DEFAULT_PLATFORM = _DefaultPlatform("a2a3sim")
+
+
 class SimulatorIgnoredWarning(UserWarning):
     """A PyPTO ``RunConfig`` field that only a real device uses was set; ptoc ignores it."""
 
@@ -58,7 +67,7 @@ def report_ignored(owner: str, values: dict, *, what: dict | None = None,
 
 @dataclass(frozen=True)
 class RunConfig:
-    platform: str = "a2a3sim"
+    platform: str = DEFAULT_PLATFORM
     rtol: float = 1e-5
     atol: float = 1e-5
     memory_planner: object = None
@@ -120,6 +129,11 @@ class RunConfig:
     @property
     def target(self) -> str:
         return target_of_platform(self.platform)
+
+    @property
+    def names_platform(self) -> bool:
+        """True when the platform was given (not left at its default)."""
+        return self.platform is not DEFAULT_PLATFORM
 
     def compile_options(self) -> dict:
         """The ``compile_ir`` keywords this config sets (planner, dbC, dumps, diagnostics)."""
