@@ -75,6 +75,10 @@ class Target:
             chained matmul must be narrowed to bf16/fp16 on the way (910B: FIXPIPE writes Mat
             only in the cube's input formats) [S] pypto-passes.md §3.4.
         l2_cache_line_bytes: L2 cache line; GM rows narrower than it waste part of a line.
+        atomic_add_dtypes: GM element types an atomic-add store combines (``pl.store(...,
+            atomic=pl.AtomicType.Add)``) [S] pypto tile_ops/memory.cpp (hardware atomic-add
+            dtypes fp32/bf16/fp16/int32/int16/int8) and verify_atomic_add_dtype.cpp (bf16 only
+            on the A2/A3 store pipe, ``set_atomic_bf16``).
         recommended_innermost_dim_bytes: a tile.load/tile.store row below this many bytes
             gets perf hint PH001 (910B 512 = the GM access granularity, 950 128) [S]
             pypto backend_handler.h ``GetRecommendedInnermostDimBytes``.
@@ -97,6 +101,7 @@ class Target:
     row_major_left_view: bool = False
     l2_cache_line_bytes: int = 512
     recommended_innermost_dim_bytes: int = 512
+    atomic_add_dtypes: frozenset = frozenset()
 
     # -- capacities and alignment ------------------------------------------------------
     def capacity(self, space: MemorySpace) -> int:
@@ -237,6 +242,8 @@ A2A3 = Target(
     row_major_left_view=True,        # [S] oracle dumps 16_after_AutoTileMatmulL0 (910B)
     l2_cache_line_bytes=512,                  # [S] pypto backend_handler (910B)
     recommended_innermost_dim_bytes=512,      # [S] pypto 92-diagnostics.md (910B)
+    atomic_add_dtypes=frozenset({DataType.FP32, DataType.BF16, DataType.FP16, DataType.INT32,
+                                 DataType.INT16, DataType.INT8}),  # [S] see the field doc
 )
 
 A5 = Target(
@@ -262,6 +269,8 @@ A5 = Target(
     clock_hz=None,                   # [A] a5 clock not in the sources (hw-model.md §1.1)
     l2_cache_line_bytes=512,         # [S] pypto backend_handler (950)
     recommended_innermost_dim_bytes=128,  # [S] pypto 92-diagnostics.md (950)
+    atomic_add_dtypes=frozenset({DataType.FP32, DataType.FP16, DataType.INT32, DataType.INT16,
+                                 DataType.INT8}),  # [S] no bf16 on the 950 store pipe
 )
 
 TARGETS: Mapping[str, Target] = MappingProxyType({"a2a3": A2A3, "a5": A5})

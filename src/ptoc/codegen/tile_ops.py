@@ -34,7 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
-from ptoc.dtypes import DataType, MemorySpace
+from ptoc.dtypes import AtomicType, DataType, MemorySpace
 from ptoc.ir.nodes import Call, ConstBool, ConstInt, ListExpr, Stmt, Var
 from ptoc.ir.types import MemRef, TensorType, TileType
 from ptoc.ops import all_ops, get_op
@@ -159,9 +159,7 @@ def _store(em, var, a, site):
     src = em.tile(a["tile"], site.op)
     _check_space(em, src, (MemorySpace.Acc, MemorySpace.Vec, MemorySpace.Mat), "stored tile",
                  site, "move the tile to Vec (or drain the Acc) before storing it")
-    if a.get("atomic") is not None:
-        raise CodegenError(f"tile.store with atomic={a['atomic']!r} has no PTO lowering in ptoc",
-                           site.op, hint="store without atomic accumulation")
+    attrs = _atomic_attrs(em, a.get("atomic"), a["output_tensor"], site)
     if var is not None:
         em.names.var(var)  # PyPTO names the result (a duplicate name costs a number)
     out = a["output_tensor"]
@@ -172,7 +170,26 @@ def _store(em, var, a, site):
         valid = em.valid_of.get(src) or valid_shape(a["tile"].type)
         sizes = (1,) * (rank - 2) + tuple(valid)
     pview = _pview(em, out, _items(a["offsets"]), sizes, site, clamp=True)
-    em.emit(Instruction("pto.tstore", ins=(src,), outs=(pview,), loc=site.op))
+    em.emit(Instruction("pto.tstore", ins=(src,), outs=(pview,), attrs=attrs, loc=site.op))
+
+
+def _atomic_attrs(em, atomic, out, site) -> tuple:
+    """``{atomicType = #pto<atomic_type atomic_add>}`` for an atomic-add store (a plain
+    store has none, as in PyPTO); the target's store pipe must combine the GM dtype."""
+    if atomic is None or atomic is AtomicType.None_:
+        return ()
+    from ptoc.backend import get_target
+
+    target = get_target(em.options.target)
+    dtype = out.type.dtype
+    if dtype not in target.atomic_add_dtypes:
+        only = (" (bf16 atomic-add needs the A2/A3 store pipe, target a2a3)"
+                if dtype is DataType.BF16 else "")
+        raise CodegenError(
+            f"atomic-add into a {dtype.value} global tensor is not supported on the "
+            f"'{target.name}' backend{only}", site.op,
+            hint="accumulate into an FP32 tensor and cast to the narrow type after the reduction")
+    return (("atomicType", EnumAttr("pto", "atomic_type atomic_add")),)
     if var is not None:
         em.tensors[var] = em.tensor(out, site.op)
 

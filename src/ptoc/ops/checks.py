@@ -158,3 +158,28 @@ def dtype_kind(op: str, name: str, dtype: DataType, kind: str, loc: SourceLoc | 
 def value(op: str, level: str, name: str, v: Any, loc: SourceLoc | None) -> TileType | TensorType:
     """The operand of a ``tile.*`` (a Tile) or ``tensor.*`` (a Tensor) op, by ``level``."""
     return tile(op, name, v, loc) if level == "tile" else tensor(op, name, v, loc)
+
+
+#: Element types a GM tensor can be atomically added into, on some target (PyPTO's op-level
+#: rule: the hardware atomic-add dtypes; which of them a target's store pipe combines is the
+#: target's ``atomic_add_dtypes``, checked when the kernel is generated).
+ATOMIC_ADD_DTYPES = (DataType.FP32, DataType.BF16, DataType.FP16, DataType.INT32,
+                     DataType.INT16, DataType.INT8)
+
+
+def atomic(op: str, value: Any, target_dtype: DataType, loc: SourceLoc | None) -> None:
+    """``atomic=`` is None, ``pl.AtomicType.None_`` or ``pl.AtomicType.Add`` into a tensor of
+    a hardware atomic-add dtype."""
+    from ptoc.dtypes import AtomicType
+
+    if value is None or value is AtomicType.None_:
+        return
+    if value is not AtomicType.Add:
+        raise TypeCheckError(f"pl.{op} atomic must be pl.AtomicType.None_ or pl.AtomicType.Add, "
+                             f"got {value!r}", loc, hint="pass atomic=pl.AtomicType.Add")
+    if target_dtype not in ATOMIC_ADD_DTYPES:
+        names = "/".join(d.value for d in ATOMIC_ADD_DTYPES)
+        raise TypeCheckError(
+            f"pl.{op} with atomic=pl.AtomicType.Add requires a {names} destination (the "
+            f"hardware atomic-add dtypes), but it is {target_dtype.value}", loc,
+            hint="accumulate into an FP32 tensor and cast after the reduction")

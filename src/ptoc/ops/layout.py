@@ -55,6 +55,7 @@ def _infer_tensor_assemble(a, loc):
     if src_ty is None or not hasattr(src_ty, "shape"):
         raise TypeCheckError("pl.tensor.assemble source must be a Tensor or Tile", loc)
     checks.rank("tensor.assemble", "offset", a["offset"], len(target.shape), loc)
+    checks.atomic("tensor.assemble", a.get("atomic"), target.dtype, loc)
     return TensorType(target.shape, target.dtype)
 
 

@@ -67,6 +67,7 @@ def _infer_store(a, loc):
         raise TypeCheckError(
             f"pl.tile.store cannot store a tile in pl.Mem.{src.memory_space.value} to DDR", loc,
             hint="only Vec, Mat and Acc tiles reach DDR; store the matmul result (Acc) instead")
+    checks.atomic("tile.store", a.get("atomic"), out.dtype, loc)
     return TensorType(out.shape, out.dtype)
 
 

@@ -156,8 +156,9 @@ _add(OpInfo("pto.alloc_tile", "alloc_tile", "descriptor", rule="alloc_tile",
 _add(OpInfo("pto.tload", "dps", "move", ins=(_view("src"),), outs=(_t("dst", _M, _V),),
             pipe=None, rule="tload", doc="GM window -> Mat (ND->NZ) or Vec tile (MTE2)"))
 _add(OpInfo("pto.tstore", "dps", "move", ins=(_t("src", _A, _V, _M),), outs=(_view("dst"),),
-            pipe=None, rule="tstore",
-            doc="tile -> GM window: Acc on FIX (with f32->bf16/f16 cast), Vec on MTE3"))
+            pipe=None, attrs=("atomicType",), rule="tstore",
+            doc="tile -> GM window: Acc on FIX (with f32->bf16/f16 cast), Vec on MTE3; "
+                "{atomicType = #pto<atomic_type atomic_add>} adds into GM instead"))
 _add(OpInfo("pto.textract", "dps", "move",
             ins=(_t("src", _M, _A), _s("row"), _s("col")), outs=(_t("dst", _L, _R, _M),),
             pipe=None, rule="textract",
@@ -432,3 +433,17 @@ def queue_of(op, target) -> Pipe:
     if isinstance(op, Instruction):
         return pipe_of(op, target)
     return Pipe.PIPE_S
+
+
+#: ``atomicType`` values of ``pto.tstore`` and whether each adds into GM.
+ATOMIC_TYPES = {"atomic_type atomic_none": False, "atomic_type atomic_add": True}
+
+
+def atomic_add(inst: Instruction) -> bool | None:
+    """Whether a ``pto.tstore`` adds into GM (its ``atomicType``); None for a value that is
+    not an atomic type."""
+    value = inst.attr("atomicType")
+    if value is None:
+        return False
+    return ATOMIC_TYPES.get(getattr(value, "value", None)) \
+        if getattr(value, "kind", None) == "pto" else None

@@ -23,7 +23,7 @@ from ptoc.pto.model import (
     ScalarType, SyncOp, TensorViewType, TileBufType, Value, YieldOp,
 )
 from ptoc.pto.ops import (
-    CMP_MODES, CMPI_PREDICATES, OP_TABLE, ROUND_MODES, OpInfo, suggest_opcode,
+    CMP_MODES, CMPI_PREDICATES, OP_TABLE, ROUND_MODES, OpInfo, atomic_add, suggest_opcode,
 )
 from ptoc.pto.verify_cross_core import CrossCoreRules
 
@@ -549,6 +549,16 @@ class _KernelVerifier(CrossCoreRules):
                                   f"{view.type.dtype.pto_name} window",
                             "only Acc f32 may narrow to bf16/f16 on the way out; match dtypes")
         self.window_fits(inst, view, tile)
+        adds = atomic_add(inst)
+        if adds is None:
+            raise self.fail(inst, f"pto.tstore: atomicType {inst.attr('atomicType')} is not an "
+                                  "atomic type", "write {atomicType = #pto<atomic_type "
+                                                 "atomic_add>} or leave it out")
+        dtype = view.type.dtype
+        if adds and dtype not in self.target.atomic_add_dtypes:
+            raise self.fail(inst, f"pto.tstore: atomic-add into a {dtype.pto_name} GM window is "
+                                  f"not supported on target {self.target.name}",
+                            "accumulate into an f32 tensor and cast after the reduction")
 
     def window_fits(self, inst, view: Value, tile: Value) -> None:
         vr, vc = view.type.rows, view.type.cols

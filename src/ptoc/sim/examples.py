@@ -50,11 +50,11 @@ class Writer(PtoTextWriter):
 
 
 def _matmul_writer(dtype: str, M: int, K: int, N: int, ldb: int | None = None,
-                   ldc: int | None = None):
-    """A writer for C[M,N] (fp32) = A[M,K] @ B[K,N] and the three tensor views (B's and C's
-    rows ``ldb`` / ``ldc`` elements apart when they are column blocks of wider tensors)."""
+                   ldc: int | None = None, lda: int | None = None):
+    """A writer for C[M,N] (fp32) = A[M,K] @ B[K,N] and the three tensor views (rows ``lda``
+    / ``ldb`` / ``ldc`` elements apart when they are column blocks of wider tensors)."""
     w = Writer([("%arg0", dtype), ("%arg1", dtype), ("%arg2", "f32")])
-    return (w, w.view("a_view", "%arg0", dtype, M, K),
+    return (w, w.view("a_view", "%arg0", dtype, M, K, lda),
             w.view("b_view", "%arg1", dtype, K, N, ldb), w.view("c_view", "%arg2", "f32", M, N, ldc))
 
 
@@ -134,7 +134,8 @@ def dbuf_matmul(M: int = 128, N: int = 256, K: int = 256, k: int = 64, *,
 
 def reference_gemm(M: int, N: int, K: int, *, m: int = 128, n: int = 256, k: int = 64,
                    step_k: int = 4, dtype: str = "f16", ldb: int | None = None,
-                   ldc: int | None = None) -> str:
+                   ldc: int | None = None, lda: int | None = None,
+                   atomic: bool = False) -> str:
     """Level-3 C[M,N] = A[M,K] @ B[K,N] (fp32 out) with the pto-isa reference GEMM schedule.
 
     Output tiles (m x n) in row-major order; per tile the K loop walks L1 panels of
@@ -144,13 +145,14 @@ def reference_gemm(M: int, N: int, K: int, *, m: int = 128, n: int = 256, k: int
     body holds two panels (slot 0 and slot 1), so K must be a multiple of 2*step_k*k.
     Flags follow hw-model.md §3.2 (the reference kernel's protocol). ``ldb`` / ``ldc``: the
     row pitch of B and C when the kernel computes one core's block of a larger GEMM (its B
-    and C are column blocks of the whole tensors).
+    and C are column blocks of the whole tensors); ``lda`` A's, for a slice of K. ``atomic``: each output tile is added into
+    C (``atomicType = atomic_add``) instead of stored — one split of a split-K GEMM.
     """
     panel = step_k * k
     if K % (2 * panel) or M % m or N % n or step_k % 2:
         raise ValueError("K must be a multiple of 2*step_k*k, M of m, N of n; step_k even")
     eb = {"bf16": 2, "f16": 2}[dtype]
-    w, a_v, b_v, c_v = _matmul_writer(dtype, M, K, N, ldb, ldc)
+    w, a_v, b_v, c_v = _matmul_writer(dtype, M, K, N, ldb, ldc, lda)
     a1, b1, a0, b0, c = _double_buffers(w, dtype, eb, m, n, k, panel)
     w.open(f"scf.for %mi = {w.idx(0)} to {w.idx(M)} step {w.idx(m)}")
     w.open(f"scf.for %ni = {w.idx(0)} to {w.idx(N)} step {w.idx(n)}")
@@ -181,7 +183,8 @@ def reference_gemm(M: int, N: int, K: int, *, m: int = 128, n: int = 256, k: int
     w.close()
     w.sync("set_flag", "M", "FIX", 0)
     w.sync("wait_flag", "M", "FIX", 0)
-    w.op("pto.tstore", [w.t(c)], [w.window(c_v, "%mi", "%ni", m, n)])
+    w.op("pto.tstore", [w.t(c)], [w.window(c_v, "%mi", "%ni", m, n)],
+         " {atomicType = #pto<atomic_type atomic_add>}" if atomic else "")
     w.sync("set_flag", "FIX", "M", 0)
     w.close()
     w.close()

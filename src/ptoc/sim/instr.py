@@ -24,13 +24,15 @@ class Access:
 
     ``buffer`` names the space (``Mat``, ``Acc``, ... or ``GM %arg0``). For GM windows
     ``rect`` = (view key, row0, row1, col0, col1) lets two windows of the same tensor view
-    be compared exactly instead of by their byte bounding boxes.
+    be compared exactly instead of by their byte bounding boxes. ``atomic`` marks the write
+    of an atomic-add store.
     """
 
     buffer: str
     lo: int
     hi: int
     rect: tuple | None = None
+    atomic: bool = False     # an atomic-add write: two of them commute (no race)
 
     def overlaps(self, other: "Access") -> bool:
         return ranges_overlap(self, other)

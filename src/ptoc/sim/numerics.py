@@ -202,3 +202,18 @@ def _step(values: np.ndarray, target: np.dtype, *, down: bool) -> np.ndarray:
     sign_bit = 1 << (8 * target.itemsize - 1)
     new_bits = np.where(is_zero, np.where(down, sign_bit | 1, 1), new_bits)
     return new_bits.astype(utype).view(target)
+
+
+# ----------------------------------------------------------------------------------------
+# atomic-add store
+# ----------------------------------------------------------------------------------------
+def atomic_add(old: np.ndarray, added: np.ndarray) -> np.ndarray:
+    """What an atomic-add store leaves in GM: ``old + added`` in the GM element type.
+
+    Floats add in fp32 and round once to the element type [A] (the store pipe's adder width
+    is not documented); integers wrap.
+    """
+    if old.dtype.kind == "f" or old.dtype == np.dtype(DataType.BF16.numpy):
+        total = old.astype(np.float32) + added.astype(np.float32)
+        return total.astype(old.dtype)
+    return (old + added.astype(old.dtype)).astype(old.dtype)

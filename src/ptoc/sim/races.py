@@ -11,7 +11,8 @@ its core issued before it before everything that core issues after it; a cross-c
 dependence (``Instr.deps``: push -> pop, free -> the push that reuses the slot). In a core
 group each (core, pipe) pair is a lane of the vector clocks, so accesses of different
 cores to shared GM (or to a peer's ring slot) are checked the same way. Two accesses to overlapping bytes of one
-buffer, at least one a write, with no path of such edges between them, are a race.
+buffer, at least one a write, with no path of such edges between them, are a race — except
+two atomic-add writes, which commute.
 
 Reports are grouped per pair of source ops (one unrolled loop gives one report with a
 ``count``), keeping the first dynamic occurrence's instructions and byte range.
@@ -160,6 +161,8 @@ def _check(reports, instrs, ins: Instr, write: bool, access: Access, clock: list
                 continue
             for i in h.unordered(clock[q]):
                 old = h.accesses[i]
+                if old.atomic and access.atomic:
+                    continue                   # atomic adds commute
                 if old.overlaps(access):
                     _report(reports, instrs[h.seqs[i]], old_write, old, ins, write, access)
 

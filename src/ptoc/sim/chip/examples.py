@@ -4,6 +4,10 @@
 grid of cores as the reference kernel splits it: core (i, j) of a rows x cols grid computes
 the (M/rows) x (N/cols) block of C over the whole K — one SPMD launch of rows*cols blocks,
 each bound to its row block of A, column block of B and block of C.
+
+``split_k_tasks``: the same kernel with K split over ``splits`` cores: block s multiplies
+A[:, s-th K slice] by B[s-th K slice, :] and adds its tile into C with atomic-add stores —
+one SPMD launch whose blocks all write all of C, correct only because the adds commute.
 """
 
 from __future__ import annotations
@@ -53,4 +57,32 @@ def gemm_tasks(M: int, N: int, K: int, *, grid: tuple[int, int] = (4, 6), m: int
             tasks.append(Task(index, "kernel", module, (a_blk, b_blk, c_blk), (a_blk, b_blk),
                               (c_blk,), params=("a", "b", "c"), launch=0,
                               block=(index, rows * cols)))
+    return tasks, (a, b, c)
+
+
+def split_k_tasks(M: int, N: int, K: int, *, splits: int = 4, m: int = 128, n: int = 256,
+                  k: int = 64, dtype: str = "f16", seed: int | None = 0, atomic: bool = True,
+                  memory: GlobalMemory | None = None):
+    """(tasks, (a, b, c)): C[M,N] (fp32, starting at zero) += A[:, Ks] @ B[Ks, :] per split
+    (``atomic=False`` stores instead: the blocks then race on C)."""
+    if K % splits:
+        raise ValueError(f"{splits} splits do not divide K={K}")
+    ks = K // splits
+    module = parse(reference_gemm(M, N, ks, m=m, n=n, k=k, dtype=dtype, ldb=N, ldc=N, lda=K,
+                                  atomic=atomic), filename=f"split_k_{M}x{N}x{ks}.pto")
+    gm = memory or GlobalMemory()
+    dt = _DTYPES[dtype]
+    rng = np.random.default_rng(seed) if seed is not None else None
+
+    def data(shape):
+        return None if rng is None else rng.standard_normal(shape).astype(dt.numpy)
+
+    a = gm.alloc("a", (M, K), dt, init=data((M, K)))
+    b = gm.alloc("b", (K, N), dt, init=data((K, N)))
+    c = gm.alloc("c", (M, N), DataType.FP32)
+    tasks = []
+    for s in range(splits):
+        a_s, b_s = a.slice([0, s * ks], [M, ks]), b.slice([s * ks, 0], [ks, N])
+        tasks.append(Task(s, "kernel", module, (a_s, b_s, c), (a_s, b_s, c), (c,),
+                          params=("a", "b", "c"), launch=0, block=(s, splits)))
     return tasks, (a, b, c)

@@ -15,6 +15,7 @@ from ptoc.backend import Pipe
 from ptoc.dtypes import DataType, MemorySpace
 from ptoc.errors import PtocError
 from ptoc.pto.model import EnumAttr, Instruction
+from ptoc.pto.ops import atomic_add
 
 from ptoc.sim import numerics
 from ptoc.sim.core import vector
@@ -65,10 +66,22 @@ class TileOps:
             def read():
                 return sview[:r, :c].copy()
 
-        def commit(payload):
-            dst_arr[...] = payload
+        adds = atomic_add(op)
+        if adds is None:
+            raise SimProgramError(f"pto.tstore: atomicType {op.attr('atomicType')} is not an "
+                                  "atomic type", self._loc(op),
+                                  hint="write {atomicType = #pto<atomic_type atomic_add>}")
+        written = win.access()
+        if adds:
+            written.atomic = True
+
+            def commit(payload):
+                dst_arr[...] = numerics.atomic_add(dst_arr, payload)
+        else:
+            def commit(payload):
+                dst_arr[...] = payload
         self._emit(op, pipe, WORK, op.opcode, cost, reads=(self._access(src, 0, 0, r, c),),
-                   writes=(win.access(),), read=read, commit=commit)
+                   writes=(written,), read=read, commit=commit)
 
     def _textract(self, op: Instruction) -> None:
         src, dst = self._tile(op.ins[0]), self._tile(op.outs[0])
