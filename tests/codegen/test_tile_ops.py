@@ -304,14 +304,13 @@ def test_partial_tile_keeps_its_valid_window_from_load_to_store():
     assert store_pv.results[0].type.shape == (10, 64)
 
 
-def test_atomic_store_is_rejected():
-    from ptoc.codegen import CodegenError
-
-    with pytest.raises(CodegenError, match="atomic"):
-        _vec_kernel(f"""
-            x: {tile([16, 64])} = pl.tile.load(a, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
-            o: {tensor([64, 64])} = pl.tile.store(x, [0, 0], out, atomic=pl.AtomicType.Add)
-        """)
+def test_an_atomic_store_carries_the_atomic_type():
+    _, k = _vec_kernel(f"""
+        x: {tile([16, 64])} = pl.tile.load(a, [0, 0], [16, 64], target_memory=pl.Mem.Vec)
+        o: {tensor([64, 64])} = pl.tile.store(x, [0, 0], out, atomic=pl.AtomicType.Add)
+    """)
+    (store,) = find(k, "pto.tstore")
+    assert str(store.attr("atomicType")) == "#pto<atomic_type atomic_add>"
 
 
 def test_assemble_vec_rows_is_a_window_alias_plus_tmov():

@@ -171,6 +171,8 @@ def _store(em, var, a, site):
         sizes = (1,) * (rank - 2) + tuple(valid)
     pview = _pview(em, out, _items(a["offsets"]), sizes, site, clamp=True)
     em.emit(Instruction("pto.tstore", ins=(src,), outs=(pview,), attrs=attrs, loc=site.op))
+    if var is not None:
+        em.tensors[var] = em.tensor(out, site.op)
 
 
 def _atomic_attrs(em, atomic, out, site) -> tuple:
@@ -190,8 +192,6 @@ def _atomic_attrs(em, atomic, out, site) -> tuple:
             f"'{target.name}' backend{only}", site.op,
             hint="accumulate into an FP32 tensor and cast to the narrow type after the reduction")
     return (("atomicType", EnumAttr("pto", "atomic_type atomic_add")),)
-    if var is not None:
-        em.tensors[var] = em.tensor(out, site.op)
 
 
 def _extract(em, var, a, site):

@@ -38,16 +38,7 @@ def gemm_tasks(M: int, N: int, K: int, *, grid: tuple[int, int] = (4, 6), m: int
     mc, nc = M // rows, N // cols
     module = parse(reference_gemm(mc, nc, K, m=m, n=n, k=k, dtype=dtype, ldb=N, ldc=N),
                    filename=f"gemm_block_{mc}x{nc}x{K}.pto")
-    gm = memory or GlobalMemory()
-    dt = _DTYPES[dtype]
-    rng = np.random.default_rng(seed) if seed is not None else None
-
-    def data(shape):
-        return None if rng is None else rng.standard_normal(shape).astype(dt.numpy)
-
-    a = gm.alloc("a", (M, K), dt, init=data((M, K)))
-    b = gm.alloc("b", (K, N), dt, init=data((K, N)))
-    c = gm.alloc("c", (M, N), DataType.FP32)
+    a, b, c = _operands(memory or GlobalMemory(), M, N, K, dtype, seed)
     tasks = []
     for i in range(rows):
         for j in range(cols):
@@ -70,19 +61,23 @@ def split_k_tasks(M: int, N: int, K: int, *, splits: int = 4, m: int = 128, n: i
     ks = K // splits
     module = parse(reference_gemm(M, N, ks, m=m, n=n, k=k, dtype=dtype, ldb=N, ldc=N, lda=K,
                                   atomic=atomic), filename=f"split_k_{M}x{N}x{ks}.pto")
-    gm = memory or GlobalMemory()
-    dt = _DTYPES[dtype]
-    rng = np.random.default_rng(seed) if seed is not None else None
-
-    def data(shape):
-        return None if rng is None else rng.standard_normal(shape).astype(dt.numpy)
-
-    a = gm.alloc("a", (M, K), dt, init=data((M, K)))
-    b = gm.alloc("b", (K, N), dt, init=data((K, N)))
-    c = gm.alloc("c", (M, N), DataType.FP32)
+    a, b, c = _operands(memory or GlobalMemory(), M, N, K, dtype, seed)
     tasks = []
     for s in range(splits):
         a_s, b_s = a.slice([0, s * ks], [M, ks]), b.slice([s * ks, 0], [ks, N])
         tasks.append(Task(s, "kernel", module, (a_s, b_s, c), (a_s, b_s, c), (c,),
                           params=("a", "b", "c"), launch=0, block=(s, splits)))
     return tasks, (a, b, c)
+
+
+def _operands(gm: GlobalMemory, M: int, N: int, K: int, dtype: str, seed: int | None):
+    """A[M,K], B[K,N] (seeded standard normal, zeros without a seed) and a zero C[M,N] fp32."""
+    dt = _DTYPES[dtype]
+    rng = np.random.default_rng(seed) if seed is not None else None
+
+    def data(shape):
+        return None if rng is None else rng.standard_normal(shape).astype(dt.numpy)
+
+    return (gm.alloc("a", (M, K), dt, init=data((M, K))), gm.alloc("b", (K, N), dt,
+                                                                 init=data((K, N))),
+            gm.alloc("c", (M, N), DataType.FP32))
