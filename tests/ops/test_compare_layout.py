@@ -208,3 +208,31 @@ w_r = pl.move(w_m, target_memory=pl.Mem.Right)
     if form == "gemv_bias":
         want = want + bias
     assert bits_equal(got, want)
+
+
+def test_a_scalar_read_from_an_input_bounds_a_loop():
+    """pl.read of an input tensor is known when the kernel starts, so it may be a loop bound
+    (the ragged-tail idiom of paged attention); pl.cast converts the scalar."""
+    cfg = np.array([[3, 0, 0, 0, 0, 0, 0, 0]], np.int32)
+    x = np.arange(8 * 16, dtype=np.float32).reshape(8, 16)
+    body = """n = pl.cast(pl.read(cfg, [0, 0]), pl.INDEX)
+acc0 = pl.tile.full([8, 16], pl.FP32, 0.0)
+for i, (acc,) in pl.range(n, init_values=(acc0,)):
+    t = pl.load(x, [0, 0], [8, 16])
+    acc2 = pl.add(acc, t)
+    r = pl.yield_(acc2)
+out = pl.store(r, [0, 0], out)"""
+    got = run_kernel({"cfg": cfg, "x": x}, ((8, 16), np.float32), body)
+    assert bits_equal(got, x * 3)
+
+
+def test_a_tile_element_cannot_bound_a_loop():
+    from ptoc.errors import PtocError
+
+    x = np.ones((8, 16), np.int32)
+    body = """t = pl.load(x, [0, 0], [8, 16])
+n = pl.cast(pl.read(t, [0, 0]), pl.INDEX)
+for i in pl.range(n):
+    out = pl.store(t, [0, 0], out)"""
+    with pytest.raises(PtocError, match="depends on tile data read while the kernel runs"):
+        run_kernel({"x": x}, ((8, 16), np.int32), body)

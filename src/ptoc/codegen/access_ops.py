@@ -11,6 +11,7 @@
     tensor.write          pto.store_scalar ins(flat offset, value) outs(view)
     tensor.dim            the dimension as an index value (a constant when static)
     tile.max / tile.min   arith.maxsi / arith.maximumf (minsi / minimumf) on two scalars
+    scalar.cast           the arith cast the two dtypes need (index_cast, extsi, sitofp ...)
 
 The flat offset of ``[i, j]`` is ``i * cols + j`` over the physical row length.
 """
@@ -123,6 +124,12 @@ def tensor_dim(em: KernelEmitter, var, a, site) -> None:
     em.scalars[var] = em.index(dim, site.op)
 
 
+def scalar_cast(em: KernelEmitter, var, a, site) -> None:
+    if var is None:
+        raise CodegenError("the result of pl.cast must be assigned to a variable", site.op)
+    em.scalars[var] = em.scalar(a["value"], a["target_type"], site.op)
+
+
 def scalar_extreme(em: KernelEmitter, var, a, site) -> None:
     ty = site.call.type
     dtype = ty.dtype if isinstance(ty, IrScalarType) else DataType.INDEX
@@ -139,5 +146,5 @@ LOWERINGS = {
     "tile.set_validshape": alias_view, "tile.reinterpret_view": alias_view,
     "tile.read": tile_read, "tile.write": tile_write,
     "tensor.read": tensor_read, "tensor.write": tensor_write, "tensor.dim": tensor_dim,
-    "tile.max": scalar_extreme, "tile.min": scalar_extreme,
+    "tile.max": scalar_extreme, "tile.min": scalar_extreme, "scalar.cast": scalar_cast,
 }

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ptoc.dtypes import MemorySpace
 from ptoc.errors import TypeCheckError
-from ptoc.ir.types import TensorType, TileLayout, TileType, TileView
+from ptoc.ir.types import ScalarType, TensorType, TileLayout, TileType, TileView
 from ptoc.ops import checks
 from ptoc.ops.params import kw, pos
 from ptoc.ops.registry import OpDef, PtoForm, register
@@ -64,3 +64,20 @@ register(OpDef(
     "tensor.cast", (pos("x"), pos("target_type", "static"), kw("mode", default="round")),
     _infer_tensor_cast, level="tensor", dsl_names=("cast",), row_local=True,
     doc="Convert a tensor's dtype."))
+
+
+def _infer_scalar_cast(a, loc):
+    checks.scalar_like("scalar.cast", "value", a["value"], loc)
+    dtype = checks.dtype_arg("scalar.cast", "target_type", a["target_type"], loc)
+    if a["mode"] not in ("round", 2):
+        raise TypeCheckError(f"pl.cast of a scalar supports the default mode only, got "
+                             f"mode={a['mode']!r}", loc, hint="drop mode= for scalar casts")
+    return ScalarType(dtype)
+
+
+register(OpDef(
+    "scalar.cast", (pos("value"), pos("target_type", "static"), kw("mode", default="round")),
+    _infer_scalar_cast, pipe="S", level="scalar", dsl_names=("cast",),
+    numerics="scalar unit: ints wrap to the width, float -> int truncates, floats round to "
+             "nearest even",
+    doc="Convert a scalar (index, integer or float) to another scalar dtype"))

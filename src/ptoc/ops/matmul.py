@@ -169,8 +169,10 @@ def _infer_tensor_matmul(a, loc):
 
 register(OpDef(
     "tensor.matmul",
-    (pos("a"), pos("b"), kw("out_dtype"), kw("a_trans", default=False),
-     kw("b_trans", default=False)),
+    (pos("a"), pos("b"), kw("out_dtype", also_positional=True),
+     kw("a_trans", default=False, also_positional=True),
+     kw("b_trans", default=False, also_positional=True),
+     kw("c_matrix_nz", default=False, also_positional=True)),
     _infer_tensor_matmul, level="tensor", dsl_names=("matmul",),
     doc="a @ b on whole tensors; the compiler picks the data path and the L0 tiling."))
 

@@ -316,13 +316,17 @@ class _Converter:
             tile = self.operand(src, Mem.Vec, out, env, cache, stmt)
             result = self.let(out, stmt, make_call("tile.slice", (tile, call.args[1], call.args[2])))
         elif short in ("matmul", "matmul_acc"):
-            if call.kwarg("a_trans") or call.kwarg("b_trans"):
-                raise self.fail(f"{call.op} '{stmt.var.name}' with a_trans/b_trans is not supported",
-                                stmt, hint="transpose the operand in DDR, or write the kernel at "
-                                           "tile level with pl.tile.transpose_view")
             a, b = (call.args[0], call.args[1]) if short == "matmul" else call.args[1:3]
             lhs = self.operand(a, Mem.Mat, out, env, cache, stmt)
             rhs = self.operand(b, Mem.Mat, out, env, cache, stmt)
+            # a_trans / b_trans: the operand stays as stored in L1 and is read through its
+            # transposed view (the L1 bytes of an NZ [K, M] tile are the ZN [M, K] tile).
+            if call.kwarg("a_trans"):
+                lhs = self.let(out, stmt, make_call("tile.transpose_view", (lhs,), loc=call.loc),
+                               suffix="_lhs_t")
+            if call.kwarg("b_trans"):
+                rhs = self.let(out, stmt, make_call("tile.transpose_view", (rhs,), loc=call.loc),
+                               suffix="_rhs_t")
             if short == "matmul":
                 mm = make_call("tile.matmul", (lhs, rhs), loc=call.loc)
             else:

@@ -278,7 +278,9 @@ class TileOps:
     def _element_access(self, op: Instruction) -> None:
         """One element read or written by the scalar unit. The unit first waits for every pipe
         to drain (a full barrier), so the access is ordered after all earlier work and before
-        all later work; the value read is a ``RuntimeScalar`` filled in when it executes."""
+        all later work. A value read from a tile is a ``RuntimeScalar`` filled in when the
+        read executes; a value read from GM that no earlier instruction of the kernel writes
+        is the input's, known now (so it may bound a loop, as a block table does)."""
         code = op.opcode
         reading = code in ("pto.tgetval", "pto.load_scalar")
         target = op.ins[0] if reading else op.outs[0]
@@ -287,19 +289,30 @@ class TileOps:
         if isinstance(place, TileRef):
             flat = self.memory.view(place).reshape(-1)
             size, dtype, what = place.rows * place.cols, place.dtype, f"%{place.name}"
+            nbytes = place.elem
+            access = Access(place.buffer, place.addr + offset * nbytes,
+                            place.addr + (offset + 1) * nbytes)
         elif isinstance(place, GMView):
             flat, size, dtype, what = place.flat, int(np.prod(place.shape)), place.dtype, \
                 place.buffer
-            offset = int(np.dot(np.unravel_index(offset, place.shape), place.strides)) \
-                if 0 <= offset < size else offset
-            size = place.flat.size
+            if 0 <= offset < size:
+                offset = int(np.dot(np.unravel_index(offset, place.shape), place.strides))
+            size, nbytes = place.flat.size, place.flat.itemsize
+            access = Access(place.buffer, (place.origin + offset) * nbytes,
+                            (place.origin + offset + 1) * nbytes)
         else:
             raise self._arity(op, "a tile or tensor view operand")
         if not 0 <= offset < size:
             raise SimProgramError(f"{code}: element offset {offset} is outside {what} "
                                   f"({size} elements)", self._loc(op),
                                   hint="keep the indices within the shape")
-        if reading:
+        if reading and isinstance(place, GMView) and not self._written_before(access):
+            value = flat[offset].item()
+            self._set(op.results[0], value)
+
+            def commit(_):
+                return None
+        elif reading:
             cell = RuntimeScalar(what=f"%{op.results[0].name}")
 
             def commit(_):
@@ -310,7 +323,18 @@ class TileOps:
 
             def commit(_):
                 flat[offset] = np.asarray(resolve(value)).astype(dtype.numpy)
-        self._emit(op, Pipe.PIPE_ALL, BARRIER, code, 0.0, read=lambda: None, commit=commit)
+        self._emit(op, Pipe.PIPE_ALL, BARRIER, code, 0.0, read=lambda: None, commit=commit,
+                   reads=(access,) if reading else (), writes=() if reading else (access,))
+
+    def _written_before(self, access: Access) -> bool:
+        """Whether an instruction issued so far writes bytes of ``access``."""
+        seen = getattr(self, "_gm_written", None)
+        if seen is None:
+            seen = self._gm_written = [0, []]
+        for ins in self.instrs[seen[0]:]:
+            seen[1].extend(w for w in ins.writes if w.buffer == access.buffer)
+        seen[0] = len(self.instrs)
+        return any(w.overlaps(access) for w in seen[1])
 
     # -- helpers -------------------------------------------------------------------------
     def _access(self, tile: TileRef, row: int, col: int, r: int, c: int) -> Access:
