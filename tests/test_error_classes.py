@@ -17,7 +17,7 @@ import ptoc.language as pl
 from ptoc import errors
 from ptoc.errors import InternalError, ParseError, PtocError, TypeCheckError
 
-BUILTINS = (ValueError, RuntimeError, AttributeError, ImportError)  # the last two: missing names
+BUILTINS = (ValueError, TypeError, RuntimeError, AttributeError, ImportError)
 TOOLS = ("ptoc.tools.", "ptoc.cli", "ptoc.report.")  # command-line errors, never seen by PyPTO code
 
 

@@ -18,14 +18,42 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class SourceLoc:
-    """A position in user source: file, 1-based line and 0-based column."""
+    """A position in user source: file, 1-based line and 0-based column.
+
+    Also PyPTO's ``ir.Span``: ``Span(filename, begin_line, begin_column, end_line=-1,
+    end_column=-1)`` with the same field names readable, ``Span.unknown()``, ``is_valid()``.
+    """
 
     file: str = "<unknown>"
     line: int = 0
     col: int = 0
+    end_line: int = -1
+    end_column: int = -1
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.col}"
+
+    @property
+    def filename(self) -> str:
+        return self.file
+
+    @property
+    def begin_line(self) -> int:
+        return self.line
+
+    @property
+    def begin_column(self) -> int:
+        return self.col
+
+    @staticmethod
+    def unknown() -> "SourceLoc":
+        return SourceLoc("", -1, -1)
+
+    def is_valid(self) -> bool:
+        return self.line > 0 and self.col >= 0
+
+    def to_string(self) -> str:
+        return str(self)
 
 
 def count(n: int, noun: str) -> str:

@@ -1,21 +1,30 @@
-"""The ptoc IR: immutable nodes, types, printer, parser entry, structural equality, verifier."""
+"""The ptoc IR: immutable nodes, types, printer, parser entry, structural equality, verifier.
 
-from ptoc.dtypes import DataType, Direction, ForKind, FunctionType, MemorySpace
-from ptoc.ir.nodes import (
-    AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, Expr, ForStmt, Function,
-    IfStmt, IterArg, ListExpr, Param, Program, ReturnStmt, ScopeStmt, SeqStmts, Stmt, TupleGetItem,
-    UnaryOp, Var, YieldStmt,
+The node and type names exported here are PyPTO's constructors (``ptoc.ir.pypto_api``):
+``ir.Var(name, type, span)``, ``ir.Program(functions, name, span)``, ... build ptoc's
+nodes, and ``isinstance(x, ir.Var)`` asks ptoc's classes. ptoc's own code constructs the
+dataclasses of ``ptoc.ir.nodes`` / ``ptoc.ir.types`` directly.
+"""
+
+from ptoc.dtypes import (
+    DataType, Direction, ForKind, FunctionType, Level, MemorySpace, Role,
 )
-from ptoc.ir.types import (
-    MemRef, PtrType, ScalarType, TensorType, TileLayout, TileType, TileView, TupleType, Type,
-)
+from ptoc.errors import SourceLoc as Span
+from ptoc.ir.nodes import BinOp, Expr, ListExpr, Node, Param, ScopeStmt, Stmt, TupleGetItem, UnaryOp
+from ptoc.ir.types import TileLayout, Type
+from ptoc.ir.pypto_api import *  # noqa: F401,F403 - PyPTO's node constructors
+from ptoc.ir.pypto_api import __all__ as _PYPTO_NAMES
 from ptoc.ir.printer import format_node, print_function, print_program
 from ptoc.ir.equality import assert_structural_equal, first_difference, structural_equal
+from ptoc.ir.hashing import structural_hash
 from ptoc.ir.verifier import verify
 from ptoc.ir.visitor import IRMutator, IRVisitor, clone_with_fresh_vars, substitute
 from ptoc.ir.builder import IRBuilder
 from ptoc.ir.serialize import deserialize, deserialize_from_file, serialize, serialize_to_file
 
+#: PyPTO's names for ptoc's enums and base classes
+ParamDirection = Direction
+IRNode = Node
 
 def compile(program, output_dir=None, *, platform=None, backend_type=None,  # noqa: A001
             strategy=None, memory_planner=None, enable_pypto_l0c_double_buffer=None,

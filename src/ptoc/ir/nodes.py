@@ -4,6 +4,11 @@ Nodes are frozen dataclasses compared by identity; ``ptoc.ir.structural_equal`` 
 programs up to a consistent renaming of variables. ``loc`` fields never take part in
 structural comparison. Call and loop ``attrs`` are plain dicts that are never mutated
 after construction (passes build new nodes).
+
+The nodes also answer to PyPTO's attribute names (``span``, ``name_hint``, ``condition``,
+``value``, ``initValue``, ``left``/``right``, ``param_directions``, ``call.op.name``), so
+code written against PyPTO's Python IR reads ptoc's nodes; ``ptoc.ir`` builds them with
+PyPTO's constructor arguments (``ptoc.ir.pypto_api``).
 """
 
 from __future__ import annotations
@@ -13,11 +18,57 @@ from typing import Any
 
 from ptoc.errors import SourceLoc
 from ptoc.dtypes import DataType, Direction, ForKind, FunctionType, ScopeKind
+from ptoc.ir.mappings import FunctionMap, KwargPairs
 from ptoc.ir.types import ScalarType, Type
 
 
 class Node:
     """Base of all IR nodes."""
+
+    @property
+    def span(self) -> SourceLoc:
+        """PyPTO's name for the source location (``Span.unknown()`` when there is none)."""
+        loc = getattr(self, "loc", None)
+        return loc if loc is not None else SourceLoc.unknown()
+
+    def same_as(self, other: Any) -> bool:
+        """Whether ``other`` is this very node (PyPTO's reference equality)."""
+        return self is other
+
+    def as_python(self, prefix: str = "pl", concise: bool = False, format: bool = True) -> str:
+        """The node as DSL text (PyPTO's signature; only the ``pl`` prefix is supported)."""
+        from ptoc.ir.printer import format_node
+
+        _check_prefix(prefix)
+        return format_node(self)
+
+
+def _check_prefix(prefix: str) -> None:
+    if prefix != "pl":
+        from ptoc.errors import PtocError
+
+        raise PtocError(f"as_python(prefix={prefix!r}): ptoc prints the DSL as 'pl' only",
+                        hint="import the language as pl")
+
+
+class Op(str):
+    """The operation a Call invokes: a registered op name (``tile.add``), a ``str`` that also
+    answers PyPTO's ``op.name``."""
+
+    __slots__ = ()
+
+    @property
+    def name(self) -> str:
+        return str(self)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({str(self)!r})"
+
+
+class GlobalVar(Op):
+    """The callee of a call of a program function (PyPTO's ``GlobalVar``)."""
+
+    __slots__ = ()
 
 
 class Expr(Node):
@@ -37,6 +88,14 @@ class Var(Expr):
     def __repr__(self) -> str:
         return f"Var({self.name})"
 
+    @property
+    def name_hint(self) -> str:
+        return self.name
+
+    @property
+    def unique_id(self) -> int:
+        return id(self)
+
 
 @dataclass(frozen=True, eq=False)
 class IterArg(Var):
@@ -47,11 +106,16 @@ class IterArg(Var):
     def __repr__(self) -> str:
         return f"IterArg({self.name})"
 
+    @property
+    def initValue(self) -> Expr | None:  # noqa: N802 - PyPTO's spelling
+        return self.init
+
 
 @dataclass(frozen=True, eq=False)
 class ConstInt(Expr):
     value: int
     dtype: DataType = DataType.INDEX
+    loc: SourceLoc | None = field(default=None, repr=False)
 
     @property
     def type(self) -> Type:
@@ -62,6 +126,7 @@ class ConstInt(Expr):
 class ConstFloat(Expr):
     value: float
     dtype: DataType = DataType.FP32
+    loc: SourceLoc | None = field(default=None, repr=False)
 
     @property
     def type(self) -> Type:
@@ -71,11 +136,18 @@ class ConstFloat(Expr):
 @dataclass(frozen=True, eq=False)
 class ConstBool(Expr):
     value: bool
+    loc: SourceLoc | None = field(default=None, repr=False)
 
     @property
     def type(self) -> Type:
         return ScalarType(DataType.BOOL)
 
+
+#: PyPTO's binary and unary expression classes and the ptoc operator each one is
+PYPTO_BINARY = {"Add": "+", "Sub": "-", "Mul": "*", "FloorDiv": "//", "FloorMod": "%",
+                "FloatDiv": "/", "Eq": "==", "Ne": "!=", "Lt": "<", "Le": "<=", "Gt": ">",
+                "Ge": ">=", "And": "and", "Or": "or"}
+PYPTO_UNARY = {"Neg": "-", "Not": "not"}
 
 ARITH_OPS = ("+", "-", "*", "//", "%", "/")
 COMPARE_OPS = ("==", "!=", "<", "<=", ">", ">=")
@@ -96,6 +168,18 @@ class BinOp(Expr):
             return ScalarType(DataType.BOOL)
         return self.lhs.type
 
+    @property
+    def left(self) -> Expr:
+        return self.lhs
+
+    @property
+    def right(self) -> Expr:
+        return self.rhs
+
+    @property
+    def dtype(self) -> DataType:
+        return self.type.dtype
+
 
 @dataclass(frozen=True, eq=False)
 class UnaryOp(Expr):
@@ -109,6 +193,10 @@ class UnaryOp(Expr):
         if self.op == "not":
             return ScalarType(DataType.BOOL)
         return self.operand.type
+
+    @property
+    def dtype(self) -> DataType:
+        return self.type.dtype
 
 
 @dataclass(frozen=True, eq=False)
@@ -153,6 +241,13 @@ class Call(Expr):
     is_function: bool = False
     loc: SourceLoc | None = field(default=None, repr=False)
 
+    def __post_init__(self) -> None:
+        # the op answers ``.name`` and the kwargs read as a mapping, as PyPTO's do
+        if not isinstance(self.op, Op):
+            object.__setattr__(self, "op", (GlobalVar if self.is_function else Op)(self.op))
+        if type(self.kwargs) is not KwargPairs:
+            object.__setattr__(self, "kwargs", KwargPairs(self.kwargs))
+
     def kwarg(self, name: str, default=None):
         for key, value in self.kwargs:
             if key == name:
@@ -188,11 +283,19 @@ class YieldStmt(Stmt):
     values: tuple[Expr, ...]
     loc: SourceLoc | None = field(default=None, repr=False)
 
+    @property
+    def value(self) -> tuple[Expr, ...]:
+        return self.values
+
 
 @dataclass(frozen=True, eq=False)
 class ReturnStmt(Stmt):
     values: tuple[Expr, ...]
     loc: SourceLoc | None = field(default=None, repr=False)
+
+    @property
+    def value(self) -> tuple[Expr, ...]:
+        return self.values
 
 
 @dataclass(frozen=True, eq=False)
@@ -221,6 +324,10 @@ class IfStmt(Stmt):
     return_vars: tuple[Var, ...] = ()
     loc: SourceLoc | None = field(default=None, repr=False)
 
+    @property
+    def condition(self) -> Expr:
+        return self.cond
+
 
 @dataclass(frozen=True, eq=False)
 class ScopeStmt(Stmt):
@@ -248,6 +355,23 @@ class Param:
     var: Var
     direction: Direction = Direction.In
 
+    # PyPTO lists parameters as their Vars: read through to the Var
+    @property
+    def name_hint(self) -> str:
+        return self.var.name
+
+    @property
+    def name(self) -> str:
+        return self.var.name
+
+    @property
+    def type(self) -> Type:
+        return self.var.type
+
+    @property
+    def span(self) -> SourceLoc:
+        return self.var.span
+
 
 @dataclass(frozen=True, eq=False)
 class Function(Node):
@@ -260,10 +384,27 @@ class Function(Node):
     has_self: bool = True
     loc: SourceLoc | None = field(default=None, repr=False)
 
-    def as_python(self) -> str:
+    def as_python(self, prefix: str = "pl", concise: bool = False, format: bool = True) -> str:
         from ptoc.ir.printer import print_function
 
+        _check_prefix(prefix)
         return print_function(self)
+
+    @property
+    def param_directions(self) -> tuple[Direction, ...]:
+        return tuple(p.direction for p in self.params)
+
+    @property
+    def level(self):
+        from ptoc.dtypes import Level
+
+        return Level(self.attrs["level"]) if "level" in self.attrs else None
+
+    @property
+    def role(self):
+        from ptoc.dtypes import Role
+
+        return Role(self.attrs["role"]) if "role" in self.attrs else None
 
 
 @dataclass(frozen=True, eq=False)
@@ -272,13 +413,26 @@ class Program(Node):
     functions: tuple[Function, ...]
     loc: SourceLoc | None = field(default=None, repr=False)
 
+    def __post_init__(self) -> None:
+        # iterated as Functions; also a name -> Function mapping, as PyPTO's is
+        if type(self.functions) is not FunctionMap:
+            object.__setattr__(self, "functions", FunctionMap(self.functions))
+
     def get_function(self, name: str) -> Function | None:
         for fn in self.functions:
             if fn.name == name:
                 return fn
         return None
 
-    def as_python(self) -> str:
+    def get_global_var(self, name: str) -> GlobalVar | None:
+        return GlobalVar(name) if self.get_function(name) is not None else None
+
+    def __getitem__(self, name: str) -> Function | None:
+        return self.get_function(str(name))
+
+    def as_python(self, prefix: str = "pl", concise: bool = False, format: bool = True,
+                  *, module: str = "ptoc") -> str:
         from ptoc.ir.printer import print_program
 
-        return print_program(self)
+        _check_prefix(prefix)
+        return print_program(self, module=module)

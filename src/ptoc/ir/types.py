@@ -52,6 +52,19 @@ class MemRef:
     offset: "Expr"
     size: int
 
+    # PyPTO's field names
+    @property
+    def base_(self) -> "Var | str":
+        return self.base
+
+    @property
+    def byte_offset_(self) -> "Expr":
+        return self.offset
+
+    @property
+    def size_(self) -> int:
+        return self.size
+
 
 @dataclass(frozen=True, eq=False)
 class TileView:
@@ -72,6 +85,11 @@ class TensorType(Type):
     dtype: DataType
     memref: MemRef | None = None
 
+    @property
+    def tensor_view(self) -> None:
+        """PyPTO's tensor view: ptoc's tensors are always plain row-major (None)."""
+        return None
+
 
 @dataclass(frozen=True, eq=False)
 class TileType(Type):
@@ -80,6 +98,10 @@ class TileType(Type):
     memory_space: MemorySpace | None = None
     memref: MemRef | None = None
     view: TileView | None = None
+
+    @property
+    def tile_view(self) -> TileView | None:
+        return self.view
 
 
 @dataclass(frozen=True, eq=False)

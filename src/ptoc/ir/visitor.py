@@ -5,6 +5,12 @@ the base method to keep descending. Definitions (parameters, assignment targets,
 variables, iter args, return variables) go through ``visit_def``; uses through
 ``visit_var``.
 
+Both also take PyPTO's hooks: a subclass may override ``visit_expr`` / ``visit_stmt``
+(every expression / statement passes through them first), ``visit_binary_expr`` /
+``visit_add`` / ... , ``visit_make_tuple``, and for ``IRMutator`` ``visit_<kind>`` returning
+the new node (``visit_call``, ``visit_for_stmt``, ...); calling the base method keeps the
+default recursion, as in PyPTO (``ptoc.ir.pypto_hooks``).
+
 ``IRMutator`` rebuilds a node only when one of its children changed, so an identity
 rewrite returns the very same objects. It carries a Var substitution map: uses of a
 mapped Var are replaced, and a definition whose type changes (or, in fresh mode, every
@@ -23,6 +29,7 @@ from ptoc.ir.nodes import (
     IfStmt, IterArg, ListExpr, Param, Program, ReturnStmt, ScopeStmt, SeqStmts, Stmt, TupleGetItem,
     UnaryOp, Var, YieldStmt,
 )
+from ptoc.ir.pypto_hooks import BINARY_HOOK, UNARY_HOOK, hooks_for, overridden
 from ptoc.ir.types import MemRef, TensorType, TileType, TupleType, Type
 
 
@@ -50,6 +57,22 @@ class IRVisitor:
     def visit(self, node: Any) -> None:
         if node is None:
             return
+        user = overridden(type(self), IRVisitor)
+        if ("visit_expr" in user and isinstance(node, Expr)) or (
+                "visit_stmt" in user and isinstance(node, Stmt)):
+            getattr(self, hooks_for(node)[0])(node)
+            return
+        self._visit_kind(node)
+
+    def visit_expr(self, node: Expr) -> None:
+        """PyPTO's expression dispatcher (override it to see every expression)."""
+        self._visit_kind(node)
+
+    def visit_stmt(self, node: Stmt) -> None:
+        """PyPTO's statement dispatcher (override it to see every statement)."""
+        self._visit_kind(node)
+
+    def _visit_kind(self, node: Any) -> None:
         method = getattr(self, _hook("visit", node), None)
         if method is None:
             if isinstance(node, Var):  # subclasses of Var fall back to visit_var
@@ -141,17 +164,29 @@ class IRVisitor:
         pass
 
     def visit_bin_op(self, node: BinOp) -> None:
+        getattr(self, BINARY_HOOK[node.op])(node)  # visit_add, visit_lt, ... (PyPTO's)
+
+    def visit_binary_expr(self, node: BinOp) -> None:
         self.visit(node.lhs)
         self.visit(node.rhs)
 
     def visit_unary_op(self, node: UnaryOp) -> None:
+        getattr(self, UNARY_HOOK[node.op])(node)
+
+    def visit_unary_expr(self, node: UnaryOp) -> None:
         self.visit(node.operand)
 
     def visit_list_expr(self, node: ListExpr) -> None:
+        self.visit_make_tuple(node)
+
+    def visit_make_tuple(self, node: ListExpr) -> None:
         for item in node.items:
             self.visit(item)
 
     def visit_tuple_get_item(self, node: TupleGetItem) -> None:
+        self.visit_tuple_get_item_expr(node)
+
+    def visit_tuple_get_item_expr(self, node: TupleGetItem) -> None:
         self.visit(node.tuple)
 
     def visit_call(self, node: Call) -> None:
@@ -195,6 +230,23 @@ class IRMutator:
     def mutate(self, node: Any) -> Any:
         if node is None:
             return None
+        user = overridden(type(self), IRMutator)
+        if user:  # a PyPTO-style subclass: route through the visit_* hooks it overrides
+            for name in hooks_for(node):
+                if name in user:
+                    return getattr(self, name)(node)
+        return self._mutate_kind(node)
+
+    def _specific(self, node: Any) -> Any:
+        """PyPTO's dispatch below ``visit_expr`` / ``visit_stmt``: the kind's hook if a
+        subclass overrides it, else the default rebuild."""
+        user = overridden(type(self), IRMutator)
+        for name in hooks_for(node)[1:]:
+            if name in user:
+                return getattr(self, name)(node)
+        return self._mutate_kind(node)
+
+    def _mutate_kind(self, node: Any) -> Any:
         method = getattr(self, _hook("mutate", node), None)
         if method is None:
             if isinstance(node, Var):
@@ -401,6 +453,53 @@ class IRMutator:
         if base is m.base and offset is m.offset:
             return m
         return replace(m, base=base, offset=offset)
+
+
+    # ---- PyPTO's hook names (defaults: the rebuild above) ---------------------------------
+    def visit_program(self, node: Program) -> Program:
+        return self.mutate_program(node)
+
+    def visit_function(self, node: Function) -> Function:
+        return self.mutate_function(node)
+
+    def visit_expr(self, node: Expr) -> Expr:
+        return self._specific(node)
+
+    def visit_stmt(self, node: Stmt) -> Stmt | None:
+        return self._specific(node)
+
+    def visit_binary_expr(self, node: BinOp) -> Expr:
+        return self.mutate_bin_op(node)
+
+    def visit_unary_expr(self, node: UnaryOp) -> Expr:
+        return self.mutate_unary_op(node)
+
+    def visit_make_tuple(self, node: ListExpr) -> Expr:
+        return self.mutate_list_expr(node)
+
+    def visit_tuple_get_item_expr(self, node: TupleGetItem) -> Expr:
+        return self.mutate_tuple_get_item(node)
+
+
+def _delegate(target: str):
+    def hook(self, node):
+        return getattr(self, target)(node)
+    hook.__name__ = target
+    return hook
+
+
+# visit_<kind> -> mutate_<kind>; visit_add/visit_lt/... -> visit_binary_expr (PyPTO's defaults)
+for _kind in ("seq_stmts", "assign_stmt", "eval_stmt", "yield_stmt", "return_stmt", "for_stmt",
+              "if_stmt", "scope_stmt", "var", "iter_arg", "const_int", "const_float",
+              "const_bool", "call"):
+    setattr(IRMutator, f"visit_{_kind}", _delegate(f"mutate_{_kind}"))
+for _name in BINARY_HOOK.values():
+    setattr(IRMutator, _name, _delegate("visit_binary_expr"))
+    setattr(IRVisitor, _name, _delegate("visit_binary_expr"))
+for _name in UNARY_HOOK.values():
+    setattr(IRMutator, _name, _delegate("visit_unary_expr"))
+    setattr(IRVisitor, _name, _delegate("visit_unary_expr"))
+del _kind, _name
 
 
 _FOLDERS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,

@@ -1,0 +1,104 @@
+"""Tuples that also read like PyPTO's mappings: a program's functions and a call's kwargs.
+
+ptoc stores both as tuples (ordered, immutable, iterated as items). PyPTO code reads them
+as mappings -- ``program.functions.values()``, ``call.kwargs["target_memory"]`` -- so these
+tuple subclasses add the mapping methods without changing what iteration yields.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+
+class KeyedTuple(tuple):
+    """A tuple of items that each have a key; ``t["key"]`` finds an item's value by key.
+
+    Integer indexes and slices keep tuple behaviour. Subclasses say how an item splits
+    into key and value.
+    """
+
+    __slots__ = ()
+
+    @staticmethod
+    def key_of(item: Any) -> Any:  # pragma: no cover - always overridden
+        raise NotImplementedError
+
+    @staticmethod
+    def value_of(item: Any) -> Any:  # pragma: no cover - always overridden
+        raise NotImplementedError
+
+    def _find(self, key: Any):
+        key = getattr(key, "name", key)  # a GlobalVar / Function / Op names its entry
+        for item in tuple.__iter__(self):
+            if self.key_of(item) == key:
+                return item
+        raise KeyError(key)
+
+    def __getitem__(self, index):
+        if isinstance(index, (int, slice)):
+            return tuple.__getitem__(self, index)
+        return self.value_of(self._find(index))
+
+    def __contains__(self, key: Any) -> bool:
+        if tuple.__contains__(self, key):
+            return True
+        try:
+            self._find(key)
+        except (KeyError, TypeError):
+            return False
+        return True
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        try:
+            return self[key] if not isinstance(key, (int, slice)) else default
+        except KeyError:
+            return default
+
+    def keys(self) -> list:
+        return [self.key_of(i) for i in tuple.__iter__(self)]
+
+    def values(self) -> list:
+        return [self.value_of(i) for i in tuple.__iter__(self)]
+
+    def items(self) -> list[tuple[Any, Any]]:
+        return [(self.key_of(i), self.value_of(i)) for i in tuple.__iter__(self)]
+
+    def __iter__(self) -> Iterator:
+        return tuple.__iter__(self)
+
+
+class FunctionMap(KeyedTuple):
+    """A program's functions: iterated as Functions; keyed by name (PyPTO: by GlobalVar)."""
+
+    __slots__ = ()
+
+    @staticmethod
+    def key_of(item: Any) -> Any:
+        from ptoc.ir.nodes import GlobalVar
+
+        return GlobalVar(item.name)
+
+    @staticmethod
+    def value_of(item: Any) -> Any:
+        return item
+
+    def _find(self, key: Any):
+        name = str(getattr(key, "name", key))
+        for fn in tuple.__iter__(self):
+            if fn.name == name:
+                return fn
+        raise KeyError(name)
+
+
+class KwargPairs(KeyedTuple):
+    """A call's keyword arguments: iterated as (name, value) pairs; ``kwargs["name"]`` works."""
+
+    __slots__ = ()
+
+    @staticmethod
+    def key_of(item: Any) -> Any:
+        return item[0]
+
+    @staticmethod
+    def value_of(item: Any) -> Any:
+        return item[1]
