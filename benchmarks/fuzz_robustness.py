@@ -245,8 +245,15 @@ def fuzz_pto(count: int, seed: int) -> Outcomes:
     for _ in range(count):
         name, text, inputs = rng.choice(seeds)
         mutant = mutate_pto(rng, text)
+        derived = rng.random() < 0.2         # inputs made from the mutant (as `ptoc sim` does)
 
-        def case(mutant=mutant, inputs=inputs):
+        def case(mutant=mutant, inputs=inputs, derived=derived):
+            if derived:
+                from ptoc.pto import parse
+                from ptoc.sim.inputs import random_inputs
+
+                inputs = random_inputs(parse(mutant).kernels[0], scalars={"n": 2},
+                                       limits=LIMITS)
             timed = simulate(mutant, dict(inputs), limits=LIMITS)
             if timed.races:
                 return "ran, races reported", ""

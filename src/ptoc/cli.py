@@ -45,6 +45,10 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # output piped into e.g. `head`: not an error
         sys.stderr.close()
         return 0
+    except MemoryError:        # where ptoc knows the numbers it reports them (SimLimitError)
+        print("ptoc: error: out of memory (fix: run a smaller problem; `ptoc run` and the "
+              "simulator refuse one they can estimate as too large up front)", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:  # files are written atomically, so nothing is left half-written
         if args.debug:
             raise

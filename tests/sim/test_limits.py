@@ -137,3 +137,49 @@ def test_a_hex_or_negative_loc_line_is_a_pto_error_or_read_as_a_number():
 
 def test_errors_are_ptoc_errors():
     assert issubclass(SimLimitError, PtocError)
+
+
+# ---- inputs made from a kernel (`ptoc sim`, `ptoc trace`) -------------------------------------
+
+def view_shape_kernel(rows: str) -> str:
+    text = k_loop_sum(3)
+    text = text.replace("%c16 = arith.constant 16 : index",
+                        f"%c16 = arith.constant 16 : index\n    %crows = arith.constant {rows} : index",
+                        1)
+    return text.replace("pto.make_tensor_view %arg0, shape = [%c16,",
+                        "pto.make_tensor_view %arg0, shape = [%crows,", 1)
+
+
+def test_a_negative_view_dimension_is_a_ptoc_error_in_ptoc_sim(tmp_path, capsys):
+    from ptoc.cli import main
+
+    path = tmp_path / "neg.pto"
+    path.write_text(view_shape_kernel("-16"))
+    assert main(["sim", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err == ("ptoc: error: the tensor view of %arg0 in @k_loop_sum has shape [-16, 16]; "
+                   "dimensions must be positive (fix: fix the make_tensor_view shape operands)\n")
+
+
+def test_inputs_too_large_to_make_are_refused_with_the_numbers(tmp_path, capsys):
+    from ptoc.cli import main
+
+    path = tmp_path / "huge.pto"
+    path.write_text(view_shape_kernel("4000000000000"))
+    assert main(["sim", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "making random inputs for @k_loop_sum would need about 465.7 TiB of memory" in err
+    assert "%arg0 [4000000000000, 16]" in err and err.count("\n") == 1
+
+
+def test_an_unforeseen_memory_error_is_one_line_exit_2(capsys, monkeypatch):
+    import ptoc.tools.explain_cmd as explain_cmd
+    from ptoc.cli import main
+
+    def exhausted(entry):
+        raise MemoryError
+
+    monkeypatch.setattr(explain_cmd, "render", exhausted)
+    assert main(["explain", "PH001"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ptoc: error: out of memory (fix:") and err.count("\n") == 1

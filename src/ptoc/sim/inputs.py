@@ -13,6 +13,7 @@ import numpy as np
 from ptoc.pto.model import Instruction, Kernel, PtrType
 
 from ptoc.sim.core.issue import SimProgramError
+from ptoc.sim.limits import DEFAULT_LIMITS, SimLimits, check
 
 
 def gm_shapes(kernel: Kernel) -> dict[str, tuple[int, ...]]:
@@ -41,16 +42,18 @@ def gm_shapes(kernel: Kernel) -> dict[str, tuple[int, ...]]:
 
 
 def random_inputs(kernel: "Kernel | list[Kernel]", seed: int = 0, scalars: dict | None = None,
-                  skip: set[str] = frozenset()) -> dict:
+                  skip: set[str] = frozenset(), limits: SimLimits = DEFAULT_LIMITS) -> dict:
     """Standard-normal floats / small random ints for every pointer not in ``skip``;
     scalar parameters take their value from ``scalars``. Several kernels (a core group's,
-    which share their parameters) pool what each says about the shapes."""
+    which share their parameters) pool what each says about the shapes. The shapes must be
+    positive and the arrays fit ``limits.max_bytes`` (checked before anything is made)."""
     kernels = list(kernel) if isinstance(kernel, (list, tuple)) else [kernel]
     kernel = kernels[0]
     rng = np.random.default_rng(seed)
     shapes = {}
     for k in reversed(kernels):
         shapes.update(gm_shapes(k))
+    _check_shapes(kernel, {p: s for p, s in shapes.items() if p not in skip}, limits)
     scalars = dict(scalars or {})
     out = {}
     for p in kernel.params:
@@ -73,3 +76,19 @@ def random_inputs(kernel: "Kernel | list[Kernel]", seed: int = 0, scalars: dict 
                                       hint=f"pass --scalar {p.name}=VALUE")
             out[p.name] = scalars[p.name]
     return out
+
+
+def _check_shapes(kernel: Kernel, shapes: dict, limits: SimLimits) -> None:
+    """Every inferred shape is positive, and making the arrays (float64 draws first) fits."""
+    total = 0
+    for name, shape in shapes.items():
+        if any(d <= 0 for d in shape):
+            raise SimProgramError(
+                f"the tensor view of %{name} in @{kernel.name} has shape {list(shape)}; "
+                "dimensions must be positive", hint="fix the make_tensor_view shape operands")
+        count = 1
+        for d in shape:
+            count *= d
+        total += count * 8
+    check(f"making random inputs for @{kernel.name}", limits, instructions=0, scalar_steps=0,
+          memory=total, detail=", ".join(f"%{n} {list(s)}" for n, s in shapes.items()))
