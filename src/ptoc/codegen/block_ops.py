@@ -1,8 +1,9 @@
 """Block identity under ``pl.spmd`` (``tile.get_block_idx`` / ``tile.get_block_num``).
 
 As PyPTO's codegen does, a kernel that reads its block identity takes two extra ``i32``
-parameters after its own (``BLOCK_PARAMS``: index, then count); the launcher passes each
-block its index and the block count, and the op is an ``index_cast`` of the parameter.
+parameters after its own (``ptoc.pto.launch.BLOCK_PARAMS``: index, then count); the
+launcher passes each block its index and the block count, and the op is an ``index_cast``
+of the parameter.
 """
 
 from __future__ import annotations
@@ -17,8 +18,6 @@ from ptoc.ir.visitor import IRVisitor
 if TYPE_CHECKING:  # pragma: no cover
     from ptoc.codegen.emitter import KernelEmitter
 
-#: the names of the trailing kernel parameters, in order
-BLOCK_PARAMS = ("block_idx", "block_num")
 _OPS = {"tile.get_block_idx": 0, "tile.get_block_num": 1}
 
 

@@ -41,7 +41,8 @@ from ptoc.ir.nodes import (
 from ptoc.ir.types import ScalarType as IrScalarType, TensorType, TileType
 from ptoc.pto.model import EnumAttr, ForOp, IfOp, Kernel, Op, PtrType, ScalarType, Value, YieldOp
 
-from ptoc.codegen.block_ops import BLOCK_PARAMS, uses_block_identity
+from ptoc.codegen.block_ops import uses_block_identity
+from ptoc.pto.launch import BLOCK_PARAMS
 from ptoc.codegen.buffers import BufferBinding
 from ptoc.codegen.errors import CodegenError
 from ptoc.codegen.names import ConstantPool, SsaNames, describe

@@ -48,20 +48,37 @@ class RunResult:
 
 
 def entry_function(program) -> Function:
-    """The function a run starts from: the orchestration, else the only kernel."""
-    for fn in program.functions:
-        if fn.func_type is FunctionType.Orchestration:
-            return fn
-    kernels = [fn for fn in program.functions if fn.func_type.is_kernel]
-    opaque = [fn for fn in program.functions if fn.func_type is FunctionType.Opaque]
-    if len(opaque) == 1 and not any(fn.func_type is FunctionType.Orchestration
-                                    for fn in program.functions):
-        return opaque[0]
-    if len(kernels) == 1:
+    """The function a run starts from: the one function no other calls — the orchestration
+    (or opaque) function when there is one, else the only kernel."""
+    called = _called_functions(program)
+    roots = [fn for fn in program.functions if fn.name not in called]
+    host = [fn for fn in roots if not fn.func_type.is_kernel]
+    if len(host) > 1:
+        host = [fn for fn in host if fn.func_type is FunctionType.Orchestration] or host
+    if len(host) == 1:
+        return host[0]
+    kernels = [fn for fn in roots if fn.func_type.is_kernel]
+    if not host and len(kernels) == 1:
         return kernels[0]
+    names = ", ".join(fn.name for fn in (host or kernels))
     raise RuntimeConfigError(
-        f"program '{program.name}' has {len(kernels)} kernels and no orchestration function",
-        hint="add a @pl.function(type=pl.FunctionType.Orchestration) that calls the kernels")
+        f"program '{program.name}' has no single entry function (uncalled: {names})",
+        hint="add one @pl.function(type=pl.FunctionType.Orchestration) that calls the kernels")
+
+
+def _called_functions(program) -> set[str]:
+    from ptoc.ir.visitor import IRVisitor
+
+    names: set[str] = set()
+
+    class _Calls(IRVisitor):
+        def visit_call(self, node) -> None:
+            if node.is_function:
+                names.add(node.op)
+            super().visit_call(node)
+
+    _Calls().visit(program)
+    return names
 
 
 def run_program(compiled, entry: Function, values: list, memory: GlobalMemory,

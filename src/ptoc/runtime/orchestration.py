@@ -7,23 +7,32 @@ runtime's — one core in order, or the chip's scheduler over many cores. Tensor
 regions of one GM (``ptoc.sim.global_memory``): ``pl.create_tensor`` allocates, a kernel's
 ``Out`` parameter is written where it lies, two arguments on one tensor share its bytes.
 
-Orchestration may allocate GM tensors, call kernels, alias values and loop with constant
-bounds; a compute op in it is misplaced and reported as such.
+Orchestration may allocate GM tensors, take views of them, read scalars out of them and
+ask their extents (``ptoc.runtime.host_ops``), do scalar arithmetic, branch (``if`` with
+``pl.yield_``), loop with bounds it computed, and call functions: a kernel (or a core
+group) call is a task; a call of a wrapper (an SPMD launch, a cluster, a hierarchy level)
+runs the wrapper's body here, and the launch spec on the call (``core_num``,
+``sync_start``) applies to the kernels it launches. A compute op is misplaced and reported
+as such.
 """
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
-from ptoc.dtypes import Direction, FunctionType
+from ptoc.dtypes import Direction, FunctionType, ScopeKind
 from ptoc.errors import InternalError, RuntimeConfigError
 from ptoc.ir.aliases import returned_params
 from ptoc.ir.nodes import (
     AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, ForStmt, Function,
-    ReturnStmt, TupleGetItem, UnaryOp, Var,
+    IfStmt, ListExpr, ReturnStmt, ScopeStmt, TupleGetItem, UnaryOp, Var, YieldStmt,
 )
+from ptoc.ops import get_op
+from ptoc.pto.launch import BLOCK_PARAMS, block_arguments
+from ptoc.runtime.host_ops import HOST_OPS
 from ptoc.ir.types import TensorType
 from ptoc.sim.errors import SimLimitError
 from ptoc.sim.global_memory import GlobalMemory, GMTensor
@@ -42,6 +51,14 @@ def is_launchable(function) -> bool:
                                      or function.func_type is FunctionType.Group)
 
 
+class _Yield(list):
+    """The values a body's ``pl.yield_`` hands to its loop or ``if``."""
+
+
+class _Return(list):
+    """The values of a ``return``; unwinds every enclosing loop and branch."""
+
+
 class Orchestrator:
     """Interprets an entry function over GM tensors; each kernel call becomes a Task handed
     to ``dispatcher.submit`` in program order."""
@@ -55,32 +72,70 @@ class Orchestrator:
         self.limits = limits or DEFAULT_LIMITS
         self.steps = 0
         self.tasks: list[Task] = []
+        self.launch_spec: dict = {}   # core_num / sync_start of the SPMD call being run
+        self.manual = False           # inside pl.manual_scope
 
     def run(self, entry: Function, values: list) -> list:
         if is_launchable(entry):
             return self.launch(entry, values, None)
-        env: dict[int, Any] = {id(p.var): v for p, v in zip(entry.params, values)}
-        return self.block(entry.body.stmts, env) or []
+        return self.interpret(entry, values)
+
+    def interpret(self, function: Function, values: list) -> list:
+        """Run a host-side function's body; its returned values."""
+        env: dict[int, Any] = {id(p.var): v for p, v in zip(function.params, values)}
+        out = self.block(function.body.stmts, env)
+        return list(out) if isinstance(out, _Return) else []
 
     # -- statements ------------------------------------------------------------------------
     def block(self, stmts, env) -> list | None:
+        """Run statements; a ``_Yield`` or ``_Return`` when one ends the block."""
         for stmt in stmts:
             if isinstance(stmt, AssignStmt):
                 env[id(stmt.var)] = self.value(stmt.value, env, stmt)
             elif isinstance(stmt, EvalStmt):
                 self.value(stmt.expr, env, stmt)
             elif isinstance(stmt, ReturnStmt):
-                return [self.value(v, env, stmt) for v in stmt.values]
+                return _Return(self.value(v, env, stmt) for v in stmt.values)
+            elif isinstance(stmt, YieldStmt):
+                return _Yield(self.value(v, env, stmt) for v in stmt.values)
             elif isinstance(stmt, ForStmt):
-                self.loop(stmt, env)
+                out = self.loop(stmt, env)
+                if out is not None:
+                    return out
+            elif isinstance(stmt, IfStmt):
+                out = self.branch(stmt, env)
+                if out is not None:
+                    return out
+            elif isinstance(stmt, ScopeStmt) and stmt.kind is ScopeKind.Runtime:
+                out = self.runtime_scope(stmt, env)
+                if out is not None:
+                    return out
             else:
                 raise RuntimeConfigError(
                     f"orchestration statement {type(stmt).__name__} is not supported by the "
-                    "ptoc runtime", stmt.loc, hint="keep orchestration to kernel calls, "
-                    "pl.create_tensor and constant-bound loops")
+                    "ptoc runtime", stmt.loc, hint="a with-region left in the program means the "
+                    "outlining passes did not run: compile the program with ir.compile")
         return None
 
-    def loop(self, stmt: ForStmt, env) -> None:
+    def runtime_scope(self, stmt: ScopeStmt, env):
+        manual = bool(stmt.attrs.get("manual"))
+        outer, self.manual = self.manual, self.manual or manual
+        try:
+            return self.block(stmt.body.stmts, env)
+        finally:
+            self.manual = outer
+
+    def branch(self, stmt: IfStmt, env):
+        cond = self.value(stmt.cond, env, stmt)
+        body = stmt.then_body if cond else stmt.else_body
+        out = self.block(body.stmts, env) if body is not None else None
+        if isinstance(out, _Yield):
+            for rv, v in zip(stmt.return_vars, out):
+                env[id(rv)] = v
+            return None
+        return out
+
+    def loop(self, stmt: ForStmt, env):
         start, stop, step = (self.value(b, env, stmt) for b in (stmt.start, stmt.stop, stmt.step))
         if not all(isinstance(b, (int, np.integer)) for b in (start, stop, step)) or step <= 0:
             raise RuntimeConfigError(
@@ -96,15 +151,17 @@ class Orchestrator:
                 stmt.loc, hint="check the loop bounds, or raise SimLimits(max_scalar_steps=...)")
         carried = [self.value(ia.init, env, stmt) for ia in stmt.iter_args]
         for i in range(start, stop, step):
-            env[id(stmt.loop_var)] = i
+            env[id(stmt.loop_var)] = int(i)
             for ia, v in zip(stmt.iter_args, carried):
                 env[id(ia)] = v
-            body = stmt.body.stmts
-            self.block(body[:-1] if stmt.iter_args else body, env)
-            if stmt.iter_args:
-                carried = [self.value(v, env, stmt) for v in body[-1].values]
+            out = self.block(stmt.body.stmts, env)
+            if isinstance(out, _Return):
+                return out
+            if isinstance(out, _Yield):
+                carried = list(out)
         for rv, v in zip(stmt.return_vars, carried):
             env[id(rv)] = v
+        return None
 
     # -- expressions -----------------------------------------------------------------------
     def value(self, expr, env, stmt):
@@ -125,30 +182,87 @@ class Orchestrator:
         if isinstance(expr, UnaryOp):
             operand = self.value(expr.operand, env, stmt)
             return (not operand) if expr.op == "not" else -operand
+        if isinstance(expr, ListExpr):
+            return [self.value(item, env, stmt) for item in expr.items]
         if isinstance(expr, Call) and expr.is_function:
             callee = self.compiled.program.get_function(expr.op)
             args = [self.value(a, env, stmt) for a in expr.args]
-            results = self.launch(callee, args, stmt)
+            results = self.call(callee, args, stmt, expr, env)
             return results[0] if len(results) == 1 else tuple(results)
         if isinstance(expr, Call) and expr.op == "tensor.create":
             ty = expr.type
             name = stmt.var.name if isinstance(stmt, AssignStmt) else "tensor"
-            return self.memory.alloc(name, tuple(ty.shape), ty.dtype)
+            return self.memory.alloc(name, tuple(self.value(d, env, stmt) if not isinstance(d, int)
+                                                 else d for d in ty.shape), ty.dtype)
+        if isinstance(expr, Call) and expr.op in HOST_OPS:
+            return self.host_op(expr, env, stmt)
         op = getattr(expr, "op", type(expr).__name__)
         raise RuntimeConfigError(
             f"Misplaced tensor op '{op}' in Orchestration function (should be inside InCore "
             "block)", getattr(stmt, "loc", None),
             hint="move the computation into an InCore kernel")
 
+    def host_op(self, expr: Call, env, stmt):
+        """An orchestration op run on the host (``host_ops``). Dispatchers compute a task's
+        data when it is submitted, so a tensor the host reads holds every earlier task's
+        writes (the device runtime makes such a read wait for its producers)."""
+        evaluate = HOST_OPS[expr.op]
+        names = [p.name for p in get_op(expr.op).params]
+        args = {name: self.value(a, env, stmt) if not isinstance(a, (int, float, str)) else a
+                for name, a in zip(names, expr.args)}
+        args.update({k: v if not hasattr(v, "type") else self.value(v, env, stmt)
+                     for k, v in expr.kwargs})
+        return evaluate(args, getattr(stmt, "loc", None))
+
+    def call(self, callee: Function | None, args: list, stmt, expr: Call, env) -> list:
+        """A kernel (or core group) with compiled PTO is launched as a task; any other
+        function (an SPMD or cluster wrapper, a hierarchy level) runs here, with the call's
+        launch spec applying to the tasks it launches."""
+        if callee is None:
+            raise RuntimeConfigError(f"the program has no function '{expr.op}'",
+                                     getattr(stmt, "loc", None))
+        spec = {k: self.value(v, env, stmt) if hasattr(v, "type") else v
+                for k, v in expr.attrs.items() if k in ("core_num", "sync_start")}
+        if callee.name in self.compiled.pto_text:
+            with self._spec(spec):
+                return self.launch(callee, args, stmt, directions=expr.attrs.get(
+                    "arg_directions", ()))
+        if callee.func_type.is_kernel:
+            raise RuntimeConfigError(f"kernel '{callee.name}' has no compiled PTO",
+                                     callee.loc, hint="compile the program with ir.compile")
+        with self._spec(spec):
+            return self.interpret(callee, args)
+
+    @contextmanager
+    def _spec(self, spec: dict):
+        """Within: the launch spec of an SPMD call applies (the innermost one wins)."""
+        outer = self.launch_spec
+        if spec:
+            core_num = spec.get("core_num", 1)
+            if isinstance(core_num, bool) or not isinstance(core_num, (int, np.integer)) \
+                    or core_num < 1:
+                raise RuntimeConfigError(f"pl.spmd core_num is {core_num!r}; it must be a "
+                                         "positive integer")
+            self.launch_spec = {**spec, "core_num": int(core_num)}
+        try:
+            yield
+        finally:
+            self.launch_spec = outer
+
     # -- kernel launches -------------------------------------------------------------------
-    def launch(self, function: Function, args: list, stmt, deps: tuple[int, ...] = ()) -> list:
-        """Make the Task of one kernel call, submit it, and return the call's results (the
-        GM tensors of the parameters the kernel returns)."""
+    def launch(self, function: Function, args: list, stmt, deps: tuple[int, ...] = (),
+               directions: tuple = ()) -> list:
+        """Make the Task of one kernel call (one per block of an SPMD launch), submit it, and
+        return the call's results (the GM tensors of the parameters the kernel returns)."""
         if not is_launchable(function):
             raise RuntimeConfigError(f"'{getattr(function, 'name', '?')}' is not a kernel")
-        task = self.make_task(function, args, stmt, deps)
-        self.tasks.append(task)
-        self.dispatcher.submit(task)
+        blocks = self.launch_spec.get("core_num")
+        launch = len(self.tasks) if blocks is not None else None
+        for block in range(blocks or 1):
+            task = self.make_task(function, args, stmt, deps, tuple(directions),
+                                  launch=launch, block=(block, blocks) if blocks else None)
+            self.tasks.append(task)
+            self.dispatcher.submit(task)
         results = []
         for index, ty in zip(returned_params(function), function.return_types):
             if index is None and isinstance(ty, TensorType):
@@ -159,9 +273,13 @@ class Orchestrator:
             results.append(args[index] if index is not None else None)
         return results
 
-    def make_task(self, function: Function, args: list, stmt, deps: tuple[int, ...]) -> Task:
+    def make_task(self, function: Function, args: list, stmt, deps: tuple[int, ...],
+                  directions: tuple = (), *, launch: int | None = None,
+                  block: tuple[int, int] | None = None) -> Task:
         """Bind ``args`` to the kernel's parameters: tensors must be GM regions of the
-        declared shape and dtype laid out as the kernel reads them (row-major)."""
+        declared shape and dtype laid out as the kernel reads them (row-major). A kernel that
+        reads its block identity gets (index, count) as two more arguments (block 0 of 1 for
+        a plain launch)."""
         reads, writes = [], []
         for param, arg in zip(function.params, args):
             ty = param.var.type
@@ -172,10 +290,15 @@ class Orchestrator:
                 reads.append(arg)
             if param.direction is not Direction.In:
                 writes.append(arg)
-        return Task(len(self.tasks), function.name, self.compiled.pto_module(function.name),
-                    tuple(args), tuple(reads), tuple(writes), tuple(deps),
-                    getattr(stmt, "loc", None) or function.loc,
-                    tuple(p.var.name for p in function.params))
+        module = self.compiled.pto_module(function.name)
+        identity = block_arguments(module.kernel(function.name), *(block or (0, 1)))
+        params = tuple(p.var.name for p in function.params) + BLOCK_PARAMS[:len(identity)]
+        return Task(len(self.tasks), function.name, module, tuple(args) + tuple(identity),
+                    tuple(reads), tuple(writes), tuple(deps),
+                    getattr(stmt, "loc", None) or function.loc, params,
+                    launch=launch, block=block,
+                    sync_start=bool(self.launch_spec.get("sync_start")),
+                    directions=directions, manual=self.manual)
 
 
 def _check_tensor_arg(function: Function, param, arg, stmt) -> None:

@@ -34,7 +34,15 @@ class Task:
         params: the parameter names of ``args`` (for messages).
         launch: the launch the task belongs to: the blocks of one SPMD launch share it and
             get no inferred dependencies among themselves (None: its own ``index``).
-        block: (block index, block count) of an SPMD block, None for a plain task.
+        block: (block index, block count) of an SPMD block, None for a plain task (a
+            kernel that reads its block identity gets them as its last two ``args``:
+            ``ptoc.pto.launch``).
+        sync_start: the blocks of this launch start together.
+        directions: per argument, how the runtime tracks it (``ptoc.dtypes.ArgDirection``
+            from DeriveCallDirections; empty when the pass did not run): ``input`` waits for
+            the region's last writer, ``output_existing`` only becomes its writer, ``inout``
+            both, ``no_dep`` neither.
+        manual: launched inside ``pl.manual_scope``: only ``deps`` order it.
     """
 
     index: int
@@ -48,6 +56,9 @@ class Task:
     params: tuple[str, ...] = field(default=())
     launch: int | None = None
     block: tuple[int, int] | None = None
+    sync_start: bool = False
+    directions: tuple = ()
+    manual: bool = False
 
     @property
     def launch_id(self) -> int:

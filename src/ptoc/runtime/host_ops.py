@@ -1,0 +1,99 @@
+"""What the ops an orchestration function may use mean on the host.
+
+The orchestration runs on the control processor: it allocates GM tensors, takes views of
+them, reads scalars out of them (``pl.tensor.read``, after the tasks that write that tensor,
+as PyPTO's runtime does), asks their extents and does scalar arithmetic.
+Anything else is device work and belongs in a kernel.
+
+Each function takes the evaluated arguments of the call (GM tensors, Python numbers, lists
+of numbers) and returns the value.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from ptoc.dtypes import DataType
+from ptoc.errors import RuntimeConfigError
+from ptoc.sim.global_memory import GMTensor
+
+
+def _indices(tensor: GMTensor, index, op: str, loc) -> tuple[int, ...]:
+    """One flat row-major index or one index per dimension, checked against the extents."""
+    items = [int(i) for i in (index if isinstance(index, (list, tuple)) else [index])]
+    shape = tensor.shape
+    if len(items) == 1 and len(shape) != 1:
+        flat, total = items[0], int(np.prod(shape))
+        if not 0 <= flat < total:
+            raise RuntimeConfigError(f"pl.{op}: flat index {flat} is outside {tensor.describe()} "
+                                     f"({total} elements)", loc)
+        return tuple(int(i) for i in np.unravel_index(flat, shape))
+    if len(items) != len(shape):
+        raise RuntimeConfigError(f"pl.{op} of {tensor.describe()} (rank {len(shape)}) got "
+                                 f"{len(items)} indices", loc,
+                                 hint="give one flat index or one index per dimension")
+    for axis, (i, dim) in enumerate(zip(items, shape)):
+        if not 0 <= i < dim:
+            raise RuntimeConfigError(f"pl.{op}: index {i} is outside dimension {axis} (size "
+                                     f"{dim}) of {tensor.describe()}", loc,
+                                     hint=f"use 0..{dim - 1}")
+    return tuple(items)
+
+
+def _scalar(value, dtype: DataType):
+    """A number as the element type says: Python int for integers, float for floats."""
+    if dtype.is_float:
+        return float(value)
+    if dtype is DataType.BOOL:
+        return bool(value)
+    return int(value)
+
+
+def tensor_read(args: dict, loc):
+    tensor = args["tensor"]
+    element = tensor.array()[_indices(tensor, args["indices"], "tensor.read", loc)]
+    return _scalar(element, tensor.dtype)
+
+
+def tensor_write(args: dict, loc):
+    tensor = args["tensor"]
+    tensor.array()[_indices(tensor, args["indices"], "tensor.write", loc)] = args["value"]
+    return tensor
+
+
+def tensor_dim(args: dict, loc):
+    tensor, axis = args["tensor"], args["axis"]
+    return int(tensor.shape[axis])
+
+
+def tensor_slice(args: dict, loc):
+    tensor = args["x"]
+    return tensor.slice([int(o) for o in args["offset"]], [int(s) for s in args["shape"]])
+
+
+def tensor_assemble(args: dict, loc):
+    """Copy ``source`` into ``target`` at ``offset`` (a host copy; a fused
+    create+assemble never gets here, FuseCreateAssembleToSlice turns it into a view)."""
+    target, source = args["target"], args["source"]
+    if not isinstance(source, GMTensor):
+        raise RuntimeConfigError("pl.assemble in an orchestration function needs a tensor "
+                                 "source", loc, hint="assemble tiles inside a kernel")
+    window = target.slice([int(o) for o in args["offset"]], source.shape)
+    window.array()[...] = source.array()
+    return target
+
+
+def scalar_extreme(pick: Callable):
+    def evaluate(args: dict, loc):
+        return pick(args["lhs"], args["rhs"])
+    return evaluate
+
+
+#: op name -> evaluate(args, loc)
+HOST_OPS: dict[str, Callable] = {
+    "tensor.read": tensor_read, "tensor.write": tensor_write, "tensor.dim": tensor_dim,
+    "tensor.slice": tensor_slice, "tensor.assemble": tensor_assemble,
+    "tile.max": scalar_extreme(max), "tile.min": scalar_extreme(min),
+}
