@@ -5,6 +5,22 @@ import numpy as np
 import ptoc.language as pl
 from ptoc.testing import DataType, PTOTestCase, TensorSpec
 
+#: one tensor-level matmul kernel; fill in M, K, N and DT (the operand dtype)
+MATMUL = '''
+import ptoc.language as pl
+
+@pl.program
+class MM:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[{M}, {K}], pl.{DT}], b: pl.Tensor[[{K}, {N}], pl.{DT}],
+          c: pl.Out[pl.Tensor[[{M}, {N}], pl.FP32]]) -> pl.Tensor[[{M}, {N}], pl.FP32]:
+        am = pl.load(a, [0, 0], [{M}, {K}], target_memory=pl.Mem.Mat)
+        bm = pl.load(b, [0, 0], [{K}, {N}], target_memory=pl.Mem.Mat)
+        c = pl.store(pl.tile.matmul(am, bm), [0, 0], c)
+        return c
+'''
+
+
 _DT = {"FP32": DataType.FP32, "FP16": DataType.FP16, "BF16": DataType.BF16}
 
 

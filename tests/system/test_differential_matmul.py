@@ -20,19 +20,10 @@ from ptoc import ir
 from ptoc.dtypes import DataType
 from ptoc.errors import PtocError
 
-SOURCE = '''
-import ptoc.language as pl
+from cases import MATMUL
 
-@pl.program
-class MM:
-    @pl.function(type=pl.FunctionType.InCore)
-    def k(self, a: pl.Tensor[[{M}, {K}], pl.{DT}], b: pl.Tensor[[{K}, {N}], pl.{DT}],
-          c: pl.Out[pl.Tensor[[{M}, {N}], pl.FP32]]) -> pl.Tensor[[{M}, {N}], pl.FP32]:
-        am = pl.load(a, [0, 0], [{M}, {K}], target_memory=pl.Mem.Mat)
-        bm = pl.load(b, [0, 0], [{K}, {N}], target_memory=pl.Mem.Mat)
-        c = pl.store(pl.tile.matmul(am, bm), [0, 0], c)
-        return c
-'''
+
+
 L1_BUDGET = 384 * 1024  # operands stay well inside L1 (512 KiB on a2a3)
 
 
@@ -52,7 +43,7 @@ def problems(draw):
 @given(problems(), st.booleans(), st.sampled_from(["PYPTO", "PTOAS"]))
 def test_random_auto_tiled_matmuls_are_exact(problem, dbc, planner):
     m, k, n, dtype = problem
-    program = pl.parse_program(SOURCE.format(M=m, K=k, N=n, DT=dtype), filename="mm.py")
+    program = pl.parse_program(MATMUL.format(M=m, K=k, N=n, DT=dtype), filename="mm.py")
     compiled = ir.compile(program, None, memory_planner=planner,
                           enable_pypto_l0c_double_buffer=dbc)
     rng = np.random.default_rng(m * 7 + k * 3 + n)
@@ -71,5 +62,5 @@ def test_random_auto_tiled_matmuls_are_exact(problem, dbc, planner):
                    reason="under PTOAS nothing sheds pipeline depth to fit: four 24 KiB Left tiles "
                           "are planned co-live (98304 > 65536 B); PYPTO's capacity gate fits it")
 def test_ptoas_fits_a_tile_choice_pypto_fits():
-    program = pl.parse_program(SOURCE.format(M=240, K=128, N=144, DT="FP32"), filename="mm.py")
+    program = pl.parse_program(MATMUL.format(M=240, K=128, N=144, DT="FP32"), filename="mm.py")
     ir.compile(program, None, memory_planner="PTOAS")

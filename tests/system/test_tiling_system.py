@@ -9,26 +9,13 @@ from ptoc.dtypes import DataType as D
 from ptoc.language import parse_program
 from ptoc.testing import DataType, PTOTestCase, TensorSpec
 
+from cases import MATMUL
+
 BF16 = D.BF16.numpy
 
 
 def f64(x):
     return np.asarray(x, dtype=np.float64)
-
-
-MATMUL = '''
-import ptoc.language as pl
-
-@pl.program
-class MM:
-    @pl.function(type=pl.FunctionType.InCore)
-    def k(self, a: pl.Tensor[[{M}, {K}], pl.{DT}], b: pl.Tensor[[{K}, {N}], pl.{DT}],
-          c: pl.Out[pl.Tensor[[{M}, {N}], pl.FP32]]) -> pl.Tensor[[{M}, {N}], pl.FP32]:
-        am = pl.load(a, [0, 0], [{M}, {K}], target_memory=pl.Mem.Mat)
-        bm = pl.load(b, [0, 0], [{K}, {N}], target_memory=pl.Mem.Mat)
-        c = pl.store(pl.tile.matmul(am, bm), [0, 0], c)
-        return c
-'''
 
 
 class AutoTiledMatmul(PTOTestCase):
