@@ -39,10 +39,11 @@ def main(output_dir=None) -> float:
     c = np.zeros((M, N), np.float32)
     compiled = ir.compile(TileMatmul, output_dir or tempfile.mkdtemp(prefix="ptoc_ex01_"))
     result = compiled.run(a, b, c)
-    expected = a.astype(np.float32) @ b.astype(np.float32)
+    expected = a.astype(np.float64) @ b.astype(np.float64)
     error = float(np.abs(c - expected).max())
     assert error < 1e-2 and not result.races
-    print(f"max error {error:.2e}, {result.cycles:.0f} simulated cycles, artifacts in {compiled.output_dir}")
+    print(f"max error {error:.1e}, {result.cycles:.0f} simulated cycles, artifacts in "
+          f"{compiled.output_dir}")
     return error
 
 

@@ -1,0 +1,8 @@
+"""Makes the docs test helpers (``doc_blocks``) importable from the docs tests."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
