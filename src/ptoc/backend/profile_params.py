@@ -24,6 +24,7 @@ from types import MappingProxyType
 from typing import Mapping
 
 from ptoc.dtypes import MemorySpace
+from ptoc.files import write_json
 
 FORMAT = "ptoc-profile/1"
 
@@ -120,9 +121,7 @@ def save_profile(path, profile, base: str, *, notes=(), fit: dict | None = None)
     """Write ``profile`` as a profile file over the named ``base`` profile."""
     data = {"format": FORMAT, "name": profile.name, "base": base, "target": profile.target,
             "constants": profile_constants(profile), "notes": list(notes), "fit": fit or {}}
-    out = Path(path)
-    out.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    return out
+    return write_json(path, data, indent=2)
 
 
 def is_profile_file(name: str) -> bool:

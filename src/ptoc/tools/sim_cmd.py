@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import io
 import os
 
 from ptoc.errors import PtocError
+from ptoc.files import write_bytes
 
 
 class SimCommandError(PtocError):
@@ -89,7 +91,9 @@ def run(args) -> int:
         for name, arr in result.outputs.items():
             if arr.dtype.name == "bfloat16":       # .npy cannot hold bf16; fp32 is exact
                 arr = arr.astype(np.float32)
-            np.save(os.path.join(args.output_dir, f"{name}.npy"), arr)
+            buffer = io.BytesIO()
+            np.save(buffer, arr)
+            write_bytes(os.path.join(args.output_dir, f"{name}.npy"), buffer.getvalue())
         print(f"GM tensors saved to {args.output_dir}/ (bf16 tensors as exact float32)")
     return 1 if result.races else 0  # a data race is a failed check (see ptoc --help)
 
