@@ -39,6 +39,10 @@ def test_every_library_error_class_is_a_builtin_pypto_raises():
 def test_pypto_names_for_the_error_bases():
     assert errors.Error is PtocError
     assert issubclass(InternalError, RuntimeError) and issubclass(InternalError, PtocError)
+    for name in ("ParserError", "ParserSyntaxError", "ParserTypeError", "UndefinedVariableError",
+                 "InvalidOperationError", "UnsupportedFeatureError"):
+        pypto_class = getattr(errors, name)
+        assert issubclass(ParseError, pypto_class) and issubclass(TypeCheckError, pypto_class)
 
 
 KERNEL = """import ptoc.language as pl
@@ -55,7 +59,9 @@ class P:
 @pytest.mark.parametrize("line, cls, builtin", [
     ("t = pl.tile.exp(x)", TypeCheckError, TypeError),        # a tile op on a tensor
     ("t = pl.tile.exp(x)", TypeCheckError, ValueError),
+    ("t = pl.tile.exp(x)", TypeCheckError, errors.ParserSyntaxError),
     ("t = undefined_name", ParseError, ValueError),
+    ("t = undefined_name", ParseError, errors.UndefinedVariableError),
 ])
 def test_errors_a_pypto_script_catches_by_builtin_class(line, cls, builtin):
     with pytest.raises(builtin) as info:

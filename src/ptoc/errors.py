@@ -89,11 +89,21 @@ class PtocError(Exception):
 Error = PtocError
 
 
-class ParseError(PtocError, ValueError):
+class ParserError(PtocError, ValueError):
+    """Base of the errors a program can raise while it is parsed (PyPTO's ``ParserError``)."""
+
+
+#: PyPTO's specific parser errors: ptoc does not split parse errors that finely, so each name
+#: catches every parse-time error (an ``except ParserSyntaxError`` never misses one)
+ParserSyntaxError = ParserTypeError = UndefinedVariableError = SSAViolationError = ParserError
+UnsupportedFeatureError = InvalidOperationError = ScopeIsolationError = ParserError
+
+
+class ParseError(ParserError, ValueError):
     """The DSL or printed-IR source could not be turned into IR."""
 
 
-class TypeCheckError(PtocError, ValueError, TypeError):
+class TypeCheckError(ParserError, ValueError, TypeError):
     """An op's operands have the wrong shape, dtype, memory space or arity.
 
     PyPTO raises ``ValueError`` for most rejected operands and ``TypeError`` for some; this

@@ -39,7 +39,7 @@ def _build_loop_program():
         gout = g.param("out", TT, Direction.Out)
         r = b.let("r", b.call_function(b.functions[0], gx, gout))
         b.ret(r)
-    return b.program("Loop")
+    return b.to_program("Loop")
 
 
 def test_builder_output_verifies_and_prints():
@@ -61,9 +61,9 @@ def test_builder_pipeline_loop_sets_stage_attr():
     loop = b.functions[0].body.stmts[0]
     assert loop.kind is ForKind.Pipeline
     assert list(loop.attrs) == ["pipeline_stages", "pipeline_overlap_stores"]
-    verify(b.program("P"))
+    verify(b.to_program("P"))
     assert "pl.pipeline(0, 64, 32, stage=2, attrs={\"pipeline_overlap_stores\": False})" in \
-        b.program("P").as_python()
+        b.to_program("P").as_python()
 
 
 def test_builder_recreates_the_hand_built_matmul():
@@ -114,7 +114,7 @@ def test_builder_misuse_raises_builder_errors():
         with pytest.raises(BuilderError):
             with b2.else_(br):
                 pass
-    with pytest.raises(BuilderError):
+    with pytest.raises(TypeError, match="cannot turn 'x' into an IR expression"):
         const("x")
 
 
@@ -125,3 +125,69 @@ def test_const_helper():
     assert const(True).value is True
     c = ConstInt(1)
     assert const(c) is c
+
+
+# ---- PyPTO's builder API ----------------------------------------------------------------------
+
+def test_pypto_style_program_with_a_loop_a_branch_and_a_call():
+    from ptoc import ir
+
+    span = ir.Span.unknown()
+    i64 = ir.ScalarType(DataType.INT64)
+    ib = IRBuilder()
+    with ib.program("Built") as p:
+        helper = p.declare_function("helper")
+        with ib.function("helper", type=ir.FunctionType.Opaque) as h:
+            v = h.param("v", i64)
+            h.return_type(i64)
+            ib.return_stmt(ir.Mul(v, ir.ConstInt(2, DataType.INT64, span), DataType.INT64, span))
+        p.add_function(h.get_result())
+        with ib.function("main") as f:
+            n = f.param("n", i64)
+            f.return_type(i64)
+            i = ib.var("i", ir.ScalarType(DataType.INDEX))
+            with ib.for_loop(i, 0, 8, 1) as loop:
+                acc = loop.iter_arg("acc", n)
+                loop.return_var("acc_out")
+                ib.emit(ir.YieldStmt([ir.Add(acc, n, DataType.INT64, span)], span))
+            total = ib.let("total", ir.Call(helper, [loop.output()], span))
+            with ib.if_stmt(ir.Gt(total, n, DataType.BOOL, span)) as br:
+                phi = br.return_var("phi", i64)
+                ib.emit(ir.YieldStmt([total], span))
+                br.else_()
+                ib.emit(ir.YieldStmt([n], span))
+            ib.return_stmt(br.output())
+        p.add_function(f.get_result())
+    prog = p.get_result()
+    assert [fn.name for fn in prog.functions] == ["helper", "main"]
+    assert total.type.dtype is DataType.INT64  # typed by the callee (it was UnknownType)
+    assert phi is br.output() and f.get_result().func_type is ir.FunctionType.Opaque
+    verify(prog)
+    text = prog.as_python()
+    assert "total: pl.Scalar[pl.INT64] = self.helper(acc_out)" in text
+    assert_structural_equal(prog, pl_parse(text))
+
+
+def test_pypto_style_builder_errors_are_runtime_errors():
+    from ptoc import ir
+
+    ib = IRBuilder()
+    with pytest.raises(RuntimeError, match="Cannot begin function"):
+        with ib.function("outer"):
+            with ib.function("inner"):
+                pass
+    ib = IRBuilder()
+    with pytest.raises(RuntimeError, match="1 iter args but 0 return vars"):
+        with ib.function("f"):
+            with ib.for_loop(ib.var("i", ir.ScalarType(DataType.INDEX)), 0, 4, 1) as loop:
+                loop.iter_arg("s", 0)
+    with pytest.raises(RuntimeError, match="not yet complete"):
+        from ptoc.ir.pypto_builder import ForLoopBuilder
+
+        ForLoopBuilder().outputs()
+
+
+def pl_parse(text):
+    from ptoc.language import parse_program
+
+    return parse_program(text)

@@ -226,7 +226,6 @@ def test_bad_arguments_are_errors_that_say_so():
         ir.Var(nme="x", type=I64)
     with pytest.raises(ValueError, match="unknown op 'pl.tile.ad'"):
         ir.get_op("tile.ad")
-    with pytest.raises(TypeError, match="needs its result type"):
-        ir.Call(ir.GlobalVar("f"), [], SPAN)
+    assert isinstance(ir.Call(ir.GlobalVar("f"), [], SPAN).type, ir.UnknownType)
     with pytest.raises(AttributeError, match="ir.op.tile.nope"):
         ir.op.tile.nope

@@ -89,7 +89,7 @@ def test_loop_kinds_carries_and_branches_roundtrip():
             b.yield_(pipe.iter_args[0])
         st = b.op("out", "tile.store", pipe.return_vars[0], [BinOp("-", n, ConstInt(16)), 0], out)
         b.ret(st)
-    roundtrip(b.program("Constructs"))
+    roundtrip(b.to_program("Constructs"))
 
 
 def test_colliding_hints_roundtrip():
@@ -103,7 +103,7 @@ def test_colliding_hints_roundtrip():
         v4 = b.op("in", "tile.relu", v3)
         out = b.op("x", "tile.store", v4, [0, 0], x)
         b.ret(out)
-    again = roundtrip(b.program("Names"))
+    again = roundtrip(b.to_program("Names"))
     text = again.as_python()
     # x stays live to the store, so the tiles named x get suffixes; each dead x_2 passes its
     # name on to the next same-block definition, as PyPTO prints rebound names
@@ -143,7 +143,7 @@ def test_function_attrs_constants_and_statement_calls_roundtrip():
         with b.for_range("i", 0, 4, 1) as lp:
             b.eval(b.call("tile.store", w2, [lp.var, BinOp("-", ConstInt(0), lp.var)], x))
         b.ret(b.op("o", "tile.store", w2, [0, 0], x))
-    text = roundtrip(b.program("Attrs")).as_python()
+    text = roundtrip(b.to_program("Attrs")).as_python()
     assert ('@pl.function(type=pl.FunctionType.InCore, level=pl.Level.AIC, role=pl.Role.SubWorker, '
             'attrs={"priority": 2, "tag": "x"})') in text
     assert "pl.tile.adds(v, pl.const(2.0, pl.FP16))" in text

@@ -14,7 +14,11 @@ managers, so the Python nesting mirrors the IR nesting::
         ...
     program = b.program("P")
 
-Calls of registered ops get their type from ``ptoc.ops`` (imported lazily).
+Calls of registered ops get their type from ``ptoc.ops`` (imported lazily). The builder
+also has PyPTO's methods (``ptoc.ir.pypto_builder``): ``function(name, span, type=...)`` with
+``f.param`` / ``f.return_type`` / ``f.get_result()``, ``var``, ``assign``, ``let``,
+``return_stmt``, ``for_loop``, ``if_stmt``, ``program`` (a context), so PyPTO code that
+builds IR runs on it; ``to_program(name)`` returns the functions built so far as a Program.
 """
 
 from __future__ import annotations
@@ -24,30 +28,14 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
 
 from ptoc.dtypes import DataType, Direction, ForKind, FunctionType
-from ptoc.errors import PtocError, SourceLoc
+from ptoc.errors import SourceLoc
 from ptoc.ir.nodes import (
     AssignStmt, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, Expr, ForStmt, Function, IfStmt,
     IterArg, Param, Program, ReturnStmt, SeqStmts, Stmt, Var, YieldStmt,
 )
+from ptoc.ir.pypto_api import expr as const
+from ptoc.ir.pypto_builder import BuilderError, PyptoBuilderMethods
 from ptoc.ir.types import ScalarType, TupleType, Type
-
-
-class BuilderError(PtocError, RuntimeError):
-    """The builder was used out of order (a statement outside a function, a stray else)."""
-
-
-def const(value: Any, dtype: DataType | None = None) -> Expr:
-    """A Python number/bool as an IR constant; an Expr is returned unchanged."""
-    if isinstance(value, Expr):
-        return value
-    if isinstance(value, bool):
-        return ConstBool(value)
-    if isinstance(value, int):
-        return ConstInt(value, dtype or DataType.INDEX)
-    if isinstance(value, float):
-        return ConstFloat(value, dtype or DataType.FP32)
-    raise BuilderError(f"cannot turn {value!r} into an IR constant",
-                       hint="pass an int, float, bool or an IR expression")
 
 
 @dataclass
@@ -60,11 +48,28 @@ class FunctionFrame:
     attrs: dict
     loc: SourceLoc | None
     params: list[Param] = field(default_factory=list)
+    result: Function | None = None
 
-    def param(self, name: str, type: Type, direction: Direction = Direction.In) -> Var:
-        var = Var(name, type)
+    def param(self, name: str, type: Type, span_or_direction: Any = None,
+              direction: Direction = Direction.In, *, span: SourceLoc | None = None) -> Var:
+        """A parameter: ``param(name, type, direction)`` or PyPTO's
+        ``param(name, type, span=None, direction=In)``."""
+        if isinstance(span_or_direction, Direction):
+            direction = span_or_direction
+        elif isinstance(span_or_direction, SourceLoc):
+            span = span_or_direction
+        var = Var(name, type, span)
         self.params.append(Param(var, direction))
         return var
+
+    def return_type(self, type: Type) -> None:
+        self.return_types = self.return_types + (type,)
+
+    def get_result(self) -> Function:
+        if self.result is None:
+            raise BuilderError(f"function '{self.name}' is not complete yet",
+                               hint="call get_result() after its `with` block")
+        return self.result
 
 
 @dataclass
@@ -86,7 +91,7 @@ class IfFrame:
     stmt: IfStmt | None = None
 
 
-class IRBuilder:
+class IRBuilder(PyptoBuilderMethods):
     """Appends statements to the innermost open body; see the module docstring."""
 
     def __init__(self) -> None:
@@ -96,13 +101,25 @@ class IRBuilder:
 
     # ---- functions and programs ----------------------------------------------------
     @contextmanager
-    def function(self, name: str, func_type: FunctionType = FunctionType.InCore, *,
-                 return_types: Sequence[Type] = (), attrs: dict | None = None,
-                 loc: SourceLoc | None = None) -> Iterator[FunctionFrame]:
+    def function(self, name: str, func_type: Any = None, *, return_types: Sequence[Type] = (),
+                 attrs: dict | None = None, loc: SourceLoc | None = None,
+                 span: SourceLoc | None = None, type: FunctionType | None = None,
+                 level: Any = None, role: Any = None,
+                 requires_runtime_binding: bool = False) -> Iterator[FunctionFrame]:
+        """``function(name, func_type, return_types=...)`` or PyPTO's ``function(name,
+        span=None, type=Opaque, level=None, role=None, attrs=None)``."""
+        if isinstance(func_type, SourceLoc):  # PyPTO's positional span
+            span, func_type = func_type, None
+        func_type = func_type or type or FunctionType.Opaque
+        loc = loc or span
         if self._frame is not None:
-            raise BuilderError(f"function '{name}' opened inside function '{self._frame.name}'",
-                               hint="close the current function block first")
-        frame = FunctionFrame(name, func_type, tuple(return_types), dict(attrs or {}), loc)
+            raise BuilderError(f"Cannot begin function '{name}' inside function "
+                               f"'{self._frame.name}'", hint="close the current function first")
+        fn_attrs = dict(attrs or {})
+        for key, value in (("level", level), ("role", role)):
+            if value is not None:
+                fn_attrs[key] = value.value
+        frame = FunctionFrame(name, func_type, tuple(return_types), fn_attrs, loc)
         self._frame = frame
         self._bodies.append([])
         try:
@@ -110,10 +127,12 @@ class IRBuilder:
         finally:
             stmts = self._bodies.pop()
             self._frame = None
-        self.functions.append(Function(name, tuple(frame.params), frame.return_types,
-                                       SeqStmts(tuple(stmts)), func_type, frame.attrs, loc=loc))
+        frame.result = Function(name, tuple(frame.params), frame.return_types,
+                                SeqStmts(tuple(stmts)), func_type, frame.attrs, loc=loc)
+        self.functions.append(frame.result)
 
-    def program(self, name: str) -> Program:
+    def to_program(self, name: str) -> Program:
+        """The functions built so far as a program."""
         return Program(name, tuple(self.functions))
 
     # ---- plain statements ----------------------------------------------------------
@@ -124,10 +143,13 @@ class IRBuilder:
         self._bodies[-1].append(stmt)
         return stmt
 
-    def let(self, name: str, value: Expr, type: Type | None = None) -> Var:
-        """``name: type = value``; the type defaults to the value's type."""
-        var = Var(name, type if type is not None else value.type)
-        self.emit(AssignStmt(var, value))
+    def let(self, name: str, value: Any, type: Type | None = None,
+            span: SourceLoc | None = None) -> Var:
+        """``name: type = value``; the type defaults to the value's type (a call of a program
+        function takes its callee's return type)."""
+        value = self.typed_call(const(value))
+        var = Var(name, type if type is not None else value.type, span)
+        self.emit(AssignStmt(var, value, span))
         return var
 
     def call(self, op: str, *args: Any, attrs: dict | None = None, **kwargs: Any) -> Call:

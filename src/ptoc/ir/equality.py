@@ -24,7 +24,7 @@ from ptoc.ir.nodes import (
 )
 from ptoc.ir.printer import flatten, format_node
 from ptoc.ir.types import (
-    MemRef, PtrType, ScalarType, TensorType, TileType, TileView, TupleType, Type,
+    MemRef, PtrType, ScalarType, TensorType, TileType, TileView, TupleType, Type, UnknownType,
 )
 
 
@@ -393,7 +393,7 @@ class _Comparer:
                     self.at(".view", a.view, b.view)
         elif isinstance(a, TupleType):
             self.seq(".types", a.types, b.types)
-        elif isinstance(a, PtrType):
+        elif isinstance(a, (PtrType, UnknownType)):
             pass
         else:  # pragma: no cover
             self.fail(f"unknown type kind {type(a).__name__}")

@@ -27,6 +27,7 @@ from ptoc.ir.nodes import (
 )
 from ptoc.ir.types import (
     MemRef, PtrType, ScalarType, TensorType, TileLayout, TileType, TileView, TupleType, Type,
+    UnknownType,
 )
 
 INDENT = "    "
@@ -460,6 +461,8 @@ class _FunctionPrinter:
             if ty.view is not None:
                 parts.append(self.tile_view(ty.view))
             return f"pl.Tile[{', '.join(parts)}]"
+        if isinstance(ty, UnknownType):
+            return "pl.UnknownType"
         if isinstance(ty, PtrType):
             return "pl.Ptr"
         if isinstance(ty, TupleType):

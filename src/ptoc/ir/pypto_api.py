@@ -232,12 +232,9 @@ class Call(_Node):
         kw = dict(kwargs or {})
         loc = _loc(span)
         args = tuple(expr(a) for a in args)
-        if isinstance(op, n.GlobalVar):
-            if type is None:
-                raise PyptoApiError(f"ir.Call of function '{op}' needs its result type",
-                                    hint="pass the callee's return type, or build it with "
-                                         "IRBuilder.let inside a program")
-            return n.Call(op, args, tuple(kw.items()), type, dict(attrs or {}), True, loc)
+        if isinstance(op, n.GlobalVar):  # without a type: IRBuilder.let looks it up
+            return n.Call(op, args, tuple(kw.items()), type or t.UnknownType(),
+                          dict(attrs or {}), True, loc)
         from ptoc.ops import make_call
 
         call = make_call(str(op), args, kw, loc=loc, attrs=dict(attrs or {}), result_type=type)
@@ -260,6 +257,14 @@ class PtrType(_Node):
     @classmethod
     def build(cls):
         return t.PtrType()
+
+
+class UnknownType(_Node):
+    node = t.UnknownType
+
+    @classmethod
+    def build(cls):
+        return t.UnknownType()
 
 
 class TupleType(_Node):
@@ -508,7 +513,8 @@ __all__ = [
     "AssignStmt", "BinaryExpr", "Call", "ConstBool", "ConstFloat", "ConstInt", "EvalStmt",
     "ForStmt", "Function", "GlobalVar", "IfStmt", "IterArg", "MakeTuple", "MemRef", "Op",
     "Program", "PtrType", "PyptoApiError", "ReturnStmt", "ScalarType", "SeqStmts",
-    "TensorType", "TileType", "TileView", "TupleGetItemExpr", "TupleType", "UnaryExpr", "Var",
+    "TensorType", "TileType", "TileView", "TupleGetItemExpr", "TupleType", "UnaryExpr",
+    "UnknownType", "Var",
     "YieldStmt", "create_op_call", "get_op", "is_incore_type", "is_op_registered", "op",
     "python_print", "python_print_type", *BINARY, *UNARY,
 ]

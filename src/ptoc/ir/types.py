@@ -45,6 +45,12 @@ class PtrType(Type):
 
 
 @dataclass(frozen=True, eq=False)
+class UnknownType(Type):
+    """A result type not known yet (PyPTO's ``UnknownType``): a call of a program function
+    built before its callee's signature is looked up (``IRBuilder.let`` fills it in)."""
+
+
+@dataclass(frozen=True, eq=False)
 class MemRef:
     """The buffer a value lives in: a base (allocation Var, or a DDR buffer name), offset, size."""
 
