@@ -194,3 +194,19 @@ def test_optional_scratch_forms():
                      load_lines({"x": x, "v": v}) + "\n" + tmp
                      + "r = pl.row_expand_add(x_t, v_t, tmp)\nout = pl.store(r, [0, 0], out)")
     assert bits_equal(got, x + v)
+
+
+@pytest.mark.parametrize("vcols", [3, 9, 16])
+def test_valid_shape_flows_through_ops_into_reductions(vcols):
+    """A partially valid load stays partially valid through elementwise ops, so a row sum
+    reads only the valid columns (PyPTO propagates the valid shape the same way); the
+    columns past the valid region never reach the result."""
+    x = (np.arange(8 * 16, dtype=np.float32).reshape(8, 16) - 50) / 10
+    body = f"""t = pl.load(x, [0, 0], [8, 16], valid_shape=[8, {vcols}])
+e = pl.exp(pl.muls(t, 0.5))
+tmp = pl.create_tile([8, 16], dtype=pl.FP32, target_memory=pl.Mem.Vec)
+s = pl.row_sum(e, tmp)
+out = pl.store(s, [0, 0], out)"""
+    got = run_kernel({"x": x}, ((8, 1), np.float32), body)
+    e = np.exp((x[:, :vcols] * np.float32(0.5)).astype(np.float64)).astype(np.float32)
+    assert bits_equal(got, row_sum(e))

@@ -38,7 +38,8 @@ def _infer_tile(op: str, first: str, vec: str, axis: int, fused: bool):
         _vector_check(op, vec, x, v, axis, loc)
         if fused and a.get("tmp") is not None:
             checks.space(op, "tmp", checks.tile(op, "tmp", a["tmp"], loc), VEC, loc)
-        return TileType(x.shape, x.dtype, x.memory_space)
+        return TileType(x.shape, x.dtype, x.memory_space,
+                        view=checks.with_valid(checks.valid_of(x), x.shape))
     return infer
 
 

@@ -26,7 +26,8 @@ def _infer_tile_cast(a, loc):
         # PyPTO's type: a Vec tile still in the accumulator's box layout. A matmul may consume
         # it; AutoTileMatmulL0 then folds the cast into the FIXPIPE write of a Mat scratch.
         return TileType(src.shape, dtype, MemorySpace.Vec, None, ACC_CAST_VIEW)
-    return TileType(src.shape, dtype, src.memory_space)
+    return TileType(src.shape, dtype, src.memory_space,
+                    view=checks.with_valid(checks.valid_of(src), src.shape))
 
 
 #: the view of a cast accumulator (the Acc's col-major boxes of row-major elements)

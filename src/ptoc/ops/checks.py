@@ -7,7 +7,7 @@ from typing import Any
 from ptoc.dtypes import DataType, MemorySpace
 from ptoc.errors import SourceLoc, TypeCheckError
 from ptoc.ir.nodes import ConstInt, Expr, ListExpr
-from ptoc.ir.types import ScalarType, TensorType, TileType, Type, TupleType
+from ptoc.ir.types import ScalarType, TensorType, TileType, TileView, Type, TupleType
 
 
 def describe_type(ty: Type) -> str:
@@ -183,3 +183,20 @@ def atomic(op: str, value: Any, target_dtype: DataType, loc: SourceLoc | None) -
             f"pl.{op} with atomic=pl.AtomicType.Add requires a {names} destination (the "
             f"hardware atomic-add dtypes), but it is {target_dtype.value}", loc,
             hint="accumulate into an FP32 tensor and cast after the reduction")
+
+
+def valid_of(ty: TileType) -> tuple | None:
+    """A tile's valid extents when they are narrower than its shape (else None)."""
+    valid = ty.view.get("valid_shape") if ty.view is not None else None
+    if valid is None:
+        return None
+    valid = tuple(valid)
+    return None if shapes_equal(valid, tuple(ty.shape)) else valid
+
+
+def with_valid(valid: tuple | None, shape: tuple) -> TileView | None:
+    """The TileView giving a result the valid extents ``valid`` (None: fully valid), as PyPTO
+    propagates them so an op never computes on (or a reduction never reads) invalid data."""
+    if valid is None or shapes_equal(tuple(valid), tuple(shape)):
+        return None
+    return TileView((("valid_shape", tuple(valid)),))

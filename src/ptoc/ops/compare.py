@@ -29,16 +29,18 @@ def cmp_mode(op: str, value, loc) -> str:
                          hint="use 0 EQ, 1 NE, 2 LT, 3 LE, 4 GT or 5 GE")
 
 
-def mask_type(shape: tuple, memory_space) -> TileType:
+def mask_type(shape: tuple, memory_space, valid: tuple | None = None) -> TileType:
     """The packed predicate mask of a [R, C] comparison: UINT8 [R, roundup(ceil(C/8), 32)],
-    valid over [R, ceil(C/8)]."""
+    valid over [R, ceil(C/8)] (over the source's valid rows and bytes when it is narrower)."""
     rows, cols = shape
     if not isinstance(cols, int):
         raise TypeCheckError("a comparison needs a static column count for its mask")
     nbytes = -(-cols // 8)
     width = -(-nbytes // MASK_ROW_BYTES) * MASK_ROW_BYTES
+    v_rows, v_cols = valid if valid is not None else (rows, cols)
+    v_bytes = -(-v_cols // 8) if isinstance(v_cols, int) else nbytes
     return TileType((rows, width), DataType.UINT8, memory_space,
-                    view=TileView((("valid_shape", (rows, nbytes)),)))
+                    view=TileView((("valid_shape", (v_rows, v_bytes)),)))
 
 
 def _infer_cmp(scalar: bool):
@@ -56,7 +58,7 @@ def _infer_cmp(scalar: bool):
         cmp_mode(op, a["cmp_type"], loc)
         if len(x.shape) != 2:
             raise TypeCheckError(f"pl.{op} expects 2-D tiles", loc)
-        return mask_type(tuple(x.shape), x.memory_space)
+        return mask_type(tuple(x.shape), x.memory_space, checks.valid_of(x))
     return infer
 
 
@@ -111,7 +113,8 @@ def _infer_sel(a, loc):
     checks.same_shape("tile.sel", x, y, loc)
     checks.same_dtype("tile.sel", x, y, loc)
     _check_mask("tile.sel", mask, x, loc)
-    return TileType(x.shape, x.dtype, x.memory_space)
+    return TileType(x.shape, x.dtype, x.memory_space,
+                    view=checks.with_valid(checks.valid_of(x), x.shape))
 
 
 def _infer_sels(a, loc):
@@ -120,7 +123,8 @@ def _infer_sels(a, loc):
     checks.tile("tile.sels", "tmp", a["tmp"], loc)
     checks.scalar_like("tile.sels", "scalar", a["scalar"], loc)
     _check_mask("tile.sels", mask, x, loc)
-    return TileType(x.shape, x.dtype, x.memory_space)
+    return TileType(x.shape, x.dtype, x.memory_space,
+                    view=checks.with_valid(checks.valid_of(x), x.shape))
 
 
 register(OpDef(

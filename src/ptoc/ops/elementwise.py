@@ -66,7 +66,8 @@ def _infer(spec: Spec, level: str, params: tuple[str, ...], scalars: tuple[str, 
                 checks.space(op, name, checks.tile(op, name, a[name], loc), VEC, loc)
         if level == "tensor":
             return TensorType(first.shape, first.dtype)
-        return TileType(first.shape, first.dtype, first.memory_space)
+        return TileType(first.shape, first.dtype, first.memory_space,
+                        view=checks.with_valid(checks.valid_of(first), first.shape))
     return infer
 
 

@@ -30,15 +30,16 @@ def _infer_load(a, loc):
     src = checks.tensor("tile.load", "tensor", a["tensor"], loc)
     checks.rank("tile.load", "offsets", a["offsets"], len(src.shape), loc)
     shape = checks.shape("tile.load", "shapes", a["shapes"], loc)
+    valid = None
     if a["valid_shape"] is not None:
-        checks.shape("tile.load", "valid_shape", a["valid_shape"], loc)
+        valid = checks.shape("tile.load", "valid_shape", a["valid_shape"], loc)
     target = checks.space_arg("tile.load", "target_memory", a["target_memory"], loc)
     if target is not None and target not in (Mem.Vec, Mem.Mat):
         raise TypeCheckError(
             f"pl.tile.load cannot load from DDR into pl.Mem.{target.value}: a DDR load lands only "
             "in pl.Mem.Vec or pl.Mem.Mat", loc,
             hint="load into pl.Mem.Mat, then pl.move(t, target_memory=pl.Mem.Left/Right)")
-    return TileType(shape, src.dtype, target)
+    return TileType(shape, src.dtype, target, view=checks.with_valid(valid, shape))
 
 
 def _fill_load_defaults(a):

@@ -58,7 +58,10 @@ def _infer_tile(name: str, axis: int, tmp: str | None, out_dtype):
                 raise TypeCheckError(
                     f"pl.{op} scratch tile {list(t.shape)} is smaller than the input "
                     f"{list(x.shape)}", loc, hint="pass a full-size scratch from pl.create_tile")
-        return TileType(_reduced(x.shape, axis), out_dtype or x.dtype, x.memory_space)
+        valid = checks.valid_of(x)
+        shape = _reduced(x.shape, axis)
+        view = checks.with_valid(valid and _reduced(valid, axis), shape)
+        return TileType(shape, out_dtype or x.dtype, x.memory_space, view=view)
     return infer
 
 
