@@ -154,6 +154,22 @@ COMPARE_OPS = ("==", "!=", "<", "<=", ">", ">=")
 LOGIC_OPS = ("and", "or")
 
 
+def promoted_type(lhs: Expr, rhs: Expr) -> Type:
+    """The type of ``lhs <op> rhs`` as PyPTO types scalar arithmetic: two integers (or two
+    floats) give the wider of the two (``INT32 + INT64`` is ``INT64``, not a truncation);
+    a literal takes the other operand's type; at equal width the left operand's."""
+    lt, rt = lhs.type, rhs.type
+    if isinstance(rhs, (ConstInt, ConstFloat)) or not (
+            isinstance(lt, ScalarType) and isinstance(rt, ScalarType)):
+        return lt
+    if isinstance(lhs, (ConstInt, ConstFloat)):
+        return rt
+    a, b = lt.dtype, rt.dtype
+    if a.is_float == b.is_float and DataType.BOOL not in (a, b) and b.bits > a.bits:
+        return rt
+    return lt
+
+
 @dataclass(frozen=True, eq=False)
 class BinOp(Expr):
     """Scalar binary arithmetic, comparison or logic."""
@@ -166,7 +182,7 @@ class BinOp(Expr):
     def type(self) -> Type:
         if self.op in COMPARE_OPS or self.op in LOGIC_OPS:
             return ScalarType(DataType.BOOL)
-        return self.lhs.type
+        return promoted_type(self.lhs, self.rhs)
 
     @property
     def left(self) -> Expr:

@@ -12,7 +12,7 @@ dtype and memory space.
 
 from __future__ import annotations
 
-from ptoc.dtypes import ForKind
+from ptoc.dtypes import DataType, ForKind
 from ptoc.errors import PtocError, SourceLoc, VerificationError
 from ptoc.ir.equality import equal_by_identity
 from ptoc.ir.nodes import (
@@ -42,6 +42,9 @@ def verify(node: Program | Function) -> None:
         raise TypeError(f"verify() takes a Program or a Function, not {type(node).__name__}")
 
 
+_INT64 = {DataType.INDEX, DataType.INT64}
+
+
 def type_mismatch(expected: Type, actual: Type, *, static_dims_only: bool = False) -> str | None:
     """Why ``actual`` cannot stand where ``expected`` is declared, or None when they agree.
 
@@ -51,9 +54,9 @@ def type_mismatch(expected: Type, actual: Type, *, static_dims_only: bool = Fals
     """
     if type(expected) is not type(actual):
         return f"{type(expected).__name__} vs {type(actual).__name__}"
-    if isinstance(expected, ScalarType):
-        return None if expected.dtype is actual.dtype else \
-            f"dtype {expected.dtype.value} vs {actual.dtype.value}"
+    if isinstance(expected, ScalarType):  # INDEX and INT64 are one 64-bit integer (PyPTO)
+        same = expected.dtype is actual.dtype or {expected.dtype, actual.dtype} == _INT64
+        return None if same else f"dtype {expected.dtype.value} vs {actual.dtype.value}"
     if isinstance(expected, (TensorType, TileType)):
         if len(expected.shape) != len(actual.shape) or not all(
                 _dim_equal(x, y, static_dims_only) for x, y in zip(expected.shape, actual.shape)):

@@ -219,7 +219,7 @@ class ExprParser:
             if not isinstance(value.type, ScalarType):
                 raise self.ctx.error(node, f"'{ast.unparse(node)}' mixes a "
                                      f"{type(value.type).__name__} into scalar arithmetic")
-            return value
+            return self.hoist(node, value)  # an op call in arithmetic: its own statement
         if _is_number(value):
             return to_expr(value, "operand", self.ctx.loc(node))
         raise self.ctx.error(node, f"'{ast.unparse(node)}' uses {value!r} in arithmetic")

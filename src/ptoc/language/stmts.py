@@ -16,8 +16,8 @@ from typing import Any
 from ptoc.dtypes import DataType, Direction, ForKind, FunctionType
 from ptoc.errors import PtocError
 from ptoc.ir.nodes import (
-    AssignStmt, ConstBool, Call, ConstInt, EvalStmt, Expr, ForStmt, Function, IfStmt, IterArg, Param,
-    ReturnStmt, SeqStmts, Stmt, TupleGetItem, Var, YieldStmt,
+    AssignStmt, ConstBool, Call, ConstFloat, ConstInt, EvalStmt, Expr, ForStmt, Function, IfStmt,
+    IterArg, Param, ReturnStmt, SeqStmts, Stmt, TupleGetItem, Var, YieldStmt,
 )
 from ptoc.ir.aliases import tensor_aliases
 from ptoc.ir.visitor import IRVisitor
@@ -417,6 +417,8 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser):
             ty = declared = fill_from_value(declared, ty)
             if isinstance(expr, Call):
                 expr = dataclasses.replace(expr, type=declared)
+            elif isinstance(expr, (ConstInt, ConstFloat)) and isinstance(declared, ScalarType):
+                expr = dataclasses.replace(expr, dtype=declared.dtype)  # x: Scalar[INT64] = 0
         var = Var(name, ty, self.ctx.loc(node))
         self.scope.bind(name, var)
         return AssignStmt(var, expr, self.ctx.loc(node))
@@ -581,7 +583,7 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser):
             else value
         if not isinstance(expr.type, ScalarType) or expr.type.dtype.is_float:
             raise self.ctx.error(node, "loop bounds must be integers or integer scalars")
-        return expr
+        return self.hoist(node, expr)
 
     def loop_targets(self, node: ast.For, explicit: bool) -> tuple[str, list[str]]:
         target = node.target
@@ -613,6 +615,8 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser):
             return stmts
         if not (isinstance(cond, Expr) and isinstance(cond.type, ScalarType)):
             raise self.ctx.error(node, f"if condition '{ast.unparse(node.test)}' must be a scalar")
+        cond = self.hoist(node, cond)
+        header = self.flush()  # what the condition computes runs before the branch
         outer = self.scope
         arms = []
         for body in (node.body, node.orelse):
@@ -628,9 +632,9 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser):
         else:
             names, then_vals, else_vals = self.implicit_phis(node, outer, then_scope, else_scope)
         if not names:
-            return [IfStmt(cond, SeqStmts(tuple(then_stmts)),
-                           SeqStmts(tuple(else_stmts)) if node.orelse else None, (),
-                           self.ctx.loc(node))]
+            return header + [IfStmt(cond, SeqStmts(tuple(then_stmts)),
+                                    SeqStmts(tuple(else_stmts)) if node.orelse else None, (),
+                                    self.ctx.loc(node))]
         return_vars = []
         for (name, declared), tv, ev in zip(names, then_vals, else_vals):
             if not compatible(tv.type, ev.type):
@@ -642,8 +646,8 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser):
         else_stmts.append(YieldStmt(tuple(else_vals), self.ctx.loc(else_yld.node if else_yld else node)))
         for rv in return_vars:
             outer.bind(rv.name, rv)
-        return [IfStmt(cond, SeqStmts(tuple(then_stmts)), SeqStmts(tuple(else_stmts)),
-                       tuple(return_vars), self.ctx.loc(node))]
+        return header + [IfStmt(cond, SeqStmts(tuple(then_stmts)), SeqStmts(tuple(else_stmts)),
+                                tuple(return_vars), self.ctx.loc(node))]
 
     def explicit_phis(self, node, then_yld, else_yld):
         if then_yld is None or else_yld is None:

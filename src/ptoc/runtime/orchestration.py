@@ -74,6 +74,7 @@ class Orchestrator:
         self.tasks: list[Task] = []
         self.launch_spec: dict = {}   # core_num / sync_start of the SPMD call being run
         self.manual = False           # inside pl.manual_scope
+        self.wrapper_directions: dict = {}  # id(wrapper param) -> its caller's direction
 
     def run(self, entry: Function, values: list) -> list:
         if is_launchable(entry):
@@ -223,15 +224,33 @@ class Orchestrator:
                                      getattr(stmt, "loc", None))
         spec = {k: self.value(v, env, stmt) if hasattr(v, "type") else v
                 for k, v in expr.attrs.items() if k in ("core_num", "sync_start")}
+        directions = tuple(expr.attrs.get("arg_directions", ()))
         if callee.name in self.compiled.pto_text:
+            forwarded = self.forwarded_directions(expr, env)
             with self._spec(spec):
-                return self.launch(callee, args, stmt, directions=expr.attrs.get(
-                    "arg_directions", ()))
+                return self.launch(callee, args, stmt, directions=forwarded or directions)
         if callee.func_type.is_kernel:
             raise RuntimeConfigError(f"kernel '{callee.name}' has no compiled PTO",
                                      callee.loc, hint="compile the program with ir.compile")
-        with self._spec(spec):
-            return self.interpret(callee, args)
+        wrapper = callee.func_type in (FunctionType.Spmd, FunctionType.Group)
+        outer = self.wrapper_directions
+        self.wrapper_directions = {id(p.var): d for p, d in zip(callee.params, directions)} \
+            if wrapper and directions else {}
+        try:
+            with self._spec(spec):
+                return self.interpret(callee, args)
+        finally:
+            self.wrapper_directions = outer
+
+    def forwarded_directions(self, expr: Call, env) -> tuple:
+        """Inside an SPMD or cluster wrapper, the launch is the wrapper's call: an argument
+        that is one of the wrapper's parameters is tracked as the wrapper's caller said (a
+        wrapper body on its own would call every first write ``output_existing``)."""
+        if not self.wrapper_directions:
+            return ()
+        own = expr.attrs.get("arg_directions", ())
+        return tuple(self.wrapper_directions.get(id(a), d) if isinstance(a, Var) else d
+                     for a, d in zip(expr.args, own))
 
     @contextmanager
     def _spec(self, spec: dict):
@@ -277,17 +296,22 @@ class Orchestrator:
                   directions: tuple = (), *, launch: int | None = None,
                   block: tuple[int, int] | None = None) -> Task:
         """Bind ``args`` to the kernel's parameters: tensors must be GM regions of the
-        declared shape and dtype laid out as the kernel reads them (row-major). A kernel that
-        reads its block identity gets (index, count) as two more arguments (block 0 of 1 for
-        a plain launch)."""
+        declared shape and dtype laid out as the kernel reads them (row-major). The regions
+        a launch waits on are those its call-site ``directions`` (DeriveCallDirections) mark
+        ``input``/``inout`` — an ``output_existing`` write does not look its region up —
+        or, without them, its ``In``/``InOut`` parameters. A kernel that reads its block
+        identity gets (index, count) as two more arguments (block 0 of 1 for a plain
+        launch)."""
         reads, writes = [], []
-        for param, arg in zip(function.params, args):
+        for index, (param, arg) in enumerate(zip(function.params, args)):
             ty = param.var.type
             if not isinstance(ty, TensorType):
                 continue
             _check_tensor_arg(function, param, arg, stmt)
-            if param.direction is not Direction.Out:
-                reads.append(arg)
+            tracked = directions[index] if index < len(directions) else None
+            if tracked is not None and tracked.reads or tracked is None and \
+                    param.direction is not Direction.Out:
+                reads.append(arg)   # the launch waits for this region's last writer
             if param.direction is not Direction.In:
                 writes.append(arg)
         module = self.compiled.pto_module(function.name)
