@@ -2,7 +2,7 @@
 
 Kept out of the pass modules so that each hook there is one call. Everything here runs only
 while a compile is collecting decisions (``decisions.is_recording()``); it re-runs the
-chooser's ranking (``rank_l0_tiles``), which is cheap next to the rest of a compile.
+chooser's ranking once (``L0TileRanking``) and converts only the points it reports.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from ptoc.passes.decisions import is_recording, record_decision
 
 PASS = "AutoTileMatmulL0"
 TOP = 5
-_POOL = 1_000_000  # rank everything: the best dbC and best single-accumulator points
 
 
 def _candidate(c) -> dict:
@@ -34,7 +33,7 @@ def record_tile_choice(site, result, target, ctx, *, note: str | None = None,
     if not is_recording():
         return
     from ptoc.passes.auto_tile_analysis import allow_double_buffer_c, chooser_config
-    from ptoc.passes.l0_tile_chooser import rank_l0_tiles
+    from ptoc.passes.l0_tile_chooser import L0TileRanking
 
     allowed = allow_double_buffer_c(ctx)
     # One ranking serves the table and the dbC probe: with the gate closed, rank as if it
@@ -42,10 +41,13 @@ def record_tile_choice(site, result, target, ctx, *, note: str | None = None,
     cfg = chooser_config(site, target, ctx, force_output_stationary=force_output_stationary,
                          double_buffer_c=True)
     try:
-        pool = rank_l0_tiles(cfg, top=_POOL)
+        ranking = L0TileRanking(cfg)
     except PtocError:
-        pool = []
-    alternatives = [_candidate(c) for c in pool if allowed or not c.double_buffer_c][:TOP]
+        ranking = None
+    alternatives = [] if ranking is None else \
+        [_candidate(c) for c in ranking.top(TOP, None if allowed else False)]
+    best_dbc, best_single = (None, None) if ranking is None else (
+        next(iter(ranking.top(1, True)), None), next(iter(ranking.top(1, False)), None))
     summary = (f"{site.describe()}: {_tile(result)}, {result.stationarity.name}, "
                f"dbC={'2' if result.double_buffer_c else '1'}, estimated wall "
                f"{result.estimated_cost_cycles} cycles")
@@ -59,12 +61,10 @@ def record_tile_choice(site, result, target, ctx, *, note: str | None = None,
                     tiles=-(-site.M // result.m) * -(-site.N // result.n),
                     note=note, alternatives=alternatives)
     if note is None:
-        _record_dbc(site, result, ctx, allowed, pool)
+        _record_dbc(site, result, ctx, allowed, best_dbc, best_single)
 
 
-def _record_dbc(site, result, ctx, allowed: bool, pool: list) -> None:
-    best_dbc = next((c for c in pool if c.double_buffer_c), None)
-    best_single = next((c for c in pool if not c.double_buffer_c), None)
+def _record_dbc(site, result, ctx, allowed: bool, best_dbc, best_single) -> None:
     walls = {"dbc_wall_cycles": best_dbc.wall_cycles if best_dbc else None,
              "single_wall_cycles": best_single.wall_cycles if best_single else None}
     if not allowed:

@@ -17,10 +17,10 @@ rule below follow reference/pypto-passes.md §2 so that ptoc's decisions equal P
 from __future__ import annotations
 
 import enum
-import heapq
-import math
 from dataclasses import dataclass, fields
-from typing import Iterator, NamedTuple
+from typing import NamedTuple
+
+import numpy as np
 
 from ptoc.backend.l0_cost_model import A2A3_L0_COST_MODEL, L0CostModel, l0_cost_model_for
 from ptoc.backend.targets import Target, get_target
@@ -285,16 +285,15 @@ def _physical_m(cfg: L0TileConfig, m: int) -> int:
 
 
 # ---------------------------------------------------------------------------------------
-# §2.6  cost model (core cycles)
+# §2.5 / §2.6  every legal tile of one regime, scored (numpy, one array per quantity)
 # ---------------------------------------------------------------------------------------
-
-def _held_loads(cfg: L0TileConfig, tm: int, tn: int) -> tuple[float, float]:
-    """MTE1 cycles of the two full-K orders: hold A (B re-streamed per row block) and hold B."""
-    a_once = cfg.bytes_a * cfg.M * cfg.K / cfg.bw_a
-    b_once = cfg.bytes_b * cfg.K * cfg.N / cfg.bw_b
-    held_a = a_once + cfg.bytes_b * cfg.K * cfg.N * tm / cfg.bw_b
-    held_b = cfg.bytes_a * cfg.M * cfg.K * tn / cfg.bw_a + b_once
-    return held_a, held_b
+#
+# The search scores every (m, n, k) of a regime; done one Python call per tile, that was
+# most of a compile. Here a regime is one broadcast over the (m, n, k) grid: the legality
+# rules of §2.5 become masks and the §2.6 terms array expressions. Each expression keeps
+# the scalar formula's order of operations and float64 (as Python floats are), so every
+# value, and therefore every ranking and tie, is the one the scalar search produced (the
+# 300 oracle cases and an independent brute force check it).
 
 
 def _operands_held(stat: Stationarity, full_k: bool, os_holds_a: bool) -> tuple[bool, bool]:
@@ -308,126 +307,58 @@ def _operands_held(stat: Stationarity, full_k: bool, os_holds_a: bool) -> tuple[
     return os_holds_a, not os_holds_a
 
 
-def _load_cycles(cfg: L0TileConfig, a_held: bool, b_held: bool, tm: int, tn: int) -> float:
-    """L1->L0 cycles; A and B share MTE1 so their times add."""
-    return (cfg.bytes_a * cfg.M * cfg.K * (1 if a_held else tn) / cfg.bw_a
-            + cfg.bytes_b * cfg.K * cfg.N * (1 if b_held else tm) / cfg.bw_b)
+def _up(x, a: int):
+    return -(-x // a) * a
 
 
-def _mad_cycles(cfg: L0TileConfig, m: int, n: int, k: int, tiles: int) -> float:
-    """Cube cycles: a head per K-block plus passes x fractals; a K tail is charged at its width."""
-    kt = max(1, cfg.mad_k_fractal_bytes // cfg.bytes_a)
-    passes = cfg.mad_fp32_passes if cfg.bytes_a == 4 else max(1, cfg.bytes_a // 2)
-    num_full = cfg.K // k
-    tail = cfg.K - num_full * k
-    k_blocks = num_full + (1 if tail > 0 else 0)
-    k_fractals = num_full * _ceil_div(k, kt) + (_ceil_div(tail, kt) if tail > 0 else 0)
-    per_tile = (k_blocks * cfg.mad_head
-                + passes * _ceil_div(m, cfg.align_m) * k_fractals * _ceil_div(n, cfg.align_n))
-    return tiles * per_tile
+def _cdiv(x, y):
+    return -(-x // y)
 
 
-def _odd_part(x: int) -> int:
-    while x > 0 and x % 2 == 0:
-        x //= 2
-    return x
+@dataclass
+class _Table:
+    """Every legal scored tile of one regime, in (m, n, k) ascending (enumeration) order."""
+
+    regime: _Regime
+    index: int
+    m: np.ndarray
+    n: np.ndarray
+    k: np.ndarray
+    wall: np.ndarray
+    load: np.ndarray
+    mad: np.ndarray
+    drain: np.ndarray
+    padded: np.ndarray
+    k_blocks: np.ndarray
+    holds_a: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.m)
+
+    def order_keys(self) -> tuple:
+        """§2.7 keys for ``np.lexsort`` (last is primary); position breaks exact ties."""
+        return (np.arange(len(self)), -self.k, -(self.m * self.n), self.load, self.k_blocks,
+                self.padded)
+
+    def best(self) -> int | None:
+        """Position of the regime's §2.7 winner (the first enumerated on an exact tie)."""
+        if not len(self):
+            return None
+        return int(np.lexsort(self.order_keys() + (self.wall,))[0])
+
+    def candidate(self, i: int) -> L0TileCandidate:
+        return L0TileCandidate(
+            m=int(self.m[i]), n=int(self.n[i]), k=int(self.k[i]),
+            stationarity=self.regime.stationarity, double_buffer_c=self.regime.dbc == 2,
+            wall_cycles=int(self.wall[i]), load_cycles=float(self.load[i]),
+            mad_cycles=float(self.mad[i]), drain_cycles=float(self.drain[i]),
+            padded_compute_volume=int(self.padded[i]), os_holds_a=bool(self.holds_a[i]),
+            k_blocks=int(self.k_blocks[i]), regime_index=self.index)
 
 
-def _drain_cycles(cfg: L0TileConfig, m: int, n: int, tiles: int) -> float:
-    """FIXPIPE cycles: per tile a fixed cost plus a per-row cost with a floor, and a penalty
-    when the number of C0 column groups is not a power of two."""
-    n0 = max(1, cfg.drain_c0_bytes // cfg.bytes_c)
-    per_row = (max(cfg.drain_row_cycles, cfg.bytes_c * n / cfg.bw_drain)
-               + cfg.drain_penalty_cycles * (_odd_part(_ceil_div(n, n0)) - 1))
-    return tiles * (cfg.drain_fixed_cycles + m * per_row)
-
-
-def _wall(compute: float, drain: float, tiles: int, dbc: int) -> float:
-    """One accumulator exposes the drain; two overlap it, leaving a one-tile bubble."""
-    if dbc == 1:
-        return compute + drain
-    return max(compute, drain) + min(compute, drain) / tiles
-
-
-def _round_cycles(x: float) -> int:
-    """llround (half away from zero; walls are never negative), rejecting non-finite or
-    inexact (> 2^53) values."""
-    if not math.isfinite(x) or x > _MAX_EXACT_CYCLES:
-        raise _fail(f"estimated wall {x} cycles is not a finite value <= 2^53",
-                    "check the bandwidth and cycle constants of the cost model")
-    return int(math.floor(x + 0.5))
-
-
-def _os_holds_a(cfg: L0TileConfig, m: int, n: int) -> bool:
-    """Full-K output-stationary orientation: hold A unless holding B is strictly cheaper."""
-    held_a, held_b = _held_loads(cfg, _ceil_div(cfg.M, m), _ceil_div(cfg.N, n))
-    return held_a <= held_b
-
-
-def _score(cfg: L0TileConfig, regime: _Regime, m: int, n: int, k: int,
-           os_holds_a: bool, regime_index: int) -> L0TileCandidate:
-    tm, tn = _ceil_div(cfg.M, m), _ceil_div(cfg.N, n)
-    tiles = tm * tn
-    a_held, b_held = _operands_held(regime.stationarity, k >= cfg.K, os_holds_a)
-    load = _load_cycles(cfg, a_held, b_held, tm, tn)
-    mad = _mad_cycles(cfg, m, n, k, tiles)
-    drain = _drain_cycles(cfg, m, n, tiles)
-    wall = _wall(max(load, mad), drain, tiles, regime.dbc)
-    k_blocks = _ceil_div(cfg.K, k)
-    return L0TileCandidate(
-        m=m, n=n, k=k, stationarity=regime.stationarity, double_buffer_c=regime.dbc == 2,
-        wall_cycles=_round_cycles(wall), load_cycles=load, mad_cycles=mad, drain_cycles=drain,
-        padded_compute_volume=tm * m * tn * n * k_blocks * k, os_holds_a=os_holds_a,
-        k_blocks=k_blocks, regime_index=regime_index)
-
-
-# ---------------------------------------------------------------------------------------
-# §2.5  enumeration of the legal tiles of one regime
-# ---------------------------------------------------------------------------------------
-
-def _legal_ks(cfg: L0TileConfig, a0: int, b0: int, m: int, n: int) -> Iterator[int]:
-    """Every k whose boxed operand tiles fit their budgets and that K's handling allows:
-    any k with padding or an align_k-aligned K peel, otherwise only divisors of K."""
-    cap = min(a0 // _align_up(m, cfg.box_align_m), b0 // _align_up(n, cfg.box_align_n))
-    k_dim = max(_align_up(cfg.K, cfg.align_k), cfg.min_k) if cfg.allow_padding else cfg.K
-    k_hi = _align_down(min(cap, k_dim), cfg.align_k)
-    any_k = cfg.allow_padding or (cfg.allow_k_boundary and cfg.K % cfg.align_k == 0)
-    for k in range(cfg.min_k, k_hi + 1, cfg.align_k):
-        if any_k or cfg.K % k == 0:
-            yield k
-
-
-def _has_inner_pair(cfg: L0TileConfig, regime: _Regime, m: int, n: int,
-                    os_holds_a: bool) -> bool:
-    """dbC needs >= 2 full tiles on the moving inner loop (a peeled tail does not count)."""
-    rows_outer = (regime.stationarity is Stationarity.AStationary
-                  or (regime.stationarity is Stationarity.OutputStationary and os_holds_a))
-    inner = cfg.N // n if rows_outer else cfg.M // m
-    return inner >= 2
-
-
-def _passes_filter(cfg: L0TileConfig, regime: _Regime, c0: int, m: int, n: int, k: int,
-                   os_holds_a: bool) -> bool:
-    """§2.5 MakeCandidate: N caps (tighter for pipelined full-K grids), bounds, L0C fit."""
-    if m < cfg.min_m or n < cfg.min_n or k < cfg.min_k:
-        return False
-    if cfg.max_n and n > cfg.max_n:
-        return False
-    full_k_grid = k == cfg.K and (m != cfg.M or n != cfg.N)
-    if full_k_grid and regime.stationarity is not Stationarity.BStationary:
-        if cfg.max_n_pipelined and n > cfg.max_n_pipelined:
-            return False
-        if (regime.stationarity is Stationarity.OutputStationary and os_holds_a
-                and cfg.max_n_nested_pipelined and n > cfg.max_n_nested_pipelined):
-            return False
-    if not cfg.allow_padding and (m > cfg.M or n > cfg.N):
-        return False
-    return _physical_m(cfg, m) * _align_up(n, cfg.box_align_n) <= c0
-
-
-def _regime_candidates(cfg: L0TileConfig, regime: _Regime,
-                       regime_index: int) -> Iterator[L0TileCandidate]:
-    """Every legal scored tile of ``regime``, in (m, n, k) ascending order."""
+def _legal_grid(cfg: L0TileConfig, regime: _Regime):
+    """§2.5: the legal (m, n, k) of a regime, flattened in enumeration order, plus each
+    tile's full-K output-stationary orientation (hold A unless holding B is cheaper)."""
     a0, b0, c0 = regime.budgets(cfg)
     if cfg.allow_padding:
         # Padded ranges reach one minimum tile, as K's does (§2.5 states it for K only).
@@ -437,30 +368,107 @@ def _regime_candidates(cfg: L0TileConfig, regime: _Regime,
         m_hi, n_hi = cfg.M, cfg.N
     if cfg.max_n:
         n_hi = min(n_hi, cfg.max_n)
-    row_cap = c0 // _align_up(cfg.min_n, cfg.box_align_n)
-    for m in range(cfg.min_m, m_hi + 1, cfg.align_m):
-        physical_m = _physical_m(cfg, m)
-        if physical_m > row_cap:
-            break
-        for n in range(cfg.min_n, min(n_hi, c0 // physical_m) + 1, cfg.align_n):
-            holds_a = _os_holds_a(cfg, m, n)
-            if regime.requires_inner_pair and not _has_inner_pair(cfg, regime, m, n, holds_a):
-                continue
-            for k in _legal_ks(cfg, a0, b0, m, n):
-                if regime.requires_full_k and k != cfg.K:
-                    continue
-                if _passes_filter(cfg, regime, c0, m, n, k, holds_a):
-                    yield _score(cfg, regime, m, n, k, holds_a, regime_index)
+    k_dim = max(_align_up(cfg.K, cfg.align_k), cfg.min_k) if cfg.allow_padding else cfg.K
+    ms = np.arange(cfg.min_m, m_hi + 1, cfg.align_m, dtype=np.int64)
+    ns = np.arange(cfg.min_n, n_hi + 1, cfg.align_n, dtype=np.int64)
+    ks = np.arange(cfg.min_k, _align_down(k_dim, cfg.align_k) + 1, cfg.align_k, dtype=np.int64)
+    phys_m = _up(_up(ms, cfg.box_align_m), cfg.l0c_align_m)
+    ms, phys_m = ms[phys_m <= c0 // _align_up(cfg.min_n, cfg.box_align_n)], \
+        phys_m[phys_m <= c0 // _align_up(cfg.min_n, cfg.box_align_n)]
+    m2, n2, pm2 = ms[:, None], ns[None, :], phys_m[:, None]
+    box_n = _up(n2, cfg.box_align_n)
+    # hold-A vs hold-B MTE1 cycles of the full-K orders (the §2.6 load formula)
+    a_once = cfg.bytes_a * cfg.M * cfg.K / cfg.bw_a
+    b_once = cfg.bytes_b * cfg.K * cfg.N / cfg.bw_b
+    held_a = a_once + cfg.bytes_b * cfg.K * cfg.N * _cdiv(cfg.M, m2) / cfg.bw_b
+    held_b = cfg.bytes_a * cfg.M * cfg.K * _cdiv(cfg.N, n2) / cfg.bw_a + b_once
+    holds_a = held_a <= held_b
+    mn_ok = n2 <= c0 // pm2
+    if regime.requires_inner_pair:
+        rows_outer = holds_a if regime.stationarity is Stationarity.OutputStationary else \
+            np.full(holds_a.shape, regime.stationarity is Stationarity.AStationary)
+        inner = np.where(rows_outer, cfg.N // n2, cfg.M // m2)
+        mn_ok &= inner >= 2
+    cap = np.minimum(a0 // _up(m2, cfg.box_align_m), b0 // box_n)
+    k_hi = (np.minimum(cap, k_dim) // cfg.align_k) * cfg.align_k
+    k3 = ks[None, None, :]
+    ok = mn_ok[:, :, None] & (k3 <= k_hi[:, :, None])
+    if not (cfg.allow_padding or (cfg.allow_k_boundary and cfg.K % cfg.align_k == 0)):
+        ok &= (cfg.K % k3) == 0
+    if regime.requires_full_k:
+        ok &= k3 == cfg.K
+    # §2.5 MakeCandidate: N caps (tighter for pipelined full-K grids), bounds, L0C fit
+    if cfg.max_n:
+        ok &= (n2 <= cfg.max_n)[:, :, None]
+    full_k_grid = (k3 == cfg.K) & ((m2 != cfg.M) | (n2 != cfg.N))[:, :, None]
+    if regime.stationarity is not Stationarity.BStationary:
+        if cfg.max_n_pipelined:
+            ok &= ~(full_k_grid & (n2 > cfg.max_n_pipelined)[:, :, None])
+        if regime.stationarity is Stationarity.OutputStationary and cfg.max_n_nested_pipelined:
+            ok &= ~(full_k_grid & (holds_a & (n2 > cfg.max_n_nested_pipelined))[:, :, None])
+    if not cfg.allow_padding:
+        ok &= ((m2 <= cfg.M) & (n2 <= cfg.N))[:, :, None]
+    ok &= (pm2 * box_n <= c0)[:, :, None]
+    i, j, q = np.nonzero(ok)           # row-major: m, then n, then k ascending
+    return ms[i], ns[j], ks[q], holds_a[i, j]
+
+
+def _regime_table(cfg: L0TileConfig, regime: _Regime, index: int) -> _Table:
+    """Every legal tile of ``regime`` scored with §2.6 (core cycles)."""
+    m, n, k, holds_a = _legal_grid(cfg, regime)
+    tm, tn = _cdiv(cfg.M, m), _cdiv(cfg.N, n)
+    tiles = tm * tn
+    full_k = k >= cfg.K
+    if regime.stationarity is Stationarity.AStationary:
+        a_held, b_held = np.ones_like(full_k), np.zeros_like(full_k)
+    elif regime.stationarity is Stationarity.BStationary:
+        a_held, b_held = np.zeros_like(full_k), np.ones_like(full_k)
+    else:
+        a_held, b_held = full_k & holds_a, full_k & ~holds_a
+    # C_load: L1->L0 cycles; A and B share MTE1 so their times add
+    load = (cfg.bytes_a * cfg.M * cfg.K * np.where(a_held, 1, tn) / cfg.bw_a
+            + cfg.bytes_b * cfg.K * cfg.N * np.where(b_held, 1, tm) / cfg.bw_b)
+    # C_mad: a head per K-block plus passes x fractals; a K tail is charged at its width
+    kt = max(1, cfg.mad_k_fractal_bytes // cfg.bytes_a)
+    passes = cfg.mad_fp32_passes if cfg.bytes_a == 4 else max(1, cfg.bytes_a // 2)
+    num_full = cfg.K // k
+    tail = cfg.K - num_full * k
+    has_tail = tail > 0
+    blocks = num_full + has_tail
+    fractals = num_full * _cdiv(k, kt) + np.where(has_tail, _cdiv(tail, kt), 0)
+    mad = tiles * (blocks * cfg.mad_head
+                   + passes * _cdiv(m, cfg.align_m) * fractals * _cdiv(n, cfg.align_n))
+    # C_drain: per tile a fixed cost plus a per-row cost with a floor, and a penalty when the
+    # number of C0 column groups is not a power of two
+    groups = _cdiv(n, max(1, cfg.drain_c0_bytes // cfg.bytes_c))
+    odd = groups // (groups & -groups)
+    per_row = (np.maximum(cfg.drain_row_cycles, cfg.bytes_c * n / cfg.bw_drain)
+               + cfg.drain_penalty_cycles * (odd - 1))
+    drain = tiles * (cfg.drain_fixed_cycles + m * per_row)
+    # wall: one accumulator exposes the drain; two overlap it, leaving a one-tile bubble
+    compute = np.maximum(load, mad)
+    if regime.dbc == 1:
+        wall = compute + drain
+    else:
+        wall = np.maximum(compute, drain) + np.minimum(compute, drain) / tiles
+    k_blocks = _cdiv(cfg.K, k)
+    return _Table(regime, index, m, n, k, _round_cycles(wall), load, mad, drain,
+                  tm * m * tn * n * k_blocks * k, k_blocks, holds_a)
+
+
+def _round_cycles(x: np.ndarray) -> np.ndarray:
+    """llround (half away from zero; walls are never negative), rejecting non-finite or
+    inexact (> 2^53) values."""
+    bad = ~np.isfinite(x) | (x > _MAX_EXACT_CYCLES)
+    if bad.any():
+        raise _fail(f"estimated wall {x[bad][0]} cycles is not a finite value <= 2^53",
+                    "check the bandwidth and cycle constants of the cost model")
+    return np.floor(x + 0.5).astype(np.int64)
 
 
 # ---------------------------------------------------------------------------------------
 # §2.7 / §2.8  ordering and the global algorithm
 # ---------------------------------------------------------------------------------------
-
-def _best(candidates: Iterator[L0TileCandidate]) -> L0TileCandidate | None:
-    """Lowest §2.7 key; the first enumerated wins an exact tie."""
-    return min(candidates, key=lambda c: c.rank_key, default=None)
-
 
 def _regimes(cfg: L0TileConfig) -> list[_Regime]:
     """Baseline first, then OS+dbC2, A+dbC1, A+dbC2, B+dbC1, B+dbC2 as the gates allow."""
@@ -473,18 +481,19 @@ def _regimes(cfg: L0TileConfig) -> list[_Regime]:
     return [_Regime(s, d) for s in stats for d in dbcs]
 
 
-def _explored_regimes(cfg: L0TileConfig) -> Iterator[tuple[int, _Regime]]:
-    """Regimes the search visits after the baseline, skipping any whose L0C budget cannot
-    hold the physical minimum tile."""
-    for index, regime in enumerate(_regimes(cfg)):
-        if index == 0:
-            continue
+def _searched_tables(cfg: L0TileConfig) -> list[_Table]:
+    """The regimes the search visits, scored: the baseline, then (unless its winner is the
+    whole problem) every other regime whose L0C budget holds the physical minimum tile."""
+    regimes = _regimes(cfg)
+    tables = [_regime_table(cfg, regimes[0], 0)]
+    first = tables[0].best()
+    if first is not None and (int(tables[0].m[first]), int(tables[0].n[first]),
+                              int(tables[0].k[first])) == (cfg.M, cfg.N, cfg.K):
+        return tables
+    for index, regime in enumerate(regimes[1:], start=1):
         if regime.holds_min_tile(cfg, regime.budgets(cfg)[2]):
-            yield index, regime
-
-
-def _is_whole_problem(cfg: L0TileConfig, cand: L0TileCandidate | None) -> bool:
-    return cand is not None and (cand.m, cand.n, cand.k) == (cfg.M, cfg.N, cfg.K)
+            tables.append(_regime_table(cfg, regime, index))
+    return tables
 
 
 def _no_tile_error(cfg: L0TileConfig) -> PassError:
@@ -497,40 +506,55 @@ def _no_tile_error(cfg: L0TileConfig) -> PassError:
 
 
 def choose_l0_tile(config: L0TileConfig) -> L0TileResult:
-    """Pick the L0 tile, stationarity and dbC with the lowest estimated wall (§2.8)."""
+    """Pick the L0 tile, stationarity and dbC with the lowest estimated wall (§2.8): each
+    regime's §2.7 winner replaces the baseline's only on a strictly lower wall."""
     _validate(config)
-    regimes = _regimes(config)
-    best = _best(_regime_candidates(config, regimes[0], 0))
-    if not _is_whole_problem(config, best):
-        for index, regime in _explored_regimes(config):
-            cand = _best(_regime_candidates(config, regime, index))
-            if cand is not None and (best is None or cand.wall_cycles < best.wall_cycles):
-                best = cand
+    best = None
+    for table in _searched_tables(config):
+        i = table.best()
+        if i is not None and (best is None or table.wall[i] < best.wall_cycles):
+            best = table.candidate(i)
     if best is None:
         raise _no_tile_error(config)
     return _to_result(config, best)
 
 
-def rank_l0_tiles(config: L0TileConfig, top: int = 5) -> list[L0TileCandidate]:
-    """The ``top`` best design points over every regime the search visits, best first.
+class L0TileRanking:
+    """Every design point the search visits, in rank order: wall, then regime visiting order
+    (an earlier regime wins a tied wall), then the §2.7 key, then enumeration order — so the
+    first point is exactly ``choose_l0_tile``'s pick. Scored once; ``top`` reads from it."""
 
-    Ordered by wall, then regime visiting order (an earlier regime wins a tied wall), then
-    the §2.7 key, so the first entry is exactly ``choose_l0_tile``'s pick.
-    """
+    def __init__(self, config: L0TileConfig):
+        _validate(config)
+        self.tables = [t for t in _searched_tables(config) if len(t)]
+        if not self.tables:
+            raise _no_tile_error(config)
+        sizes = [len(t) for t in self.tables]
+        self._starts = np.cumsum([0] + sizes[:-1])
+        columns = [t.order_keys() for t in self.tables]
+        keys = [np.arange(sum(sizes))] + [np.concatenate([c[j] for c in columns])
+                                          for j in range(1, 6)]
+        keys += [np.concatenate([np.full(len(t), t.index) for t in self.tables]),
+                 np.concatenate([t.wall for t in self.tables])]
+        self._order = np.lexsort(keys)
+        self._dbc = np.concatenate([np.full(len(t), t.regime.dbc == 2) for t in self.tables])
+
+    def top(self, count: int, double_buffer_c: bool | None = None) -> list[L0TileCandidate]:
+        """The ``count`` best points; with ``double_buffer_c`` True (False) dbC (single-
+        accumulator) points only."""
+        order = self._order if double_buffer_c is None else \
+            self._order[self._dbc[self._order] == double_buffer_c]
+        order = order[:count]
+        which = np.searchsorted(self._starts, order, side="right") - 1
+        return [self.tables[w].candidate(int(p - self._starts[w])) for p, w in zip(order, which)]
+
+
+def rank_l0_tiles(config: L0TileConfig, top: int = 5) -> list[L0TileCandidate]:
+    """The ``top`` best design points over every regime the search visits, best first
+    (``L0TileRanking``)."""
     if top <= 0:
         raise _fail(f"top={top} must be >= 1", "ask for at least one alternative")
-    _validate(config)
-    regimes = _regimes(config)
-    baseline = list(_regime_candidates(config, regimes[0], 0))
-    pool: list[L0TileCandidate] = list(baseline)
-    if not _is_whole_problem(config, _best(iter(baseline))):
-        for index, regime in _explored_regimes(config):
-            pool.extend(_regime_candidates(config, regime, index))
-    if not pool:
-        raise _no_tile_error(config)
-    # nsmallest is stable: exact ties keep enumeration order, as the search does.
-    return heapq.nsmallest(
-        top, pool, key=lambda c: (c.wall_cycles, c.regime_index, c.rank_key[1:]))
+    return L0TileRanking(config).top(top)
 
 
 def _to_result(cfg: L0TileConfig, best: L0TileCandidate) -> L0TileResult:
