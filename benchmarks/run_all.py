@@ -32,6 +32,8 @@ BENCHMARKS = {
     "chooser_vs_sim": "chooser_vs_sim.py",
     "race_scaling": "race_scaling.py",
     "fuzz_robustness": "fuzz_robustness.py",
+    "chip_gemm": "chip_gemm.py",
+    "chip_tasks": "chip_tasks.py",
     "dbc": "dbc.py",
     "calibration": "calibration.py",
 }

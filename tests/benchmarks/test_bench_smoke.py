@@ -13,7 +13,7 @@ from ptoc.tools.bench_cmd import find_bench_dir, load_runner
 
 BENCH_DIR = Path(__file__).resolve().parents[2] / "benchmarks"
 OURS = ["compile_time", "sim_throughput", "gemm_bound", "chooser_vs_sim", "race_scaling",
-        "fuzz_robustness"]
+        "fuzz_robustness", "chip_gemm", "chip_tasks"]
 
 
 @pytest.fixture(scope="module")

@@ -15,6 +15,7 @@ binds a kernel's pointer parameter to a region without copying (``GMTensor.flat`
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -102,7 +103,7 @@ class GMTensor:
         return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.nbytes if self.shape \
             else self.dtype.nbytes
 
-    @property
+    @cached_property
     def is_contiguous(self) -> bool:
         """True when the region is one row-major block (what a kernel parameter expects)."""
         return all(s == r for s, r, d in zip(self.strides, _row_major(self.shape), self.shape)
@@ -124,8 +125,17 @@ class GMTensor:
         return np.lib.stride_tricks.as_strided(flat, shape=self.shape,
                                                strides=[s * item for s in self.strides])
 
+    @cached_property
+    def start(self) -> int:
+        """The region's first byte in its allocation."""
+        return self.offset * self.dtype.nbytes
+
     def byte_span(self) -> tuple[int, int]:
         """[lo, hi) byte offsets in the allocation that bound the region."""
+        return self._span
+
+    @cached_property
+    def _span(self) -> tuple[int, int]:
         item = self.dtype.nbytes
         last = self.offset + sum((d - 1) * s for d, s in zip(self.shape, self.strides))
         return self.offset * item, (last + 1) * item

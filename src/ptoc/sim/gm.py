@@ -18,9 +18,20 @@ from ptoc.sim.instr import Access
 from ptoc.sim.core.memory import MemoryAccessError
 
 
+class GMPointer:
+    """What a kernel's pointer parameter is bound to: a typed flat view of GM from the
+    parameter's region on. Windows read it when their instructions run, so an issued
+    instruction stream can be replayed for another task by re-pointing it (``flat``)."""
+
+    __slots__ = ("flat",)
+
+    def __init__(self, flat: np.ndarray):
+        self.flat = flat
+
+
 @dataclass(frozen=True)
 class GMView:
-    """A strided tensor descriptor over one bound GM array (element strides).
+    """A strided tensor descriptor over one bound GM pointer (element strides).
 
     ``param`` is the kernel parameter (for messages); ``space`` the GM allocation the
     parameter's region lies in and ``origin`` the element offset of ``flat[0]`` in it, so
@@ -29,18 +40,35 @@ class GMView:
     """
 
     param: str
-    flat: np.ndarray
+    pointer: GMPointer
     dtype: DataType
     shape: tuple[int, ...]
     strides: tuple[int, ...]
-    #: [rows, row stride] reshape of ``flat`` for row-major 2-D views (fast window slicing)
-    grid: np.ndarray | None = field(default=None, compare=False, repr=False)
     space: str = ""
     origin: int = 0
 
     @property
+    def flat(self) -> np.ndarray:
+        return self.pointer.flat
+
+    @property
     def buffer(self) -> str:
         return f"GM %{self.space or self.param}"
+
+    def grid(self) -> np.ndarray | None:
+        """[rows, row stride] reshape of the pointer's array for row-major 2-D views (fast
+        window slicing), kept while the pointer points at the same array."""
+        flat = self.pointer.flat
+        cached = self.__dict__.get("_grid")
+        if cached is not None and cached[0] is flat:
+            return cached[1]
+        shape, strides = self.shape, self.strides
+        grid = None
+        if len(shape) == 2 and strides[1] == 1 and strides[0] >= shape[1] \
+                and flat.size >= shape[0] * strides[0]:
+            grid = flat[:shape[0] * strides[0]].reshape(shape[0], strides[0])
+        object.__setattr__(self, "_grid", (flat, grid))
+        return grid
 
 
 @dataclass(frozen=True)
@@ -62,13 +90,15 @@ class GMWindow:
     def array(self) -> np.ndarray:
         """A writable 2-D numpy view of the window's elements (shares the GM array)."""
         v = self.view
-        if v.grid is not None:
+        grid = v.grid()
+        if grid is not None:
             (r0, c0), (r, c) = self.offsets, self.sizes
-            return v.grid[r0:r0 + r, c0:c0 + c]
+            return grid[r0:r0 + r, c0:c0 + c]
         start = sum(o * s for o, s in zip(self.offsets, v.strides))
-        item = v.flat.itemsize
+        flat = v.flat
+        item = flat.itemsize
         arr = np.lib.stride_tricks.as_strided(
-            v.flat[start:], shape=self.sizes, strides=[s * item for s in v.strides])
+            flat[start:], shape=self.sizes, strides=[s * item for s in v.strides])
         return arr.reshape(self.rows, self.cols) if arr.ndim != 2 else arr
 
     def access(self) -> Access:
@@ -90,8 +120,11 @@ class GMWindow:
         return Access(v.buffer, first * item, (last + 1) * item, rect)
 
 
-def make_view(param: str, flat: np.ndarray, dtype: DataType, shape, strides,
+def make_view(param: str, pointer: "GMPointer | np.ndarray", dtype: DataType, shape, strides,
               loc: SourceLoc | None, *, space: str = "", origin: int = 0) -> GMView:
+    if not isinstance(pointer, GMPointer):
+        pointer = GMPointer(pointer)
+    flat = pointer.flat
     shape, strides = tuple(int(x) for x in shape), tuple(int(x) for x in strides)
     if len(shape) != len(strides):
         raise MemoryAccessError(
@@ -107,11 +140,7 @@ def make_view(param: str, flat: np.ndarray, dtype: DataType, shape, strides,
             f"tensor view of %{param} with shape {list(shape)} and strides {list(strides)} "
             f"reaches element {last}, but the bound tensor has only {flat.size} elements", loc,
             hint=f"bind an array of at least {last + 1} elements to %{param}")
-    grid = None
-    if len(shape) == 2 and strides[1] == 1 and strides[0] >= shape[1] \
-            and flat.size >= shape[0] * strides[0]:
-        grid = flat[:shape[0] * strides[0]].reshape(shape[0], strides[0])
-    return GMView(param, flat, dtype, shape, strides, grid, space or param, origin)
+    return GMView(param, pointer, dtype, shape, strides, space or param, origin)
 
 
 def make_window(view: GMView, offsets, sizes, loc: SourceLoc | None) -> GMWindow:

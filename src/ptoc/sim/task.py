@@ -86,31 +86,35 @@ def check_writes(task: Task, instructions) -> None:
     """Every GM byte the task wrote (``instructions``: its records or Instrs) lies in a
     region it declared written (``Out``/``InOut``): the dependencies of later tasks are
     inferred from those declarations."""
+    check_write_spans(task, ((access.buffer, access.lo, access.hi,
+                              f"{record.name} at {record.file} line {record.line}")
+                             for record in instructions for access in record.writes))
+
+
+def check_write_spans(task: Task, spans) -> None:
+    """``check_writes`` on (buffer, lo, hi, which op) spans."""
     declared: dict[str, list[tuple[int, int]]] = {}
     for region in task.writes:
         declared.setdefault(f"GM %{region.name}", []).append(region.byte_span())
-    for record in instructions:
-        for access in record.writes:
-            if not access.buffer.startswith("GM %"):
-                continue
-            spans = declared.get(access.buffer, ())
-            if any(lo <= access.lo and access.hi <= hi for lo, hi in spans):
-                continue
-            name = _param_of(task, access)
-            what = f"its In parameter {name!r}" if name else "GM outside its Out parameters"
-            raise UndeclaredWriteError(
-                f"kernel '{task.kernel}' wrote {what} ({access.buffer} bytes [{access.lo}, "
-                f"{access.hi}), {record.name} at {record.file} line {record.line}); the write "
-                "would go unseen by the tasks that depend on it", task.loc,
-                hint="declare the parameter pl.Out or pl.InOut")
+    for buffer, lo, hi, op in spans:
+        if not buffer.startswith("GM %"):
+            continue
+        if any(a <= lo and hi <= b for a, b in declared.get(buffer, ())):
+            continue
+        name = _param_of(task, buffer, lo)
+        what = f"its In parameter {name!r}" if name else "GM outside its Out parameters"
+        raise UndeclaredWriteError(
+            f"kernel '{task.kernel}' wrote {what} ({buffer} bytes [{lo}, {hi}), {op}); the "
+            "write would go unseen by the tasks that depend on it", task.loc,
+            hint="declare the parameter pl.Out or pl.InOut")
 
 
-def _param_of(task: Task, access) -> str | None:
-    """The parameter whose region holds ``access`` (for the message)."""
+def _param_of(task: Task, buffer: str, lo: int) -> str | None:
+    """The parameter whose region holds byte ``lo`` of ``buffer`` (for the message)."""
     for name, arg in zip(task.params, task.args):
         span = getattr(arg, "byte_span", None)
-        if span is not None and f"GM %{arg.name}" == access.buffer:
-            lo, hi = span()
-            if lo <= access.lo < hi:
+        if span is not None and f"GM %{arg.name}" == buffer:
+            a, b = span()
+            if a <= lo < b:
                 return name
     return None

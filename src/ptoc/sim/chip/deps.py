@@ -19,6 +19,8 @@ of their output waits for all of them.
 
 from __future__ import annotations
 
+from bisect import bisect_left
+
 from ptoc.sim.task import Task
 
 
@@ -26,7 +28,7 @@ class DependencyMap:
     """The latest writers of every GM allocation, updated task by task."""
 
     def __init__(self):
-        self._writers: dict[str, list[tuple[object, int, int]]] = {}
+        self._writers: dict[str, _Writers] = {}
 
     def add(self, task: Task) -> tuple[int, ...]:
         """The tasks ``task`` must follow (inferred and explicit, sorted); then record its
@@ -34,13 +36,43 @@ class DependencyMap:
         deps = {d for d in task.deps}
         launch = task.launch_id
         for region in task.reads:
-            for written, writer, writer_launch in self._writers.get(region.name, ()):
-                if writer_launch != launch and written.overlaps(region):
-                    deps.add(writer)
+            writers = self._writers.get(region.name)
+            if writers is not None:
+                deps.update(w for w, w_launch in writers.overlapping(region) if w_launch != launch)
         for region in task.writes:
-            kept = [entry for entry in self._writers.get(region.name, ())
-                    if entry[2] == launch or not region.covers(entry[0])]
-            kept.append((region, task.index, launch))
-            self._writers[region.name] = kept
+            self._writers.setdefault(region.name, _Writers()).write(region, task.index, launch)
         deps.discard(task.index)
         return tuple(sorted(deps))
+
+
+class _Writers:
+    """One allocation's producer regions, kept sorted by first byte so a lookup visits only
+    the regions whose byte spans can reach it."""
+
+    def __init__(self):
+        self.los: list[int] = []
+        self.entries: list[tuple[object, int, int]] = []
+        self.longest = 0
+
+    def overlapping(self, region):
+        lo, hi = region.byte_span()
+        start = bisect_left(self.los, lo - self.longest)
+        end = bisect_left(self.los, hi)
+        for written, writer, launch in self.entries[start:end]:
+            if written.overlaps(region):
+                yield writer, launch
+
+    def write(self, region, task: int, launch: int) -> None:
+        """``region`` is now produced by ``task``: earlier producers it covers wholly are
+        forgotten (blocks of one launch are kept: a reader waits for all of them)."""
+        lo, hi = region.byte_span()
+        start = bisect_left(self.los, lo)
+        end = bisect_left(self.los, hi)
+        kept = [e for e in self.entries[start:end]
+                if e[2] == launch or not region.covers(e[0])]
+        self.entries[start:end] = kept
+        self.los[start:end] = [e[0].byte_span()[0] for e in kept]
+        at = bisect_left(self.los, lo)
+        self.los.insert(at, lo)
+        self.entries.insert(at, (region, task, launch))
+        self.longest = max(self.longest, hi - lo)

@@ -115,7 +115,9 @@ class Engine:
         self.order = 0
         self.waiting = [0] * len(jobs)
         self.dependents: list[list[int]] = [[] for _ in jobs]
-        self.ready_fifo: list[int] = []
+        self.ready: dict[str, list[int]] = {"aic": [], "aiv": [], "group": []}   # heaps
+        self.free_aic = set(range(clusters))
+        self.free_aiv = set(range(clusters, len(self.cores)))
         self.dispatcher_free = launch_cycles
         self.done = 0
 
@@ -127,7 +129,7 @@ class Engine:
             self.waiting[job.index] = len(job.deps)
             if not job.deps:
                 job.ready = 0.0
-                self.ready_fifo.append(job.index)
+                heapq.heappush(self.ready[job.stream.placement], job.index)
         self._push(self.launch, _DISPATCH, 0, 0)
         heap = self.heap
         while heap:
@@ -150,32 +152,36 @@ class Engine:
 
     # -- the device scheduler --------------------------------------------------------------
     def _dispatch(self, t: float) -> None:
-        fifo = self.ready_fifo
-        i = 0
-        while i < len(fifo):
-            job = self.jobs[fifo[i]]
-            if job.ready > t:
-                i += 1
-                continue
-            phys = self._place(job.stream.placement, len(job.stream.units))
+        """Hand ready tasks, oldest first, to idle cores that fit them; a kind of task (AIC,
+        AIV, group) that finds no idle core waits without holding up the other kinds."""
+        queues = self.ready
+        blocked: set[str] = set()
+        while True:
+            heads = [(q[0], kind) for kind, q in queues.items() if q and kind not in blocked]
+            if not heads:
+                return
+            index, kind = min(heads)
+            job = self.jobs[index]
+            phys = self._place(kind, len(job.stream.units))
             if phys is None:
-                i += 1
+                blocked.add(kind)
                 continue
-            fifo.pop(i)
+            heapq.heappop(queues[kind])
             start = max(t, self.dispatcher_free) + self.dispatch_cycles
             self.dispatcher_free = start
             job.dispatched = t
             self._start(job, phys, start)
 
     def _place(self, placement: str, units: int) -> tuple[int, ...] | None:
-        cores, c = self.cores, self.clusters
+        free_aic, free_aiv = self.free_aic, self.free_aiv
         if placement == "aic":
-            return next(((k,) for k in range(c) if cores[k].run is None), None)
+            return (min(free_aic),) if free_aic else None
         if placement == "aiv":
-            return next(((k,) for k in range(c, len(cores)) if cores[k].run is None), None)
-        for k in range(c):
+            return (min(free_aiv),) if free_aiv else None
+        c = self.clusters
+        for k in sorted(free_aic):
             aivs = [c + k * self.aiv_per_aic + j for j in range(units - 1)]
-            if cores[k].run is None and all(cores[a].run is None for a in aivs):
+            if all(a in free_aiv for a in aivs):
                 return (k, *aivs)
         return None
 
@@ -183,10 +189,9 @@ class Engine:
         run = _Run(job, phys)
         job.start, job.cores = t, phys
         job.busy = [0.0] * _NPIPES
-        seqs: list[list[int]] = [[] for _ in phys]
-        for seq, local in enumerate(job.stream.core):
-            seqs[local].append(seq)
+        seqs = job.stream.by_core()
         for local, k in enumerate(phys):
+            (self.free_aic if k < self.clusters else self.free_aiv).discard(k)
             core = self.cores[k]
             core.run, core.local, core.seqs, core.pos, core.clock = run, local, seqs[local], 0, t
             core.queue = [[] for _ in range(_NPIPES)]
@@ -207,12 +212,13 @@ class Engine:
             core = self.cores[k]
             core.timeline.task_cycles += t - job.start
             core.run = None
+            (self.free_aic if k < self.clusters else self.free_aiv).add(k)
         for dep in self.dependents[index]:
             self.waiting[dep] -= 1
             other = self.jobs[dep]
             other.ready = max(other.ready, t)
             if self.waiting[dep] == 0:
-                self.ready_fifo.append(dep)
+                heapq.heappush(self.ready[other.stream.placement], dep)
         self._dispatch(t)
 
     # -- one core's scalar unit ------------------------------------------------------------
@@ -326,11 +332,14 @@ class Engine:
                 run.sets.setdefault(f, []).append(finish)
                 for lane in run.flag_waiters.pop(f, ()):
                     self._push(max(finish, t), _LANE, *lane)
-            waiters = run.dep_waiters.pop(seq, None)
-            if waiters:
-                for kk, pp in waiters:
+            if run.dep_waiters:
+                for kk, pp in run.dep_waiters.pop(seq, ()):
                     self._push(max(finish + self.dep_latency, t), _LANE, kk, pp)
-            self._retire(run, finish)
+            run.remaining -= 1
+            if finish > run.last:
+                run.last = finish
+            if not run.remaining:
+                self._push(run.last, _DONE, run.job.index, 0)
         core.free[p] = free
         if head[p] == len(q):
             self._try_barrier(k)

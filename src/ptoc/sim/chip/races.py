@@ -135,7 +135,7 @@ def find_task_races(tasks: list[Task], streams: list[TaskStream],
     for task, stream in zip(tasks, streams):
         for tr in stream.transfers:
             region = task.args[tr.param]
-            start = region.offset * region.dtype.nbytes + tr.offset
+            start = region.start + tr.offset
             per_buffer.setdefault(f"GM %{region.name}", []).append(_access(task.index, tr, start))
     reports: dict[tuple, TaskRace] = {}
     for buffer, accesses in per_buffer.items():

@@ -7,8 +7,11 @@ submits the next ones:
   (``deps.DependencyMap``); its kernel is issued, timed alone, race-checked and — with
   numerics — its data is computed into the shared GM right away (program order is a
   dependency order, so every task reads what its producers wrote). Its timing record
-  (``stream.TaskStream``) is kept; an identical task (same kernel, same scalar arguments)
-  reuses it, and without numerics is not issued again at all.
+  (``stream.TaskStream``) is kept. An identical task (same kernel, same scalar arguments,
+  arguments aliasing alike) is not issued again: without numerics its record is simply
+  re-timed on its own regions; with numerics the recorded instructions are replayed on its
+  regions (the kernel's GM pointers re-pointed), so its data is exact and only the data
+  work is redone.
 * ``finish()``: the timing engine (``engine.Engine``) runs every record together on the
   chip's cores with the device runtime's dispatch and the shared L2/HBM; races between
   tasks are checked on the task graph; the result says where and when everything ran.
@@ -40,13 +43,27 @@ from ptoc.sim.group.run import is_group_module, issue_group, ready_group
 from ptoc.sim.limits import DEFAULT_LIMITS, SimLimits
 from ptoc.sim.races import find_races
 from ptoc.sim.schedule import schedule
-from ptoc.sim.task import Task, check_writes
+from ptoc.sim.task import Task, check_write_spans, check_writes
 
 CHIP_MODES = ("reference", "fast")
 
 
 class ChipConfigError(PtocError, ValueError):
     """A chip run asked for something the chip does not have (cores, modes, dependencies)."""
+
+
+@dataclass
+class _Replay:
+    """A single-core task's issued stream kept to replay the data of identical tasks (same
+    kernel, scalars and aliasing of arguments): the kernel's GM pointers (re-pointed per
+    task), its instructions, their schedule and races."""
+
+    pointers: dict
+    names: tuple[str, ...]
+    instrs: list
+    sch: object
+    races: list
+    alone: float
 
 
 @dataclass
@@ -84,6 +101,10 @@ class ChipSimulator:
         self.task_races: list = []
         self._ready: dict[tuple, object] = {}
         self._records: dict[tuple, TaskStream] = {}
+        self._replays: dict[tuple, _Replay] = {}
+        # tasks run one at a time while submitted: they share one core's buffers, which keep
+        # what earlier tasks left in them (as a core's buffers do between kernels)
+        self._buffers = BufferMemory(dict(self.tgt.capacities), self.tgt.address_alignment)
 
     # -- phase 1: tasks in program order ---------------------------------------------------
     def submit(self, task: Task) -> None:
@@ -99,9 +120,15 @@ class ChipSimulator:
         deps = self.depmap.add(task)
         key = self._key(task)
         record = self._records.get(key)
-        if record is not None and not self.numerics and record.fits(task.args):
-            self.submitted.append(_Submitted(task, deps, record, None, True))
-            return
+        if record is not None and record.fits(task.args):
+            if not self.numerics:
+                self.submitted.append(_Submitted(task, deps, record, None, True))
+                return
+            replay = self._replays.get((key, _aliases(task.args)))
+            if replay is not None:
+                self._replay(task, record, replay)
+                self.submitted.append(_Submitted(task, deps, record, replay.alone, True))
+                return
         enabled = gc.isenabled()
         gc.disable()
         try:
@@ -129,16 +156,18 @@ class ChipSimulator:
             ready = (ready_group(task.module, tgt) if group else
                      ready_kernel(task.module, tgt, mode=self.mode, kernel=task.kernel))
             self._ready[(id(task.module), task.kernel)] = ready
+        unit = None
         if group:
             bound = bind_params(ready.aic, list(task.args), ready.filename)
             instrs, units, _ = issue_group(ready, bound, tgt, prof, mode=self.mode)
             dep_latency = cluster_model(tgt).flag_latency_cycles
         else:
             bound = bind_params(ready.kernel, list(task.args), ready.filename)
-            memory = BufferMemory(dict(tgt.capacities), tgt.address_alignment)
-            instrs = ScalarUnit(ready.kernel, bound.env, tgt, prof, memory, limits=self.limits,
-                                mad_mode="fast" if self.mode == "fast" else "reference",
-                                filename=ready.filename, regions=bound.regions).run()
+            unit = ScalarUnit(ready.kernel, bound.env, tgt, prof, self._buffers,
+                              limits=self.limits, filename=ready.filename,
+                              mad_mode="fast" if self.mode == "fast" else "reference",
+                              regions=bound.regions)
+            instrs = unit.run()
             units, dep_latency = ("core",), 0.0
         sch = schedule(instrs, issue_cycles=prof.issue_cycles,
                        sync_latency=prof.sync_latency_cycles, flag_mode=self.flag_mode,
@@ -149,7 +178,25 @@ class ChipSimulator:
         if self.numerics:
             execute(instrs, sch, timed=bool(races))
         stream = record_stream(instrs, task.args, task.params, tuple(units), task.label())
-        return stream, max(sch.end, default=0.0)
+        alone = max(sch.end, default=0.0)
+        replay_key = (self._key(task), _aliases(task.args))
+        if unit is not None and self.numerics and replay_key not in self._replays:
+            self._replays[replay_key] = _Replay(
+                unit.pointers, tuple(p.name for p in ready.kernel.params), instrs, sch, races,
+                alone)
+        return stream, alone
+
+    def _replay(self, task: Task, stream: TaskStream, replay: _Replay) -> None:
+        """Compute ``task``'s data by replaying an identical task's instructions on its own
+        GM regions: the same instructions, in the same order, re-pointed (no issue, no
+        scheduling, no race check: all are the same as the recorded task's)."""
+        for name, arg in zip(replay.names, task.args):
+            pointer = replay.pointers.get(name)
+            if pointer is not None:
+                pointer.flat = arg.flat()
+        check_write_spans(task, _write_spans(task, stream))
+        execute(replay.instrs, replay.sch, timed=bool(replay.races))
+        self.task_races.extend((task.name(), race) for race in replay.races)
 
     # -- phase 2: the chip -----------------------------------------------------------------
     def finish(self) -> ChipResult:
@@ -192,10 +239,31 @@ class ChipSimulator:
                           dispatch_cycles, sum(s.reused for s in self.submitted), notes)
 
 
+def _aliases(args) -> tuple:
+    """How a task's GM arguments share allocations: for each, the first argument in the same
+    allocation and the byte distance to it."""
+    first: dict[int, tuple[int, int]] = {}
+    out = []
+    for i, arg in enumerate(args):
+        if isinstance(arg, GMTensor):
+            j, start = first.setdefault(id(arg.alloc), (i, arg.start))
+            out.append((i, j, arg.start - start))
+    return tuple(out)
+
+
+def _write_spans(task: Task, stream: TaskStream):
+    """The (buffer, lo, hi, op) of every GM write of ``stream`` on ``task``'s regions."""
+    for tr in stream.transfers:
+        if tr.write:
+            region = task.args[tr.param]
+            lo = region.start + tr.offset
+            yield (f"GM %{region.name}", lo, lo + (tr.rows - 1) * tr.pitch + tr.row_bytes,
+                   tr.op)
+
+
 def _bases(task: Task) -> list:
     """Absolute GM byte address of each parameter's region (None for scalars)."""
-    return [a.alloc.base + a.offset * a.dtype.nbytes if isinstance(a, GMTensor) else None
-            for a in task.args]
+    return [a.alloc.base + a.start if isinstance(a, GMTensor) else None for a in task.args]
 
 
 def simulate_chip(tasks, *, target="a2a3", profile=None, mode: str = "reference",

@@ -73,11 +73,21 @@ class TaskStream:
     def __len__(self) -> int:
         return len(self.kind)
 
+    def by_core(self) -> list[list[int]]:
+        """The instructions of each task-local core, in issue order (computed once)."""
+        found = self.__dict__.get("_by_core")
+        if found is None:
+            found = [[] for _ in self.units]
+            for seq, local in enumerate(self.core):
+                found[local].append(seq)
+            self.__dict__["_by_core"] = found
+        return found
+
     def fits(self, args) -> bool:
         """Whether every parameter's region leaves room for what the stream touches."""
         for param, reach in self.reach.items():
             region = args[param]
-            if region.alloc.nbytes - region.offset * region.dtype.nbytes < reach:
+            if region.alloc.nbytes - region.start < reach:
                 return False
         return True
 
@@ -152,8 +162,12 @@ def _transfer(access, write: bool, by_buffer, params, task_label: str, ins: Inst
             rows, cols = rect[2] - rect[1], rect[4] - rect[3]
             span = (rows - 1) * pitch_elems + cols
             item = (access.hi - access.lo) // span if span else 1
-            t = Transfer(param, write, rows * cols * item, access.lo - start, rows,
-                         pitch_elems * item, cols * item, atomic, op)
+            if pitch_elems == cols or rows == 1:          # one contiguous run of bytes
+                t = Transfer(param, write, rows * cols * item, access.lo - start, 1,
+                             rows * cols * item, rows * cols * item, atomic, op)
+            else:
+                t = Transfer(param, write, rows * cols * item, access.lo - start, rows,
+                             pitch_elems * item, cols * item, atomic, op)
         else:
             size = access.hi - access.lo
             t = Transfer(param, write, size, access.lo - start, 1, size, size, atomic, op)

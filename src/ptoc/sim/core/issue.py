@@ -24,7 +24,7 @@ from ptoc.pto.ops import OP_TABLE
 from ptoc.sim.core import scalars, vector
 from ptoc.sim.core.binding import bind_params
 from ptoc.sim.errors import SimLimitError, SimProgramError
-from ptoc.sim.gm import GMView, GMWindow, make_view, make_window
+from ptoc.sim.gm import GMPointer, GMView, GMWindow, make_view, make_window
 from ptoc.sim.global_memory import GMTensor
 from ptoc.sim.instr import BARRIER, SET, WAIT, WORK, Instr
 from ptoc.sim.limits import DEFAULT_LIMITS, SimLimits
@@ -74,6 +74,8 @@ class ScalarUnit(TileOps):
         self.port = port
         self.env: dict[str, object] = dict(bindings)
         self.regions: dict[str, GMTensor] = dict(regions or {})
+        #: the GM pointer of each pointer parameter the kernel views (re-pointed to replay)
+        self.pointers: dict[str, GMPointer] = {}
         self.instrs: list[Instr] = [] if instrs is None else instrs
         self._static: dict[int, int] = {}
         self._op: object = None
@@ -245,7 +247,10 @@ class ScalarUnit(TileOps):
         dtype = ptr.type.dtype if isinstance(ptr.type, PtrType) else DataType.from_numpy(flat.dtype)
         region = self.regions.get(ptr.name)
         space, origin = (region.name, region.offset) if region is not None else (ptr.name, 0)
-        self._set(op.result, make_view(ptr.name, flat, dtype, shape, strides, self._loc(op),
+        pointer = self.pointers.get(ptr.name)
+        if pointer is None or pointer.flat is not flat:
+            pointer = self.pointers[ptr.name] = GMPointer(flat)
+        self._set(op.result, make_view(ptr.name, pointer, dtype, shape, strides, self._loc(op),
                                        space=space, origin=origin))
 
     def _partition(self, op: Instruction) -> None:

@@ -42,18 +42,21 @@ class TileOps:
         pipe = self._move_pipe(op, _D, dst.space)
         r, c = self._fits(op, win, dst)
         cost = self._cost('transfer_cycles', _D, dst.space, dst.nbytes)
-        src_arr, dview = win.array(), self.memory.view(dst)
+        dview = self.memory.view(dst)
+
+        def read():       # the window is read when the load runs (its pointer may be re-pointed)
+            return win.array().copy()
 
         def commit(payload):
             dview[:r, :c] = payload
         self._emit(op, pipe, WORK, op.opcode, cost, reads=(win.access(),),
-                   writes=(self._access(dst, 0, 0, r, c),), read=src_arr.copy, commit=commit)
+                   writes=(self._access(dst, 0, 0, r, c),), read=read, commit=commit)
 
     def _tstore(self, op: Instruction) -> None:
         src, win = self._tile(op.ins[0]), self._window(op.outs[0])
         pipe = self._move_pipe(op, src.space, _D)
         r, c = self._fits(op, win, src)
-        sview, dst_arr, gm_dtype = self.memory.view(src), win.array(), win.view.dtype
+        sview, gm_dtype = self.memory.view(src), win.view.dtype
         if src.space is _A:
             cost = self._cost('drain_cycles', _D, r, c, src.dtype)
 
@@ -76,10 +79,11 @@ class TileOps:
             written.atomic = True
 
             def commit(payload):
-                dst_arr[...] = numerics.atomic_add(dst_arr, payload)
+                dst = win.array()
+                dst[...] = numerics.atomic_add(dst, payload)
         else:
             def commit(payload):
-                dst_arr[...] = payload
+                win.array()[...] = payload
         self._emit(op, pipe, WORK, op.opcode, cost, reads=(self._access(src, 0, 0, r, c),),
                    writes=(written,), read=read, commit=commit)
 
