@@ -53,3 +53,19 @@ def _plain(v):
     if hasattr(v, "item"):
         return v.item()
     return v
+
+
+def cli(run, doc: str, ints: tuple[str, ...] = ()) -> None:
+    """Run a benchmark script from the command line: ``--quick``, plus one integer option
+    per name in ``ints`` passed to ``run`` by that name; print every table."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    for name in ints:
+        ap.add_argument(f"--{name}", type=int)
+    args = ap.parse_args()
+    options = {name: getattr(args, name) for name in ints}
+    for table in run(quick=args.quick, **options):
+        print(table.render())
+        print()

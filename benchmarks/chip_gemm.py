@@ -16,7 +16,6 @@ Run: python benchmarks/chip_gemm.py [--quick]
 
 from __future__ import annotations
 
-import argparse
 import os
 import time
 
@@ -32,7 +31,7 @@ from ptoc.calibration import TOTAL, TRAINING_SET, read_measurements
 from ptoc.sim.chip import simulate_chip
 from ptoc.sim.chip.examples import gemm_tasks
 
-from _table import Table
+from _table import Table, cli
 
 TITLE = "chip: reference GEMM on 24 cores, simulated vs published (a2a3)"
 _PIPES = (("M", Pipe.PIPE_M), ("MTE1", Pipe.PIPE_MTE1), ("MTE2", Pipe.PIPE_MTE2),
@@ -88,14 +87,5 @@ def run(quick: bool = False, full: bool = False) -> list[Table]:
     return [rows, check]
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true")
-    args = ap.parse_args()
-    for table in run(quick=args.quick):
-        print(table.render())
-        print()
-
-
 if __name__ == "__main__":
-    main()
+    cli(run, __doc__)

@@ -14,7 +14,6 @@ Run: python benchmarks/chip_tasks.py [--tasks 1000] [--quick]
 
 from __future__ import annotations
 
-import argparse
 import os
 import time
 
@@ -31,7 +30,7 @@ from ptoc.sim.examples import Writer, vector_add
 from ptoc.sim.global_memory import GlobalMemory
 from ptoc.sim.task import Task
 
-from _table import Table
+from _table import Table, cli
 
 TITLE = "chip: seconds to simulate a graph of small tasks vs the same instructions on one core"
 R, C = 16, 64
@@ -143,14 +142,5 @@ def run(quick: bool = False, full: bool = False, tasks: int | None = None) -> li
     return [table]
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tasks", type=int)
-    ap.add_argument("--quick", action="store_true")
-    args = ap.parse_args()
-    for table in run(quick=args.quick, tasks=args.tasks):
-        print(table.render())
-
-
 if __name__ == "__main__":
-    main()
+    cli(run, __doc__, ints=("tasks",))
