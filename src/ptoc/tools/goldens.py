@@ -184,5 +184,6 @@ def choose_golden(loaded, compiled, inputs: dict, outs: list[str], shapes: dict,
     import dataclasses
 
     serial = compiled.run(*[copy_value(v) for v in inputs.values()],
-                          config=dataclasses.replace(config, sim_mode="serial", trace=False))
+                          config=dataclasses.replace(config, sim_mode="serial", trace=False,
+                                                     chip=False, chip_clusters=None))
     return Golden(dict(serial.outputs), SERIAL_KIND, False)

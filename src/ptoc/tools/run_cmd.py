@@ -80,6 +80,7 @@ class RunReport:
     max_errors: dict = field(default_factory=dict)
     problems: list = field(default_factory=list)
     trace_path: object = None
+    chip: object = None             # the ChipResult of a --chip run
 
     @property
     def ok(self) -> bool:
@@ -87,7 +88,8 @@ class RunReport:
 
 
 def run_and_check(loaded, compiled, *, seed: int = 0, sim_mode: str = "reference",
-                  trace: bool = False) -> RunReport:
+                  trace: bool = False, chip: bool = False,
+                  clusters: int | None = None) -> RunReport:
     """Run ``compiled`` on the simulator and compare with the golden (see the module doc)."""
     from ptoc.runtime import RunConfig
     from ptoc.runtime.limits import check_run, entry_tensor_bytes, out_of_memory_as_error
@@ -100,7 +102,7 @@ def run_and_check(loaded, compiled, *, seed: int = 0, sim_mode: str = "reference
         inputs = {k: copy_value(v) for k, v in tensors.items()}
     rtol, atol = tolerances(compiled)
     config = RunConfig(platform=compiled.target, rtol=rtol, atol=atol, sim_mode=sim_mode,
-                       trace=trace)
+                       trace=trace, chip=chip, chip_clusters=clusters)
     result = compiled.run(*tensors.values(), config=config)
     outs = output_names(compiled)
     shapes = {name: tuple(np.shape(tensors[name])) for name in outs}
@@ -109,6 +111,7 @@ def run_and_check(loaded, compiled, *, seed: int = 0, sim_mode: str = "reference
                        golden.description,
                        golden.independent, problems=list(golden.problems))
     report.trace_path = result.trace_path
+    report.chip = result.chip
     for name in outs:
         if name not in golden.expected:
             continue
@@ -128,9 +131,14 @@ def run(args) -> int:
 
     loaded = find_program(args.file, args.program)
     compiled = compile_loaded(loaded, args)
+    if args.clusters is not None and not args.chip:
+        from ptoc.tools.loader import LoadError
+
+        raise LoadError("--clusters applies to --chip runs", hint="add --chip")
     report = run_and_check(loaded, compiled, seed=args.seed, sim_mode=args.sim_mode,
-                           trace=args.trace)
-    print(f"ran {compiled.source_program.name} on the simulated {compiled.target} core "
+                           trace=args.trace, chip=args.chip, clusters=args.clusters)
+    where = "chip" if args.chip else "core"
+    print(f"ran {compiled.source_program.name} on the simulated {compiled.target} {where} "
           f"({args.sim_mode} mode, seed {args.seed}); artifacts in {compiled.output_dir}")
     print(f"  cycles:     {report.cycles:.0f}")
     if report.floor_cycles:
@@ -139,6 +147,9 @@ def run(args) -> int:
     busy = ", ".join(f"{getattr(p, 'name', p).removeprefix('PIPE_')} {c:.0f}"
                      for p, c in report.pipe_busy.items() if c)
     print(f"  pipe busy:  {busy or '(none)'}")
+    if report.chip is not None:
+        for line in report.chip.overview() + report.chip.utilisation_table():
+            print("  " + line)
     print(f"  races:      {len(report.races)}")
     for kernel, race in report.races[:5]:
         print(f"    {kernel}: {race}")
@@ -177,4 +188,9 @@ def register(sub) -> None:
     p.add_argument("--sim-mode", default="reference", choices=("reference", "fast", "serial"),
                    help="simulator mode (fast: same timing, BLAS numerics; for big shapes)")
     p.add_argument("--trace", action="store_true", help="write a Perfetto trace of the run")
+    p.add_argument("--chip", action="store_true",
+                   help="run the task graph on the simulated chip (many core groups, shared "
+                        "GM); prints per-core utilisation")
+    p.add_argument("--clusters", type=int, help="core groups of the --chip run "
+                                                "(default: all of the target's)")
     p.set_defaults(handler=run)

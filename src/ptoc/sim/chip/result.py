@@ -101,8 +101,8 @@ class ChipResult:
                          ",".join(f"{row[n]:.4f}" for n in names))
         return "\n".join(lines) + "\n"
 
-    def summary(self) -> str:
-        """A few lines for a terminal: wall, tasks, cores, GM traffic, races, utilisation."""
+    def overview(self) -> list[str]:
+        """Wall, tasks and cores used, GM traffic, race counts, reused records."""
         used = self.used_cores()
         mem = self.memory
         lines = [f"chip wall {self.wall_cycles:,.1f} cycles ({len(self.tasks)} tasks on "
@@ -115,12 +115,21 @@ class ChipResult:
                  f"{len(self.races)} race(s) between tasks, {len(self.task_races)} within tasks"]
         if self.reused:
             lines.append(f"{self.reused} task(s) timed from an identical task's record")
+        return lines
+
+    def utilisation_table(self) -> list[str]:
+        """One line per used core: tasks, share of the wall it held a task, pipe shares."""
         names = [p.short for p in QUEUE_PIPES]
-        lines.append(f"  {'core':<8} {'tasks':>5} {'occupied':>9} " +
-                     " ".join(f"{n:>6}" for n in names))
+        lines = [f"  {'core':<8} {'tasks':>5} {'occupied':>9} " +
+                 " ".join(f"{n:>6}" for n in names)]
         for row in self.utilisation_rows():
             lines.append(f"  {row['core']:<8} {row['tasks']:>5} {100 * row['occupied']:8.1f}% " +
                          " ".join(f"{100 * row[n]:5.1f}%" for n in names))
+        return lines
+
+    def summary(self) -> str:
+        """A few lines for a terminal: the overview, per-core utilisation, races, notes."""
+        lines = self.overview() + self.utilisation_table()
         lines.extend(str(r) for r in self.races)
         lines.extend(f"{name}: {race}" for name, race in self.task_races)
         lines.extend(self.notes)
