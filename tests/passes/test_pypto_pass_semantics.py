@@ -258,3 +258,38 @@ def test_cast_of_an_accumulator_is_a_vec_tile_in_the_accumulator_layout():
     # the cast fold turns it into a Mat scratch the second matmul reads
     text = run([auto_tile_matmul_l0], parsed).as_python()
     assert "pl.tile.cast(" not in text and "cb_mat" in text
+
+
+# ---- ConvertToSSA and the configured backend --------------------------------------------------
+
+def test_convert_to_ssa_certifies_the_parsed_program():
+    from ptoc.errors import VerificationError
+    from ptoc.ir.nodes import SeqStmts
+    from ptoc.passes import convert_to_ssa
+
+    p = pl.parse_program(prog(SKINNY, SKINNY_IO, SKINNY_RET))
+    with PassContext():
+        assert convert_to_ssa()(p) is p
+    fn = p.functions[0]
+    twice = fn.body.stmts[0]
+    broken = dataclasses.replace(p, functions=(dataclasses.replace(
+        fn, body=SeqStmts((twice,) + fn.body.stmts)),))
+    with PassContext(verification_level="NONE"), pytest.raises(VerificationError, match="lm"):
+        convert_to_ssa()(broken)
+
+
+def test_configured_backend_is_the_default_target():
+    from ptoc.backend import (
+        BackendType, get_backend_type, is_backend_configured, reset_for_testing, set_backend_type,
+    )
+
+    reset_for_testing()
+    try:
+        assert not is_backend_configured() and PassContext().target == "a2a3"
+        set_backend_type(BackendType.Ascend950)
+        assert get_backend_type() is BackendType.Ascend950 and PassContext().target == "a5"
+        assert PassContext(target="a2a3").target == "a2a3"
+        src = prog(SKINNY, SKINNY_IO, SKINNY_RET, deco="@pl.function(type=pl.FunctionType.InCore)")
+        assert all("TileView" not in l for l in _left_views(run([auto_tile_matmul_l0], src)))
+    finally:
+        reset_for_testing()

@@ -50,6 +50,9 @@ from ptoc.passes.frontend import (
     outline_cluster_scopes, outline_hierarchy_scopes, outline_incore_scopes,
 )
 
+# ---- ConvertToSSA: the parser builds SSA; the pass certifies it ----
+from ptoc.passes.convert_to_ssa import convert_to_ssa
+
 # ---- memory passes (InferTileMemorySpace .. AllocateMemoryAddr) ----
 from ptoc.passes.init_mem_ref import init_mem_ref
 from ptoc.passes.materialize_semantic_aliases import materialize_semantic_aliases

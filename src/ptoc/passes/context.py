@@ -101,7 +101,7 @@ class PassContext:
     verification_level: VerificationLevel = VerificationLevel.BASIC
     memory_planner: MemoryPlanner = MemoryPlanner.PYPTO
     enable_pypto_l0c_double_buffer: bool = False
-    target: str = "a2a3"
+    target: str | None = None  # None: the configured backend (ptoc.backend.set_backend_type)
     disabled_diagnostics: frozenset = frozenset()
     dump_dir: Path | None = None
     profiling: bool = False
@@ -120,6 +120,10 @@ class PassContext:
             if not isinstance(getattr(self, flag), bool):
                 raise PassError(f"PassContext({flag}=...) must be True or False, "
                                 f"got {getattr(self, flag)!r}", hint=f"pass {flag}=True or False")
+        if self.target is None:
+            from ptoc.backend import default_target_name
+
+            set_("target", default_target_name())
         set_("target", _check_target(self.target))
         set_("disabled_diagnostics", validate_disabled(self.disabled_diagnostics or ()))
         if self.dump_dir is not None:
