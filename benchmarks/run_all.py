@@ -36,6 +36,7 @@ BENCHMARKS = {
     "chip_tasks": "chip_tasks.py",
     "dbc": "dbc.py",
     "calibration": "calibration.py",
+    "mixed_fused_linear": "mixed_fused_linear.py",
 }
 SCRIPT_TIMEOUT_S = 1800
 

@@ -198,6 +198,24 @@ class PadValue(DslEnum):
         return f"pl.PadValue.{self.name}"
 
 
+class SplitMode(DslEnum):
+    """How a mixed kernel's vector work is split across the two AIV lanes
+    (``pl.split(pl.SplitMode.X)``); ``code`` is the split code the IR and PTO carry."""
+
+    NONE = "NONE"
+    UP_DOWN = "UP_DOWN"
+    LEFT_RIGHT = "LEFT_RIGHT"
+
+    @property
+    def code(self) -> int:
+        return {"NONE": 0, "UP_DOWN": 1, "LEFT_RIGHT": 2}[self.value]
+
+    @property
+    def axis(self) -> int | None:
+        """The tile axis halved: 0 (rows) for UP_DOWN, 1 (columns) for LEFT_RIGHT."""
+        return {"NONE": None, "UP_DOWN": 0, "LEFT_RIGHT": 1}[self.value]
+
+
 class ForKind(DslEnum):
     """Kind of a for loop."""
 

@@ -92,12 +92,21 @@ def test_fully_specified_program_is_returned_unchanged():
     assert run(prog) is prog
 
 
+def _on_one_core(prog, kind="AIV"):
+    """The program with its kernel declared a one-core function (AIC/AIV): there a cube <->
+    vector move is an ordinary move that must exist on the target."""
+    from ptoc.language import parse_program
+
+    text = prog.as_python().replace("type=pl.FunctionType.InCore", f"type=pl.FunctionType.{kind}")
+    return parse_program(text)
+
+
 def test_illegal_move_on_a2a3_names_the_path_and_the_legal_destinations():
-    prog = program(IO, RET, [
+    prog = _on_one_core(program(IO, RET, [
         "v: pl.Tile[[64, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [0, 0], [64, 64], [64, 64], "
         "target_memory=pl.Mem.Vec)",
         "l: pl.Tile[[64, 64], pl.FP32, pl.Mem.Left] = pl.tile.move(v, target_memory=pl.Mem.Left)",
-        "return out"])
+        "return out"]))
     with pytest.raises(PassError, match=r"tile 'v' is in pl.Mem.Vec.*a2a3 has no data path "
                                         r"Vec -> Left") as err:
         run(prog)
@@ -105,11 +114,11 @@ def test_illegal_move_on_a2a3_names_the_path_and_the_legal_destinations():
 
 
 def test_vec_to_mat_is_legal_on_a5_only():
-    prog = program(IO, RET, [
+    prog = _on_one_core(program(IO, RET, [
         "v: pl.Tile[[64, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [0, 0], [64, 64], [64, 64], "
         "target_memory=pl.Mem.Vec)",
         "m: pl.Tile[[64, 64], pl.FP32, pl.Mem.Mat] = pl.tile.move(v, target_memory=pl.Mem.Mat)",
-        "return out"])
+        "return out"]))
     assert run(prog, target="a5") is prog
     with pytest.raises(PassError, match=r"no data path Vec -> Mat"):
         run(prog, target="a2a3")
@@ -127,3 +136,14 @@ def test_a_mat_view_feeding_the_cube_is_moved_into_l0():
     assert "x: pl.Tile[[64, 64], pl.FP32, pl.Mem.Mat]" in text
     assert "xs: pl.Tile[[32, 64], pl.FP32, pl.Mem.Mat]" in text
     assert "pl.tile.move(xs, target_memory=pl.Mem.Left)" in text
+
+
+def test_a_cube_vector_move_in_an_incore_kernel_is_a_cross_core_boundary():
+    """In a mixed InCore kernel Vec -> Mat is a pipe transfer (ExpandMixedKernel), legal on
+    a2a3 too."""
+    prog = program(IO, RET, [
+        "v: pl.Tile[[64, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(a, [0, 0], [64, 64], [64, 64], "
+        "target_memory=pl.Mem.Vec)",
+        "m: pl.Tile[[64, 64], pl.FP32, pl.Mem.Mat] = pl.tile.move(v, target_memory=pl.Mem.Mat)",
+        "return out"])
+    assert run(prog, target="a2a3") is prog

@@ -148,3 +148,22 @@ def test_a_branch_yields_the_tile_of_an_on_chip_value():
             result = compile_program(pl.parse_program(src), work).run(x, flag)
         assert not result.races
         np.testing.assert_array_equal(result.outputs["out"], want)
+
+
+def test_a_mixed_kernel_is_not_chunked():
+    """A scope with a matmul and its vector epilogue is split across cores later (its AIVs
+    hold half the rows each); chunking would slice the tiles LowerAutoVectorSplit splits."""
+    import importlib.util
+    from pathlib import Path
+
+    from ptoc import ir
+
+    path = Path(__file__).resolve().parents[2] / "examples" / "06_mixed_kernel.py"
+    spec = importlib.util.spec_from_file_location("example_06", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as out:
+        compiled = ir.compile(module.MixedMatmulBias, out, dump_passes=False)
+    assert "tpop_from_aic" in compiled.pto_text["mixed_up_down"]

@@ -43,7 +43,8 @@ without addresses, tiles of one MemRef are one ``alloc_tile``.
 from __future__ import annotations
 
 from ptoc.backend import get_target
-from ptoc.ir.nodes import Function, Program
+from ptoc.dtypes import FunctionType
+from ptoc.ir.nodes import AssignStmt, Call, EvalStmt, Function, Program
 from ptoc.pto.model import Module
 from ptoc.pto.printer import print_module
 
@@ -82,10 +83,39 @@ def generate_module(function: Function, *, target="a2a3", with_addresses: bool =
 def generate_modules(program: Program, *, target="a2a3", with_addresses: bool = True,
                      emit_loc: bool = True, loc_file: str | None = None) -> dict[str, Module]:
     """Kernel name -> PTO module, for every InCore/AIC/AIV function of ``program`` (for
-    callers that go on to plan or sync the model without re-parsing text)."""
-    return {fn.name: generate_module(fn, target=target, with_addresses=with_addresses,
-                                     emit_loc=emit_loc, loc_file=loc_file)
-            for fn in kernel_functions(program)}
+    callers that go on to plan or sync the model without re-parsing text). The AIC and AIV
+    kernels a Group function calls form one module, under the Group's name: they run
+    together as one core group."""
+    modules: dict[str, Module] = {}
+    grouped: set[str] = set()
+    for group, members in group_members(program).items():
+        kernels = tuple(generate_module(program.get_function(m), target=target,
+                                        with_addresses=with_addresses, emit_loc=emit_loc,
+                                        loc_file=loc_file).kernels[0] for m in members)
+        modules[group] = Module(kernels=kernels,
+                                attrs=(("pto.target_arch", get_target(target).name),))
+        grouped.update(members)
+    for fn in kernel_functions(program):
+        if fn.name not in grouped:
+            modules[fn.name] = generate_module(fn, target=target, with_addresses=with_addresses,
+                                               emit_loc=emit_loc, loc_file=loc_file)
+    return modules
+
+
+def group_members(program: Program) -> dict[str, tuple[str, ...]]:
+    """Group function name -> the (AIC, AIV) kernel names it calls."""
+    out: dict[str, tuple[str, ...]] = {}
+    for fn in program.functions:
+        if fn.func_type is not FunctionType.Group:
+            continue
+        calls = [s.expr if isinstance(s, EvalStmt) else s.value for s in fn.body.stmts
+                 if isinstance(s, (EvalStmt, AssignStmt))]
+        names = [c.op for c in calls if isinstance(c, Call) and c.is_function]
+        kinds = {program.get_function(n).func_type: n for n in names if program.get_function(n)}
+        members = tuple(kinds[k] for k in (FunctionType.AIC, FunctionType.AIV) if k in kinds)
+        if members:
+            out[fn.name] = members
+    return out
 
 
 def generate_kernels(program: Program, *, target="a2a3", with_addresses: bool = True,
@@ -101,4 +131,4 @@ def generate_kernels(program: Program, *, target="a2a3", with_addresses: bool = 
 
 
 __all__ = ["CodegenError", "CodegenOptions", "SUPPORTED_OPS", "generate_kernels",
-           "generate_module", "generate_modules", "kernel_functions"]
+           "generate_module", "generate_modules", "group_members", "kernel_functions"]

@@ -85,6 +85,7 @@ class KernelEmitter(ScalarLowering, BufferBinding):
         self.consts = ConstantPool(self.names)
         self.scalars: dict[Var, Value] = {}
         self.tensors: dict[Var, Value] = {}
+        self.ptrs: dict[Var, Value] = {}   # tensor parameter -> its !pto.ptr argument
         self.tiles: dict[Var, Value] = {}
         self.valid_of: dict[Value, tuple] = {}  # tile value -> valid (rows, cols) IR exprs
         self.buffer_key: dict[Value, tuple] = {}  # tile value -> (space, addr) or memref key
@@ -105,6 +106,7 @@ class KernelEmitter(ScalarLowering, BufferBinding):
             self.names.reserve(name)
             if isinstance(ty, TensorType):
                 params.append(Value(name, PtrType(ty.dtype)))
+                self.ptrs[p.var] = params[-1]
             elif isinstance(ty, IrScalarType):
                 value = Value(name, ScalarType(ty.dtype))
                 params.append(value)
@@ -388,16 +390,9 @@ class KernelEmitter(ScalarLowering, BufferBinding):
 
 
 def _all_hints(fn: Function) -> set[str]:
-    from ptoc.ir.visitor import IRVisitor  # noqa: PLC0415
+    from ptoc.ir.visitor import defined_names  # noqa: PLC0415
 
-    names: set[str] = set()
-
-    class _Collect(IRVisitor):
-        def visit_def(self, var):
-            names.add(var.name)
-
-    _Collect().visit(fn)
-    return names
+    return defined_names(fn)
 
 
 __all__ = ["CodegenError", "CodegenOptions", "KernelEmitter"]

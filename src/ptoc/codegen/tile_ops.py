@@ -27,6 +27,7 @@ the call's location) writing into that buffer through ``outs(...)``.
     tile.alloc         nothing (MemRef bases have no PTO form; tiles carry their addresses)
     every other op     alloc; <opcode> ins(operands) outs(result) {attrs}: the op's registry
                        entry (``OpDef.pto``) names the instruction, its operands and attributes
+    cross-core ops     pipe setup, tpush / tpop / tfree (``ptoc.codegen.cross_core``)
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from ptoc.pto.model import EnumAttr, IfOp, Instruction, PartitionViewType, Scala
 
 from ptoc.codegen.access_ops import LOWERINGS as ACCESS_LOWERINGS
 from ptoc.codegen.block_ops import LOWERINGS as BLOCK_LOWERINGS
+from ptoc.codegen.cross_core import CROSS_CORE_LOWERINGS
 from ptoc.codegen.errors import CodegenError
 from ptoc.codegen.simplify import decide
 from ptoc.codegen.tile_types import valid_shape
@@ -383,6 +385,7 @@ _LOWERINGS: dict[str, Callable] = {
     **ACCESS_LOWERINGS,
     **BLOCK_LOWERINGS,
 }
+_LOWERINGS.update(CROSS_CORE_LOWERINGS)
 
 SUPPORTED_OPS = tuple(sorted(set(_LOWERINGS) | {op.name for op in all_ops() if op.pto}))
 

@@ -401,6 +401,11 @@ class _FunctionPrinter:
                 args.append(f"level={self.value(level)}")
                 if "role" in attrs:
                     args.append(f"role={self.value(attrs['role'])}")
+                opts = ([f"pl.split({self.value(attrs['split'])})"] if "split" in attrs else []) \
+                    + ([f"pl.cross_core_slot(slot_num={attrs['slot_num']})"]
+                       if "slot_num" in attrs else [])
+                if opts:
+                    args.append(f"optimizations=[{', '.join(opts)}]")
             if "name_hint" in attrs:
                 args.append(f"name_hint={_quote(attrs['name_hint'])}")
             if s.deps:

@@ -549,4 +549,17 @@ def clone_with_fresh_vars(node: Any, mapping: dict[Var, Expr] | None = None, *,
     return out
 
 
-__all__ = ["IRVisitor", "IRMutator", "substitute", "clone_with_fresh_vars", "fold_constants"]
+def defined_names(node) -> set[str]:
+    """The names of every variable ``node`` defines (params, loop variables, carries, results)."""
+    names: set[str] = set()
+
+    class _Collect(IRVisitor):
+        def visit_def(self, var):
+            names.add(var.name)
+
+    _Collect().visit(node)
+    return names
+
+
+__all__ = ["IRVisitor", "IRMutator", "substitute", "clone_with_fresh_vars", "fold_constants",
+           "defined_names"]

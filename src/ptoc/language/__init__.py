@@ -9,7 +9,7 @@ from types import SimpleNamespace as _Namespace
 
 from ptoc.dtypes import (
     ArgDirection, AtomicType, DataType, Direction, ForKind, FunctionType, Level, MemorySpace,
-    PadValue, Role, ScopeMode,
+    PadValue, Role, ScopeMode, SplitMode,
 )
 from ptoc.ir.types import TileLayout
 from ptoc.language.program import (
@@ -38,11 +38,13 @@ TASK_ID = DataType.TASK_ID
 
 #: Loops, scopes and directives: meaningful only inside kernels (``pl.range``, ``pl.at``, ...).
 KERNEL_ONLY = ("range", "pipeline", "unroll", "parallel", "yield_", "const", "static_assert",
-               "static_print", "func_attr", "at", "spmd", "cluster", "scope", "manual_scope")
+               "static_print", "func_attr", "at", "spmd", "cluster", "scope", "manual_scope",
+               "split", "cross_core_slot")
 globals().update({_name: kernel_only(_name) for _name in KERNEL_ONLY})
 
 tile = OpNamespace("tile", sorted(op.short_name for op in _all_ops() if op.namespace == "tile"))
 tensor = OpNamespace("tensor", sorted(op.short_name for op in _all_ops() if op.namespace == "tensor"))
+system = OpNamespace("system", sorted(op.short_name for op in _all_ops() if op.namespace == "system"))
 
 for _name in sorted({n for _op in _all_ops() for n in _op.dsl_names}):
     globals()[_name] = kernel_only(_name)

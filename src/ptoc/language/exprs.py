@@ -16,7 +16,7 @@ from typing import Any
 
 from ptoc.dtypes import (
     ArgDirection, AtomicType, DataType, ForKind, FunctionType, Level, MemorySpace, PadValue,
-    Role, ScopeMode,
+    Role, ScopeMode, SplitMode,
 )
 from ptoc.errors import PtocError, count, were_given
 from ptoc.ir.nodes import (
@@ -29,11 +29,13 @@ from ptoc.ops.checks import describe_type
 from ptoc.ops import get_op, has_op, make_call, ops_for_dsl_name, to_expr
 from ptoc.ops.catalog import not_run_reason
 from ptoc.ops.registry import all_ops
+from ptoc.language.scopes import SCOPE_OPTIMIZATIONS
 
 DSL_ENUMS: dict[str, type[enum.Enum]] = {
     "Mem": MemorySpace, "MemorySpace": MemorySpace, "FunctionType": FunctionType,
     "Level": Level, "Role": Role, "TileLayout": TileLayout, "AtomicType": AtomicType,
     "ForKind": ForKind, "adir": ArgDirection, "PadValue": PadValue, "ScopeMode": ScopeMode,
+    "SplitMode": SplitMode,
 }
 LOOP_FUNCS = {"range": ForKind.Sequential, "pipeline": ForKind.Pipeline,
               "unroll": ForKind.Unroll, "parallel": ForKind.Parallel}
@@ -293,6 +295,8 @@ class ExprParser:
         name = func.dotted
         if name == "const":
             return self.const_call(node)
+        if name in SCOPE_OPTIMIZATIONS:
+            return self.scope_optimization(node, name)
         if name in STATEMENT_ONLY:
             raise self.ctx.error(node, f"pl.{name}(...) must be a statement of its own",
                                  hint="pl.yield_ ends a loop or if body; write it on its own line")

@@ -6,8 +6,10 @@ OutlineClusterScopes) later turn kernel regions into functions. A scope's body b
 of the enclosing block (a Python ``with`` opens no new namespace), so a value computed
 inside is used after it by name.
 
-- ``with pl.at(level=pl.Level.CORE_GROUP, name_hint=..., deps=[...]) [as tid]:`` an InCore
-  region (one kernel); another ``level`` is a hierarchy region.
+- ``with pl.at(level=pl.Level.CORE_GROUP, name_hint=..., deps=[...],
+  optimizations=[pl.split(mode), pl.cross_core_slot(slot_num=N)]) [as tid]:`` an InCore
+  region (one kernel; a mixed one is split by ExpandMixedKernel and friends); another
+  ``level`` is a hierarchy region.
 - ``with pl.spmd(n, sync_start=..., name_hint=..., deps=[...]) [as tid]:`` the same kernel
   on ``n`` blocks; ``for i in pl.spmd(n):`` is the loop form, whose body is an InCore region
   that starts by binding ``i = pl.tile.get_block_idx()``.
@@ -22,8 +24,9 @@ inside is used after it by name.
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
-from ptoc.dtypes import DataType, Level, Role, ScopeKind, ScopeMode
+from ptoc.dtypes import DataType, Level, Role, ScopeKind, ScopeMode, SplitMode
 from ptoc.ir.nodes import AssignStmt, ConstInt, Expr, ScopeStmt, SeqStmts, Stmt, Var
 from ptoc.ir.types import ArrayType, ScalarType
 
@@ -119,12 +122,49 @@ class ScopeParser:
                 raise self.ctx.error(node, f"name_hint={hint!r} must be a Python identifier")
             attrs["name_hint"] = hint
         if "optimizations" in kwargs:
-            raise self.ctx.error(node, "pl.at optimizations (mixed cube/vector splitting) are not "
-                                 "supported by ptoc yet", hint="write separate cube and vector "
-                                 "scopes that exchange data through a pl.create_tensor")
+            if kind is not ScopeKind.InCore:
+                raise self.ctx.error(node, f"pl.{name}(optimizations=...) applies to a "
+                                     "pl.at(level=pl.Level.CORE_GROUP) scope only")
+            attrs.update(self._optimizations(node, call, kwargs.pop("optimizations")))
         if kwargs:
             raise self.ctx.error(node, f"pl.{name}() got unknown options: {', '.join(kwargs)}")
         return kind, attrs, deps, core_num
+
+    def _optimizations(self, node: ast.With, call: ast.Call, value) -> dict:
+        """``optimizations=[pl.split(mode), pl.cross_core_slot(slot_num=N)]`` as the scope's
+        attrs ``split`` / ``slot_num``, which the outlined kernel inherits (PyPTO: an inline
+        list literal, each kind once)."""
+        written = next(k.value for k in call.keywords if k.arg == "optimizations")
+        if not isinstance(written, ast.List):
+            raise self.ctx.error(node, "pl.at(optimizations=...) must be an inline list literal",
+                                 hint="write optimizations=[pl.split(pl.SplitMode.UP_DOWN)]")
+        attrs: dict = {}
+        for item in value:
+            if not isinstance(item, ScopeOptimization):
+                raise self.ctx.error(node, f"optimizations item {item!r} is not pl.split(...) or "
+                                     "pl.cross_core_slot(...)")
+            if item.key in attrs:
+                raise self.ctx.error(node, f"optimizations names {item.key} twice",
+                                     hint="keep one")
+            attrs[item.key] = item.value
+        return attrs
+
+    def scope_optimization(self, node: ast.Call, name: str) -> "ScopeOptimization":
+        """``pl.split(mode)`` / ``pl.cross_core_slot(slot_num=N)`` inside ``optimizations``."""
+        args, kwargs = self.call_arguments(node)
+        if name == "split":
+            mode = args[0] if args else kwargs.pop("mode", None)
+            if not isinstance(mode, SplitMode) or args[1:] or kwargs:
+                raise self.ctx.error(node, f"'{ast.unparse(node)}' is not pl.split(mode)",
+                                     hint="write pl.split(pl.SplitMode.UP_DOWN) (LEFT_RIGHT, "
+                                          "NONE); the ring depth is pl.cross_core_slot(slot_num=N)")
+            return ScopeOptimization("split", mode)
+        slot = kwargs.pop("slot_num", args[0] if len(args) == 1 else None)
+        if isinstance(slot, bool) or not isinstance(slot, int) or slot <= 0 or kwargs \
+                or len(args) > 1:
+            raise self.ctx.error(node, f"'{ast.unparse(node)}' needs slot_num=<positive int>",
+                                 hint="write pl.cross_core_slot(slot_num=2)")
+        return ScopeOptimization("slot_num", slot)
 
     def _at_options(self, node: ast.With, args, kwargs, attrs: dict) -> ScopeKind:
         level = kwargs.pop("level", args[0] if args else Level.CORE_GROUP)
@@ -208,6 +248,20 @@ class ScopeParser:
         stmts, _ = self.block(node.body, allow_yield=False)
         inner = ScopeStmt(ScopeKind.InCore, SeqStmts((binding, *stmts)), {}, loc=loc)
         return [ScopeStmt(ScopeKind.Spmd, SeqStmts((inner,)), attrs, (), None, core_num, loc)]
+
+
+#: ``pl.<name>(...)`` spellings that only make sense in ``pl.at(optimizations=[...])``.
+SCOPE_OPTIMIZATIONS = ("split", "cross_core_slot")
+#: the scope attrs they set, which OutlineIncoreScopes copies onto the kernel
+OPTIMIZATION_ATTRS = ("split", "slot_num")
+
+
+@dataclass(frozen=True)
+class ScopeOptimization:
+    """One ``optimizations`` entry: the attr it sets (``split`` / ``slot_num``)."""
+
+    key: str
+    value: object
 
 
 def task_dependencies(parser, node: ast.AST, value) -> list[Expr]:

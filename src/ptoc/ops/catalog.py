@@ -69,9 +69,6 @@ DIRECTIVES = {"const": "a parse-time directive: pl.const(value, dtype) is a type
 
 _GATHER = ("the gather/scatter/sort family is not implemented in ptoc: no op of it is "
            "registered, lowered or simulated")
-_MIXED = ("a cross-core (AIC <-> AIV) op of mixed kernels: ptoc's mixed-kernel support "
-          "(issue 12) owns it; the one-core simulator has no peer core")
-_SUBBLOCK = ("the AIV lane index of a pl.split_aiv region: mixed kernels (issue 12) own it")
 _TASKS = "task-graph bookkeeping of orchestration, not an op a core runs"
 _ARRAYS = ("on-core scalar arrays (pl.Array) are not modelled by ptoc's IR: use tiles, or "
            "Python constants folded at parse time")
@@ -85,7 +82,6 @@ NOT_RUN: dict[str, str] = {
     "random": "the TRANDOM counter-based generator is not simulated (its bit stream has no "
               "reference in ptoc); draw random inputs on the host",
     "array.create": _ARRAYS, "array.get_element": _ARRAYS, "array.update_element": _ARRAYS,
-    "reserve_buffer": _MIXED, "import_peer_buffer": _MIXED,
     "batch_matmul": "rank-3 tiles do not exist in ptoc (tiles are 2-D): loop over the batch "
                     "and call pl.matmul per slice",
     "batch_matmul_acc": "rank-3 tiles do not exist in ptoc (tiles are 2-D): loop over the "
@@ -100,11 +96,6 @@ NOT_RUN: dict[str, str] = {
                                   "gather_mask", "gather_compare", "mgather", "scatter",
                                   "scatter_update", "scatter_mask", "mscatter", "sort32",
                                   "mrgsort")},
-    "get_subblock_idx": _SUBBLOCK,
-    **{name: _MIXED for name in ("tpush_to_aiv", "tpush_to_aic", "tpop_from_aic",
-                                 "tpop_from_aiv", "tfree_to_aic", "tfree_to_aiv",
-                                 "aic_initialize_pipe", "aiv_initialize_pipe", "aiv_shard",
-                                 "aic_gather")},
     **{name: _TASKS for name in ("submit", "spmd_submit", "no_dep", "dump_tag")},
 }
 

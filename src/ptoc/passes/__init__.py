@@ -63,6 +63,13 @@ from ptoc.passes.lower_pipeline_loops import lower_pipeline_loops
 from ptoc.passes.canonicalize_io_order import canonicalize_io_order
 from ptoc.passes.allocate_memory_addr import allocate_memory_addr
 from ptoc.passes.infer_tile_memory_space import infer_tile_memory_space
+from ptoc.passes.mixed.lower_auto_vector_split import lower_auto_vector_split
+from ptoc.passes.mixed.expand_mixed_kernel import expand_mixed_kernel
+from ptoc.passes.mixed.inject_gm_pipe_buffer import inject_gm_pipe_buffer
+from ptoc.passes.mixed.split_vector_kernel import split_vector_kernel
+from ptoc.passes.mixed.stamp_tfree_split import stamp_tfree_split
+from ptoc.passes.mixed.normalize_return_order import normalize_return_order
+from ptoc.passes.mixed.skew_cross_core_pipeline import skew_cross_core_pipeline
 from ptoc.passes.auto_tile_matmul_l0 import auto_tile_matmul_l0
 from ptoc.passes.convert_tensor_to_tile_ops import convert_tensor_to_tile_ops
 from ptoc.passes.lower_pipeline_to_slots import lower_pipeline_to_slots

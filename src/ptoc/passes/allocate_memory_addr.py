@@ -26,6 +26,7 @@ from ptoc.ir.types import MemRef, TileType
 from ptoc.passes.base import function_pass
 from ptoc.passes.context import MemoryPlanner
 from ptoc.passes.manager import register_default_pass
+from ptoc.passes.mixed.rings import reserved_bytes, resolve_ring_bases
 from ptoc.passes.memref_rewrite import (
     alloc_size, alloc_space, defined_vars, is_alloc, memref_of, retype_function,
     strip_membership, with_memref,
@@ -56,11 +57,16 @@ def allocate_memory_addr(fn: Function, ctx, *, reserved: Mapping[MemorySpace, in
     """Bump-allocate every on-chip base per space and bake the addresses into the MemRefs.
 
     ``reserved`` bytes at the bottom of a space (PyPTO's ``reserve_buffer``) are skipped:
-    allocation starts at the reserved end and still has to end within the capacity.
+    allocation starts at the reserved end and still has to end within the capacity. Left
+    out, it is what the kernel's ``system.reserve_buffer`` rings take, and their bases are
+    written (``ptoc.passes.mixed.rings``).
     """
     planner = ctx.get_memory_planner()
     if planner is MemoryPlanner.PTOAS:
         return fn
+    if reserved is None:
+        reserved = reserved_bytes(fn)      # the kernel's cross-core rings
+        fn = resolve_ring_bases(fn)
     if planner is MemoryPlanner.DSA_RP:  # MemoryReuse did not run: place by lifetime here
         from ptoc.passes.dsa_allocation import plan_dsa_addresses
 
@@ -148,16 +154,21 @@ def overflow_error(fn: Function, space: MemorySpace, used: int, limit: int,
         return ", ".join(dict.fromkeys(shown)) + (", ..." if len(p.tile_vars) > 4 else "")
 
     live = "; ".join(f"{p.name} at {p.addr} ({p.size} B: {tiles(p)})" for p in placements)
-    note = f" (including {reserved} reserved bytes)" if reserved else ""
+    note = (f" (the first {reserved} bytes are the cross-core pipe ring reserved by "
+            "system.reserve_buffer; tiles are allocated above them)") if reserved else ""
     biggest = max(placements, key=lambda p: p.size)
     first = biggest.tile_vars[0] if biggest.tile_vars else None
     loc = source_loc(first, defs.get(first)) if first is not None else None
     message = (f"{space.value} buffer usage ({used} bytes) exceeds platform limit ({limit} "
                f"bytes){note} in function '{fn.name}'; buffers: {live}")
-    return AllocationError(message, loc or fn.loc, hint=_overflow_hint(space))
+    return AllocationError(message, loc or fn.loc, hint=_overflow_hint(space, reserved))
 
 
-def _overflow_hint(space: MemorySpace) -> str:
+def _overflow_hint(space: MemorySpace, reserved: int = 0) -> str:
+    if reserved:
+        return ("lower the ring depth with optimizations=[pl.cross_core_slot(slot_num=N)] on "
+                "the pl.at scope, or shrink the tile that crosses between cube and vector "
+                "(e.g. add pl.split(pl.SplitMode.UP_DOWN) so each AIV gets half)")
     if space is MemorySpace.Acc:
         return ("use smaller accumulator tiles (let AutoTileMatmulL0 tile the matmul) or fewer "
                 "co-live accumulators")

@@ -12,7 +12,9 @@ Reads top-down like its reference:
    matmul operands, through at most one cast) at the matmul, or direct-stored at the single
    ``tile.store`` that consumes it.
 4. The fits-L0C cast fold (§3.5) turns ``cast(acc, bf16, mode="rint")`` feeding matmuls
-   into a FIXPIPE write to Mat.
+   into a FIXPIPE write to Mat; the same cast feeding only stores is the FIXPIPE store
+   narrowing (the stores take the accumulator; ``tensor.matmul(..., out_dtype=BF16)``
+   stays on the cube).
 5. PH-AT hints (§3.7) are reported once per program.
 """
 
@@ -153,6 +155,31 @@ def _is_operand_use(u: Use) -> bool:
 _NOT_APPLICABLE = object()
 
 
+def fold_store_casts(stmts: list[Stmt]) -> list[Stmt] | None:
+    """A rint cast of an accumulator to bf16/f16 used only by stores is the FIXPIPE store
+    narrowing: the stores write the accumulator itself (the drain converts), so the result
+    stays on the cube and the matmul can still be direct-stored grid by grid. None when no
+    cast folds."""
+    uses = collect_uses(stmts)
+    subst: dict[Var, Expr] = {}
+    for s in stmts:
+        if not (isinstance(s, AssignStmt) and isinstance(s.value, Call)
+                and s.value.op == "tile.cast" and s.value.args):
+            continue
+        src = s.value.args[0]
+        if not (isinstance(src, Var) and isinstance(src.type, TileType)
+                and src.type.memory_space is Mem.Acc
+                and cast_foldable_to_fixpipe(src.type, s.value)):
+            continue
+        mine = uses.get(s.var, [])
+        if mine and all(u.op == "tile.store" and u.arg == 0 and not u.nested for u in mine):
+            subst[s.var] = src
+    if not subst:
+        return None
+    kept = [st for st in stmts if not (isinstance(st, AssignStmt) and st.var in subst)]
+    return [IRMutator(subst).mutate(st) for st in kept]
+
+
 # --- the rewriter -----------------------------------------------------------------------------
 
 @dataclass
@@ -205,6 +232,9 @@ class _Rewriter:
     # ---- one statement list ---------------------------------------------------------------
     def rewrite_list(self, stmts: list[Stmt]) -> list[Stmt] | None:
         """Rewrite matmuls and casts of one list; None when nothing changed."""
+        folded = fold_store_casts(stmts)
+        if folded is not None:
+            return self.rewrite_list(folded) or folded
         subst: dict[Var, Expr] = {}
         deferred: dict[Var, _Deferred] = {}
         dropped: set[Var] = set()

@@ -22,15 +22,15 @@ AutoTile declined with a PH-AT hint; moving the latter too means an operand that
 fit L0 fails allocation with the byte counts, instead of reaching codegen still in Mat.
 Every move, extract and inserted move is checked against the target's data paths
 (``Target.can_move``): e.g. Vec -> Left does not exist on a2a3, and the error says which
-destinations do. Mat -> Vec exists on neither target: PyPTO turns it into a cube-to-vector
-transfer of a mixed kernel, which ptoc reports as an error until it splits mixed kernels.
+destinations do. A ``tile.move`` between cube memory and Vec in an InCore kernel is a
+cube <-> vector boundary instead: ExpandMixedKernel turns it into a cross-core pipe.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from ptoc.dtypes import MemorySpace
+from ptoc.dtypes import FunctionType, MemorySpace
 from ptoc.errors import PassError
 from ptoc.ir.nodes import (
     AssignStmt, Call, EvalStmt, Expr, ForStmt, Function, IfStmt, IterArg, ReturnStmt, SeqStmts,
@@ -43,6 +43,7 @@ from ptoc.ops.registry import has_op
 from ptoc.passes.base import function_pass
 from ptoc.passes.manager import register_default_pass
 from ptoc.passes.memref_rewrite import last_yield, walk_stmts
+from ptoc.passes.mixed.affinity import crosses_cores
 
 Mem = MemorySpace
 
@@ -229,6 +230,9 @@ class _SpaceInference:
         src, dst = _space_of(call.args[0]), call.kwarg("target_memory")
         if src is None or dst is None or src is dst:
             return
+        if call.op == "tile.move" and crosses_cores(src, dst) \
+                and self.fn.func_type is FunctionType.InCore:
+            return   # a cube <-> vector boundary: ExpandMixedKernel makes it a cross-core pipe
         name = call.args[0].name if isinstance(call.args[0], Var) else "operand"
         self._require_path(src, dst, name, call.op, s)
 

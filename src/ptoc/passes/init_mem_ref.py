@@ -14,6 +14,9 @@ share their producer's MemRef instead of getting one:
   Where that sharing would overwrite a value still read later, ``join_copies`` first copies
   the shared value (ptoc's safety net; PyPTO shares regardless).
 
+A tile popped from a cross-core pipe gets no MemRef: it lives in a ring slot the pipe picks at
+run time, inside the buffer ``system.reserve_buffer`` reserved.
+
 Loop and branch results still use up a counter value (PyPTO numbers them, then lets tile
 results share), and tensor results keep their own fresh name; that is what makes
 ptoc's numbering match PyPTO's dumps exactly (``mem_acc_10`` followed by ``mem_acc_12``).
@@ -90,7 +93,7 @@ class _MemRefPlanner:
         if isinstance(s, SeqStmts):
             self.block(s)
         elif isinstance(s, AssignStmt):
-            if _is_buffer(s.var):
+            if _is_buffer(s.var) and not is_ring_tile(s.value):
                 self.memrefs[s.var] = self.assigned(s)
         elif isinstance(s, ForStmt):
             for ia in s.iter_args:
@@ -169,6 +172,11 @@ class _MemRefPlanner:
     def type_for(self, var: Var):
         memref = self.memrefs.get(var)
         return None if memref is None else with_memref(var.type, memref)
+
+
+def is_ring_tile(value) -> bool:
+    """True for a ``tpop`` (its tile lives in the pipe's ring, not in a MemRef of its own)."""
+    return isinstance(value, Call) and value.op in ("tile.tpop_from_aic", "tile.tpop_from_aiv")
 
 
 def _is_buffer(var: Var) -> bool:

@@ -7,7 +7,10 @@ MemRef is pushed down the producer chain of the value yielded for it: into both 
 ``if`` result, through in-place ops (``matmul_acc`` into its accumulator) and views into
 their source, and through bare aliases. The chain stops at a fresh producer (``matmul``),
 which then writes the carried buffer directly, so the loop needs no copy and the whole
-chain lives in one buffer. The buffers left without users are removed by MemoryReuse.
+chain lives in one buffer. The buffers left without users are removed by MemoryReuse. A
+yielded value whose definition is followed by another read of the carry (the online-softmax
+``m_new = max(m, x); alpha = exp(m - m_new)``) keeps its own buffer: writing the carry in
+place would clobber the old value before that read; MemoryReuse's yield fix-up copies it.
 
 Runs under every planner (PYPTO's coalescing of if-phis outside loops and the yield
 fix-ups belong to MemoryReuse; PTOAS needs only this). Tensors are not retargeted.
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 from ptoc.ir.nodes import AssignStmt, Call, ForStmt, Function, IfStmt, IterArg, Var
 from ptoc.ir.types import MemRef, TileType
+from ptoc.ir.visitor import IRVisitor
 from ptoc.ops import get_op
 from ptoc.ops.registry import has_op
 from ptoc.passes.base import function_pass
@@ -64,7 +68,8 @@ class _TopDownRetargeter:
                 continue
             for ia, value in zip(s.iter_args, y.values):
                 carried = self.current(ia)
-                if isinstance(ia.type, TileType) and is_on_chip(carried) and isinstance(value, Var):
+                if isinstance(ia.type, TileType) and is_on_chip(carried) and isinstance(value, Var) \
+                        and not _read_after(s.body.stmts[:-1], ia, value):
                     self.push(value, carried, set())
 
     def push(self, var: Var, carried: MemRef, seen: set) -> None:
@@ -98,6 +103,37 @@ class _TopDownRetargeter:
     def type_for(self, var: Var):
         memref = self.target.get(var)
         return None if memref is None else with_memref(var.type, memref)
+
+
+def _read_after(stmts, carry: IterArg, value: Var) -> bool:
+    """True when a statement after the one that defines ``value`` still reads ``carry``
+    (e.g. ``m_new = max(m, x); d = m_new - m``): writing ``value`` into the carried buffer
+    would then clobber a value that is read later, so the yield keeps its own buffer."""
+    at = next((i for i, st in enumerate(stmts) if value in _defined(st)), None)
+    if at is None:
+        return False
+    return any(carry in _read(st) for st in stmts[at + 1:])
+
+
+def _defined(stmt) -> set:
+    out = set()
+    for st in walk_stmts(stmt):
+        if isinstance(st, AssignStmt):
+            out.add(st.var)
+        elif isinstance(st, (ForStmt, IfStmt)):
+            out.update(st.return_vars)
+    return out
+
+
+def _read(stmt) -> set:
+    found: set = set()
+
+    class _Reads(IRVisitor):
+        def visit_var(self, var):
+            found.add(var)
+
+    _Reads().visit(stmt)
+    return found
 
 
 register_default_pass(materialize_semantic_aliases)

@@ -36,6 +36,7 @@ from ptoc.passes.base import function_pass
 from ptoc.passes.decisions import record_decision
 from ptoc.passes.diagnostics import report_diagnostic
 from ptoc.passes.manager import register_default_pass
+from ptoc.passes.mixed.rings import reserved_bytes
 from ptoc.passes.memory_lifetimes import Interval, analyze_lifetimes
 from ptoc.passes.memory_packing import SpacePlan, plan_space
 from ptoc.passes.no_alias import NoAliasGuard
@@ -65,6 +66,8 @@ def memory_reuse(fn: Function, ctx, *, capacities: Mapping[MemorySpace, int] | N
     if not intervals:
         return fn
     target = ctx.get_backend()
+    if reserved is None:
+        reserved = reserved_bytes(fn)      # the kernel's cross-core rings
 
     def capacity(space: MemorySpace) -> int:
         if capacities is None:

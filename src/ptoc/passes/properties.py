@@ -101,10 +101,12 @@ def check_property(prop: IRProperty, program) -> bool | None:
 
 # ---- built-in checkers for properties that are plain facts about tile types ------------------
 
-def _kernel_vars(program):
-    """Every variable bound in a kernel function (InCore/AIC/AIV): params and definitions."""
+def _kernel_vars(program, *, ring_tiles_exempt: bool = False):
+    """Every variable bound in a kernel function (InCore/AIC/AIV): params and definitions
+    (without the tiles popped from cross-core pipes when ``ring_tiles_exempt``)."""
     from ptoc.dtypes import FunctionType
     from ptoc.ir.nodes import AssignStmt, ForStmt, IfStmt, SeqStmts
+    from ptoc.passes.init_mem_ref import is_ring_tile
 
     kernels = (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV)
 
@@ -113,7 +115,8 @@ def _kernel_vars(program):
             for s in stmt.stmts:
                 yield from walk(s)
         elif isinstance(stmt, AssignStmt):
-            yield stmt.var
+            if not (ring_tiles_exempt and is_ring_tile(stmt.value)):
+                yield stmt.var
         elif isinstance(stmt, ForStmt):
             yield from stmt.iter_args
             yield from walk(stmt.body)
@@ -142,8 +145,12 @@ def tiles_have_memory_space(program) -> bool:
 
 
 def tiles_have_memref(program) -> bool:
-    """MemRefsAssigned: every tile in a kernel function carries a MemRef."""
-    return all(t.memref is not None for t in _kernel_tile_types(program))
+    """MemRefsAssigned: every tile in a kernel function carries a MemRef (but a tile popped
+    from a cross-core pipe, which lives in the pipe's ring)."""
+    from ptoc.ir.types import TileType
+
+    return all(v.type.memref is not None for v in _kernel_vars(program, ring_tiles_exempt=True)
+               if isinstance(v.type, TileType))
 
 
 register_property_checker(IRProperty.MemoryInferred, tiles_have_memory_space)

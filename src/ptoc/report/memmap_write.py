@@ -47,10 +47,11 @@ def write_memory_maps(compiled) -> list[Path]:
     _save_allocations(compiled.allocations, compiled.output_dir)
     planner = getattr(compiled.memory_planner, "name", compiled.memory_planner)
     note = f" · planner {planner}" if planner else ""
-    return [write_memory_map(compiled.pto_module(name), name, compiled.output_dir,
+    return [write_memory_map(compiled.pto_module(name), kernel.name, compiled.output_dir,
                              target=compiled.target, allocations=compiled.allocations,
                              source=f"pto/{safe_name(name)}.pto{note}")
-            for name in sorted(compiled.pto_text)]
+            for name in sorted(compiled.pto_text)
+            for kernel in compiled.pto_module(name).kernels]   # a group: AIC and AIV
 
 
 def write_dir_memory_maps(output_dir: str | os.PathLike) -> list[Path]:

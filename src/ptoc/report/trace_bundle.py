@@ -44,6 +44,16 @@ def tile_namer(module, kernel: str):
     return names
 
 
+def _core_namer(module):
+    """``namer(core)``: tile names of the kernel a core of a group runs (AIC first)."""
+    if module is None:
+        return None
+    from ptoc.sim.group import group_kernels
+
+    aic, aiv = group_kernels(module)
+    return lambda core: tile_namer(module, aic.name if core == "aic" else aiv.name)
+
+
 def run_trace_events(calls) -> tuple[list[dict], list[dict]]:
     """Events of ``calls`` = [(kernel, SimResult, pto module or None)], and a call summary."""
     events: list[dict] = []
@@ -51,15 +61,22 @@ def run_trace_events(calls) -> tuple[list[dict], list[dict]]:
     offset = 0.0
     for index, (kernel, sim, module) in enumerate(calls):
         pid = _PID_BLOCK * index + 1
-        namer = tile_namer(module, kernel) if module is not None else None
-        label = f"#{index} {kernel} · AI Core ({sim.target}, {sim.profile})"
-        events.extend(chrome_trace_events(
-            sim, pid=pid, ts_offset=offset, tid_base=_TID_BLOCK * index, label=label,
-            region_names=namer, pto_file=f"pto/{kernel}.pto", occupancy=True))
+        if hasattr(sim, "cores"):           # a core group: a process per core
+            events.extend(sim.trace_events(
+                occupancy=True, pid=pid, ts_offset=offset, tid_base=_TID_BLOCK * index,
+                label=f"#{index} {kernel} · ", region_names=_core_namer(module)))
+            unit, pipe = sim.binding or (None, None)
+            binding = f"{unit}/{pipe.short}" if pipe else None
+        else:
+            namer = tile_namer(module, kernel) if module is not None else None
+            label = f"#{index} {kernel} · AI Core ({sim.target}, {sim.profile})"
+            events.extend(chrome_trace_events(
+                sim, pid=pid, ts_offset=offset, tid_base=_TID_BLOCK * index, label=label,
+                region_names=namer, pto_file=f"pto/{kernel}.pto", occupancy=True))
+            binding = sim.binding_pipe.short if sim.binding_pipe else None
         summary.append({"call": index, "kernel": kernel, "start_cycle": offset,
                         "wall_cycles": sim.wall_cycles, "pid": pid,
-                        "binding_pipe": sim.binding_pipe.short if sim.binding_pipe else None,
-                        "races": [str(r) for r in sim.races]})
+                        "binding_pipe": binding, "races": [str(r) for r in sim.races]})
         offset += sim.wall_cycles
     return events, summary
 
@@ -105,7 +122,8 @@ def trace_compile_dir(output_dir, *, kernels=None, seed: int = 0, scalars=None,
     from ptoc.errors import PtocError
     from ptoc.pto import parse
     from ptoc.report.compile_dir import pto_files
-    from ptoc.sim import simulate
+    from ptoc.sim import simulate, simulate_group
+    from ptoc.sim.group import group_kernels, is_group_module
     from ptoc.sim.inputs import random_inputs
 
     root = Path(output_dir)
@@ -113,6 +131,16 @@ def trace_compile_dir(output_dir, *, kernels=None, seed: int = 0, scalars=None,
     calls, modules = [], {}
     for file in files:
         module = parse(file.read_text(encoding="utf-8"), filename=file.name)
+        if is_group_module(module):          # an AIC and its AIVs run as one core group
+            name = file.stem
+            if kernels and name not in kernels:
+                continue
+            tensors = random_inputs(list(group_kernels(module)), seed=seed, scalars=scalars)
+            calls.append((name, simulate_group(module, tensors,
+                                               target=module.target_arch or "a2a3",
+                                               profile=profile, mode=mode)))
+            modules[name] = module
+            continue
         for kernel in module.kernels:
             if kernels and kernel.name not in kernels:
                 continue

@@ -99,7 +99,8 @@ def _kernels(lowered: Program, target: str, baked: bool):
             module = _plan_ptoas(module, target)
         module = _insert_sync(module, target)
         texts[name] = print_module(module)
-        allocations.extend(kernel_allocations(lowered, name, module, baked))
+        for kernel in module.kernels:           # a core group's module holds AIC and AIV
+            allocations.extend(kernel_allocations(lowered, kernel.name, module, baked))
     return texts, allocations
 
 

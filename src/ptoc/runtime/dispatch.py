@@ -92,6 +92,6 @@ def run_task(task: Task, *, target: str, profile, mode: str, limits=None):
                 f"'{task.kernel}' runs on a core group (an AIC and its AIVs), which has no "
                 "serial mode", task.loc, hint="use sim_mode='reference' or 'fast'")
         return simulate_group(task.module, list(task.args), target=target, profile=profile,
-                              mode=mode)
+                              mode=mode, limits=limits)
     return simulate(task.module, list(task.args), target=target, profile=profile, mode=mode,
                     kernel=task.kernel, limits=limits)

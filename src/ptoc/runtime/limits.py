@@ -18,7 +18,7 @@ from typing import Iterator
 from ptoc.errors import RuntimeConfigError
 from ptoc.ir.nodes import AssignStmt, Call, ConstInt, EvalStmt, ForStmt, IfStmt
 from ptoc.ir.types import TensorType
-from ptoc.sim.core.estimate import estimate
+from ptoc.sim.core.estimate import Estimate, estimate
 from ptoc.sim.limits import DEFAULT_LIMITS, SimLimits, check, human_bytes, memory_bytes
 
 
@@ -37,7 +37,7 @@ def check_run(compiled, limits: SimLimits | None = None) -> None:
     for name, times in calls.items():
         if name not in compiled.pto_text:
             continue
-        est = estimate(compiled.pto_module(name).kernel(name), {})
+        est = _module_estimate(compiled, name)
         total += times * est.instructions
         steps = max(steps, est.scalar_steps)
         if est.instructions >= worst:
@@ -49,6 +49,25 @@ def check_run(compiled, limits: SimLimits | None = None) -> None:
     check(f"running {entry.name}", limits, instructions=worst, scalar_steps=steps,
           memory=memory_bytes(total, tensor_bytes),
           detail=f"{detail}; {human_bytes(tensor_bytes)} of tensors", loc=entry.loc)
+
+
+def _module_estimate(compiled, name: str) -> Estimate:
+    """The estimate of one call of ``name``: its kernel, or for a core group every core's
+    kernel (the AIV kernel once per AIV)."""
+    module = compiled.pto_module(name)
+    if len(module.kernels) == 1:
+        return estimate(module.kernel(), {})
+    from ptoc.backend.cross_core import cluster_model
+
+    lanes = cluster_model(compiled.target).aiv_per_aic
+    total = Estimate()
+    for kernel in module.kernels:
+        est = estimate(kernel, {})
+        times = lanes if getattr(kernel.attr("pto.kernel_kind"), "value", None) == "vector" else 1
+        total.instructions += times * est.instructions
+        total.scalar_steps += times * est.scalar_steps
+        total.loops += est.loops
+    return total
 
 
 @contextlib.contextmanager

@@ -4,7 +4,7 @@ import pytest
 
 import ptoc.language as pl
 from ptoc.errors import ParseError, PassError
-from ptoc.ir import assert_structural_equal
+from ptoc.ir import assert_structural_equal, print_program
 from ptoc.passes import PassContext
 from ptoc.passes.frontend import outline_incore_scopes
 
@@ -166,3 +166,36 @@ def test_a_runtime_scope_in_a_kernel_is_an_error():
             y = pl.store(pl.load(x, [0, 0], [16, 16]), [0, 0], y)
         return y
 """)
+
+
+def test_scope_optimizations_print_round_trip_and_become_kernel_attrs():
+    src = f"""    @pl.function
+    def main(self, x: {T}, out: pl.Out[{T}]) -> {T}:
+        with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.UP_DOWN), pl.cross_core_slot(slot_num=4)], name_hint="k"):
+            t = pl.load(x, [0, 0], [16, 16])
+            out = pl.store(t, [0, 0], out)
+        return out
+"""
+    parsed = pl.parse_program(HEAD + src)
+    printed = print_program(parsed)
+    assert ("optimizations=[pl.split(pl.SplitMode.UP_DOWN), pl.cross_core_slot(slot_num=4)]"
+            in printed)
+    assert_structural_equal(pl.parse_program(printed), parsed)
+    kernel = outline(src).get_function("k")
+    assert kernel.attrs == {"split": pl.SplitMode.UP_DOWN, "slot_num": 4}
+
+
+@pytest.mark.parametrize("opts, message", [
+    ("[pl.split(pl.SplitMode.UP_DOWN), pl.split(pl.SplitMode.NONE)]", "names split twice"),
+    ("[pl.cross_core_slot(slot_num=0)]", "needs slot_num"),
+    ("[pl.split(1)]", r"is not pl.split\(mode\)"),
+])
+def test_bad_scope_optimizations_are_parse_errors(opts, message):
+    src = f"""    @pl.function
+    def main(self, x: {T}, out: pl.Out[{T}]) -> {T}:
+        with pl.at(level=pl.Level.CORE_GROUP, optimizations={opts}):
+            out = pl.store(pl.load(x, [0, 0], [16, 16]), [0, 0], out)
+        return out
+"""
+    with pytest.raises(ParseError, match=message):
+        pl.parse_program(HEAD + src)

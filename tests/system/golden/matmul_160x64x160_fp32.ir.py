@@ -3,7 +3,7 @@ import ptoc.language as pl
 
 @pl.program
 class Reference:
-    @pl.function(type=pl.FunctionType.InCore)
+    @pl.function(type=pl.FunctionType.AIC)
     def kernel(self, a: pl.Tensor[[160, 64], pl.FP32, pl.MemRef("mem_ddr_0", pl.const(0, pl.INT64), 40960)], b: pl.Tensor[[64, 160], pl.FP32, pl.MemRef("mem_ddr_1", pl.const(0, pl.INT64), 40960)], out: pl.Out[pl.Tensor[[160, 160], pl.FP32, pl.MemRef("mem_ddr_2", pl.const(0, pl.INT64), 102400)]]) -> pl.Tensor[[160, 160], pl.FP32]:
         mem_mat_3: pl.Ptr = pl.tile.alloc(pl.Mem.Mat, 40960)
         mem_mat_4: pl.Ptr = pl.tile.alloc(pl.Mem.Mat, 40960)

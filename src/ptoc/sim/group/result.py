@@ -100,28 +100,34 @@ class GroupResult:
 
         write_text(path, self.pipe_summary_csv())
 
-    def trace_events(self, *, occupancy: bool = False) -> list[dict]:
-        """Chrome trace events: a process per core, a thread per pipe, protocol flows."""
+    def trace_events(self, *, occupancy: bool = False, pid: int = 1, ts_offset: float = 0.0,
+                     tid_base: int = 0, label: str = "", region_names=None) -> list[dict]:
+        """Chrome trace events: a process per core (``pid`` onwards, 16 apart), a thread per
+        pipe, the pipe protocol as flows; ``region_names(kernel)`` names occupied bytes."""
         from ptoc.sim.trace import chrome_trace_events
 
         events: list[dict] = []
         where: dict[int, tuple[int, int, float, float]] = {}
         for index, (name, core) in enumerate(self.cores.items()):
-            pid = 1 + index * _PID_STRIDE
-            events.extend(chrome_trace_events(core, pid=pid, occupancy=occupancy,
-                                              label=f"{name} ({self.target}, {self.profile})"))
-            tids = {pipe: i + 1 for i, pipe in enumerate(TRACE_LANE_ORDER)}
+            core_pid = pid + index * _PID_STRIDE
+            base = tid_base + index * 1000
+            events.extend(chrome_trace_events(
+                core, pid=core_pid, ts_offset=ts_offset, tid_base=base, occupancy=occupancy,
+                label=f"{label}{name} ({self.target}, {self.profile})",
+                region_names=region_names(name) if region_names else None))
+            tids = {pipe: base + i + 1 for i, pipe in enumerate(TRACE_LANE_ORDER)}
             for rec in core.instructions:
-                where[rec.seq] = (pid, tids.get(rec.pipe, 0), rec.start, rec.end)
+                where[rec.seq] = (core_pid, tids.get(rec.pipe, base), rec.start, rec.end)
         for flow_id, (src, dst) in enumerate(self.flows):
             if src not in where or dst not in where:
                 continue
             (spid, stid, _, send), (dpid, dtid, dstart, _) = where[src], where[dst]
-            ident = 900_000_000 + flow_id
+            ident = 900_000_000 + pid * 10_000 + flow_id
             events.append({"ph": "s", "pid": spid, "tid": stid, "id": ident, "name": "pipe",
-                           "cat": "cross_core", "ts": send, "args": {"from": src, "to": dst}})
+                           "cat": "cross_core", "ts": send + ts_offset,
+                           "args": {"from": src, "to": dst}})
             events.append({"ph": "f", "bp": "e", "pid": dpid, "tid": dtid, "id": ident,
-                           "name": "pipe", "cat": "cross_core", "ts": dstart,
+                           "name": "pipe", "cat": "cross_core", "ts": dstart + ts_offset,
                            "args": {"from": src, "to": dst}})
         return events
 

@@ -11,17 +11,20 @@ import gc
 from dataclasses import dataclass
 
 from ptoc.backend.cross_core import cluster_model
+from ptoc.errors import SourceLoc
 from ptoc.pto.model import EnumAttr, Module
 from ptoc.pto.sync_access import has_sync
 
 from ptoc.sim.api import LEVEL2_NOTE, as_module, needs_addresses, resolve_run
 from ptoc.sim.core.binding import bind_params
+from ptoc.sim.core.estimate import estimate
 from ptoc.sim.core.issue import ScalarUnit
 from ptoc.sim.core.memory import BufferMemory
 from ptoc.sim.errors import SimProgramError
 from ptoc.sim.execute import execute
 from ptoc.sim.group.pipes import PipeNetwork
 from ptoc.sim.group.result import GroupResult, build_group_result
+from ptoc.sim.limits import DEFAULT_LIMITS, SimLimits, check, memory_bytes
 from ptoc.sim.races import find_races
 from ptoc.sim.schedule import schedule
 
@@ -64,20 +67,22 @@ def is_group_module(module: Module) -> bool:
 
 def simulate_group(pto, tensors, *, target="a2a3", profile=None, mode: str = "reference",
                    aic: str | None = None, aiv: str | None = None,
-                   flag_mode: str = "bit") -> GroupResult:
+                   flag_mode: str = "bit", limits: SimLimits | None = None) -> GroupResult:
     """Run a core group: the AIC kernel on the cube core, the AIV kernel on each AIV lane
     (``pto.get_subblock_idx`` tells them apart), sharing the GM ``tensors``.
 
     Both kernels take the same parameters (PyPTO's shared group ABI), so ``tensors`` is
     bound once, as for ``simulate``. ``mode`` is ``reference`` or ``fast`` (a serial run of
     cores that wait on each other is not defined). Level-2 kernels are synchronised by
-    ``ptoc.pto.insert_sync`` first.
+    ``ptoc.pto.insert_sync`` first. ``limits`` (``SimLimits``) bound the whole group: the
+    static estimates of its cores are summed and checked before anything runs.
     """
     enabled = gc.isenabled()
     gc.disable()
     try:
         return _simulate_group(pto, tensors, target=target, profile=profile, mode=mode,
-                               aic=aic, aiv=aiv, flag_mode=flag_mode)
+                               aic=aic, aiv=aiv, flag_mode=flag_mode,
+                               limits=limits or DEFAULT_LIMITS)
     finally:
         if enabled:
             gc.enable()
@@ -117,7 +122,8 @@ def ready_group(pto, tgt, *, aic: str | None = None, aiv: str | None = None) -> 
     return ReadyGroup(module, aic_k, aiv_k, tuple(notes), filename)
 
 
-def issue_group(ready: ReadyGroup, bound, tgt, prof, *, mode: str):
+def issue_group(ready: ReadyGroup, bound, tgt, prof, *, mode: str,
+                limits: SimLimits | None = None):
     """The group's instruction stream (every core's, one ``seq`` numbering), its unit names
     and its pipe network (linked: pops know their pushes)."""
     model = cluster_model(tgt)
@@ -130,18 +136,22 @@ def issue_group(ready: ReadyGroup, bound, tgt, prof, *, mode: str):
         ScalarUnit(kernel, bound.env, tgt, prof, memories[core],
                    mad_mode="fast" if mode == "fast" else "reference", filename=ready.filename,
                    core=core, unit=unit, subblock=max(core - 1, 0), port=net.port(core),
-                   instrs=instrs, regions=bound.regions).run()
+                   instrs=instrs, regions=bound.regions,
+                   limits=limits or DEFAULT_LIMITS).run()
     net.link()
     return instrs, units, net
 
 
-def _simulate_group(pto, tensors, *, target, profile, mode, aic, aiv, flag_mode) -> GroupResult:
+def _simulate_group(pto, tensors, *, target, profile, mode, aic, aiv, flag_mode,
+                    limits) -> GroupResult:
     tgt, prof = resolve_run(target, profile, mode, GROUP_MODES, flag_mode)
     ready = ready_group(pto, tgt, aic=aic, aiv=aiv)
     module, notes = ready.module, list(ready.notes)
     model = cluster_model(tgt)
     bound = bind_params(ready.aic, tensors, ready.filename)
-    instrs, units, net = issue_group(ready, bound, tgt, prof, mode=mode)
+    _check_group_estimate([ready.aic] + [ready.aiv] * model.aiv_per_aic, bound, limits,
+                          ready.filename)
+    instrs, units, net = issue_group(ready, bound, tgt, prof, mode=mode, limits=limits)
     meta = dict(target=tgt.name, profile=prof.name, mode=mode)
 
     def partial(sch):
@@ -162,3 +172,14 @@ def _simulate_group(pto, tensors, *, target, profile, mode, aic, aiv, flag_mode)
                      f"{tgt.name!r}; pass target={arch!r} to use that core's buffers")
     return build_group_result(instrs, sch, units, races=races, outputs=outputs, notes=notes,
                               **meta)
+
+
+def _check_group_estimate(kernels, bound, limits: SimLimits, filename: str) -> None:
+    """Refuse a group run whose summed static estimate (every core) exceeds ``limits``."""
+    tensor_bytes = sum(region.nbytes for region in bound.regions.values())
+    ests = [estimate(k, bound.env) for k in kernels]
+    instructions = sum(e.instructions for e in ests)
+    check(f"core group @{kernels[0].name}", limits, instructions=instructions,
+          scalar_steps=sum(e.scalar_steps for e in ests),
+          memory=memory_bytes(instructions, tensor_bytes), detail=ests[0].describe(filename),
+          loc=SourceLoc(filename, kernels[0].line, 0))
