@@ -133,3 +133,42 @@ def test_a_free_that_does_not_match_its_pop_is_refused(free, message):
         return out''', kind="AIV")
     with pytest.raises(PassError, match=message):
         run(stamp_tfree_split, program(aiv))
+
+
+def test_a_pop_written_as_pypto_writes_it_takes_its_type_from_the_annotation():
+    """PyPTO spells a pop without shape and dtype (``t: pl.Tile[...] = pl.tpop_from_aic(split=1)``);
+    ptoc reads them off the annotation and prints its own form, which parses back equal."""
+    pypto = AIV_BODY.replace("pl.tile.tpop_from_aic([64, 128], pl.FP32{split})",
+                             "pl.tpop_from_aic({split})")
+    assert "tpop_from_aic(split=1)" in pypto.format(gm="", split="split=1")
+    ours = program(function("k_aiv", AIV_BODY.format(gm="", split=", split=1"), kind="AIV",
+                            sig=SIG))
+    theirs = program(function("k_aiv", pypto.format(gm="", split="split=1").replace(
+        "tfree_to_aic(tsplit=1)", "tfree_to_aic(t, split=1)"), kind="AIV", sig=SIG))
+    assert_structural_equal(theirs, ours)
+
+
+@pytest.mark.parametrize("ring, knob", [("k_c2v_slot_buffer", True), ("scratch", False)])
+def test_an_overflow_above_a_ring_names_it_and_only_an_automatic_ring_gets_the_slot_knob(
+        ring, knob):
+    """PyPTO's note: the reserved bytes are named as the allocation floor; the
+    pl.cross_core_slot remedy only for the ring ExpandMixedKernel made (exact name)."""
+    from ptoc.errors import AllocationError
+    from ptoc.passes.allocate_memory_addr import allocate_memory_addr
+    from ptoc.passes.init_mem_ref import init_mem_ref
+
+    body = f'''
+        r: pl.Scalar[pl.INT32] = pl.system.reserve_buffer(name="{ring}", size=131072)
+        t: pl.Tile[[128, 128], pl.FP32, pl.Mem.Vec] = pl.tile.load(bias, [0, 0], [128, 128], [128, 128], target_memory=pl.Mem.Vec)
+        o: pl.Tensor[[128, 128], pl.FP32] = pl.tile.store(t, [0, 0], out)
+        return o'''
+    sig = ("a: pl.Tensor[[128, 128], pl.FP32], b: pl.Tensor[[128, 128], pl.FP32], "
+           "bias: pl.Tensor[[128, 128], pl.FP32], out: pl.Out[pl.Tensor[[128, 128], pl.FP32]]")
+    prog = program(function("k_aiv", body, kind="AIV", sig=sig,
+                            ret="pl.Tensor[[128, 128], pl.FP32]"))
+    with pytest.raises(AllocationError) as err:
+        run(allocate_memory_addr, run(init_mem_ref, prog))
+    text = str(err.value)
+    assert "the first 131072 bytes are" in text and "reserved by system.reserve_buffer" in text
+    assert ("cross-core pipe ring" in text) is knob
+    assert ("pl.cross_core_slot" in (err.value.hint or "")) is knob

@@ -394,6 +394,7 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser):
 
     def assign(self, node: ast.stmt, name: str, value_node: ast.AST,
                annotation: ast.AST | None) -> Stmt:
+        value_node = _typed_pop(value_node, annotation)
         value = self.expr(value_node)
         declared = self.annotation(annotation)[0] if annotation is not None else None
         return self.bind_value(node, name, value, declared)
@@ -732,3 +733,21 @@ class _FreeTensors(IRVisitor):
         for stmt in stmts:
             walker.visit(stmt)
         return walker.found
+
+
+_POPS = ("tpop_from_aic", "tpop_from_aiv")
+
+
+def _typed_pop(value_node: ast.AST, annotation: ast.AST | None) -> ast.AST:
+    """PyPTO's ``t: pl.Tile[[r, c], dtype, ...] = pl.tpop_from_aic(split=s)``: a pop without
+    shape and dtype takes them from the annotation (ptoc's pop op names them)."""
+    if not (isinstance(value_node, ast.Call) and isinstance(value_node.func, ast.Attribute)
+            and value_node.func.attr in _POPS and not value_node.args
+            and not any(k.arg in ("shape", "dtype") for k in value_node.keywords)
+            and isinstance(annotation, ast.Subscript)):
+        return value_node
+    items = annotation.slice.elts if isinstance(annotation.slice, ast.Tuple) else []
+    if len(items) < 2:
+        return value_node
+    call = ast.Call(value_node.func, [items[0], items[1]], value_node.keywords)
+    return ast.copy_location(call, value_node)

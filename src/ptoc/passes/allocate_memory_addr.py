@@ -26,7 +26,7 @@ from ptoc.ir.types import MemRef, TileType
 from ptoc.passes.base import function_pass
 from ptoc.passes.context import MemoryPlanner
 from ptoc.passes.manager import register_default_pass
-from ptoc.passes.mixed.rings import reserved_bytes, resolve_ring_bases
+from ptoc.passes.mixed.rings import has_auto_ring, reserved_bytes, resolve_ring_bases
 from ptoc.passes.memref_rewrite import (
     alloc_size, alloc_space, defined_vars, is_alloc, memref_of, retype_function,
     strip_membership, with_memref,
@@ -154,17 +154,22 @@ def overflow_error(fn: Function, space: MemorySpace, used: int, limit: int,
         return ", ".join(dict.fromkeys(shown)) + (", ..." if len(p.tile_vars) > 4 else "")
 
     live = "; ".join(f"{p.name} at {p.addr} ({p.size} B: {tiles(p)})" for p in placements)
-    note = (f" (the first {reserved} bytes are the cross-core pipe ring reserved by "
-            "system.reserve_buffer; tiles are allocated above them)") if reserved else ""
+    ring = has_auto_ring(fn, space)
+    what = "the cross-core pipe ring " if ring else ""
+    note = (f" (the first {reserved} bytes are {what}reserved by system.reserve_buffer; tiles "
+            "are allocated above them)") if reserved else ""
     biggest = max(placements, key=lambda p: p.size)
     first = biggest.tile_vars[0] if biggest.tile_vars else None
     loc = source_loc(first, defs.get(first)) if first is not None else None
     message = (f"{space.value} buffer usage ({used} bytes) exceeds platform limit ({limit} "
                f"bytes){note} in function '{fn.name}'; buffers: {live}")
-    return AllocationError(message, loc or fn.loc, hint=_overflow_hint(space, reserved))
+    return AllocationError(message, loc or fn.loc,
+                           hint=_overflow_hint(space, reserved if ring else 0))
 
 
 def _overflow_hint(space: MemorySpace, reserved: int = 0) -> str:
+    """``reserved``: bytes of ExpandMixedKernel's rings in the space (only those rings are
+    resized by ``pl.cross_core_slot``, as PyPTO's note says)."""
     if reserved:
         return ("lower the ring depth with optimizations=[pl.cross_core_slot(slot_num=N)] on "
                 "the pl.at scope, or shrink the tile that crosses between cube and vector "

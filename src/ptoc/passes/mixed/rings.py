@@ -60,3 +60,17 @@ def resolve_ring_bases(fn: Function) -> Function:
             s = replace(s, value=make_call(RESERVE, (), kwargs, loc=s.value.loc))
         stmts.append(s)
     return replace(fn, body=SeqStmts(tuple(stmts), fn.body.loc))
+
+
+def auto_ring_names(fn: Function) -> tuple[str, ...]:
+    """The ring names ExpandMixedKernel gives ``fn``'s pipes (``<kernel>_c2v_slot_buffer`` /
+    ``<kernel>_v2c_slot_buffer``, the kernel being ``fn``'s name without ``_aic``/``_aiv``)."""
+    base = fn.name.removesuffix("_aic").removesuffix("_aiv")
+    return (f"{base}_c2v_slot_buffer", f"{base}_v2c_slot_buffer")
+
+
+def has_auto_ring(fn: Function, space: MemorySpace) -> bool:
+    """True when a ring in ``space`` is one ExpandMixedKernel made (its depth is then
+    ``pl.cross_core_slot``; a hand-written ``pl.reserve_buffer`` is not resized by it)."""
+    names = auto_ring_names(fn)
+    return any(sp is space and s.value.kwarg("name") in names for s, sp, _, _ in ring_layout(fn))
