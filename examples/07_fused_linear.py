@@ -52,6 +52,11 @@ def fused_linear(size: int):
     return FusedLinear
 
 
+#: the 256^3 layer, for `ptoc run examples/07_fused_linear.py`
+SIZE = 256
+FusedLinear = fused_linear(SIZE)
+
+
 def inputs(size: int, seed: int = 0):
     rng = np.random.default_rng(seed)
     x = (rng.standard_normal((size, size)) * 0.1).astype(BF16)
@@ -63,6 +68,16 @@ def inputs(size: int, seed: int = 0):
 def reference(x, w, bias):
     z = x.astype(np.float64) @ w.astype(np.float64) + bias
     return z / (1 + np.exp(-1.702 * z))
+
+
+def example_inputs():
+    """Inputs of `FusedLinear` for `ptoc run` (the output y included, in order)."""
+    return inputs(SIZE)
+
+
+def golden(named):
+    """The reference `ptoc run` compares against (bf16 output: one rounding)."""
+    return {"y": reference(named["x"], named["w"], named["bias"]).astype(np.float32).astype(BF16)}
 
 
 def main(output_dir=None, size: int = 256, platform: str = "a2a3sim") -> float:

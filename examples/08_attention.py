@@ -63,6 +63,16 @@ def reference(q, kt, v):
     return (p / p.sum(axis=1, keepdims=True)) @ v.astype(np.float64)
 
 
+def example_inputs():
+    """Inputs for `ptoc run examples/08_attention.py` (the output o included)."""
+    return inputs()
+
+
+def golden(named):
+    """The reference `ptoc run` compares against."""
+    return {"o": reference(named["q"], named["kt"], named["v"])}
+
+
 def main(output_dir=None, platform: str = "a2a3sim") -> float:
     from ptoc.runtime import RunConfig
 

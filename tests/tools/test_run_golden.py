@@ -87,3 +87,15 @@ def test_a_serialised_run_check_says_the_arithmetic_was_not_compared(capsys, tmp
            "synchronisation, not the arithmetic; max |error| out 0" in out
     last = out.rstrip().splitlines()[-1]
     assert last.startswith("OK (synchronisation only: the arithmetic was not compared")
+
+
+def test_a_core_group_runs_against_its_golden_and_without_one_asks_for_it(capsys, tmp_path):
+    """A mixed kernel runs on a core group: ``ptoc run`` prints each core's pipes; with no
+    golden() there is no serialised run to fall back on, and the error says to add one."""
+    example = Path(__file__).resolve().parents[2] / "examples" / "06_mixed_kernel.py"
+    code, out, _ = run(capsys, "run", example, "-o", tmp_path / "a", "--no-dump")
+    assert code == 0 and "core group" in out and "aiv1/V" in out and "races:      0" in out
+    bare = tmp_path / "mixed.py"
+    bare.write_text(example.read_text().replace("def golden(", "def _unused_golden("))
+    code, _, err = run(capsys, "run", bare, "-o", tmp_path / "b", "--no-dump")
+    assert code != 0 and "add golden(inputs)" in err and "core group" in err

@@ -9,7 +9,8 @@ First match wins:
    ``(a[M, K], b[K, N], out[M, N])`` and the program does nothing but move data and
    multiply (no vector op, no transpose), so ``a @ b`` is what it means;
 3. otherwise there is no golden: the same program run with every pipe serialised is
-   compared instead, which proves the synchronisation, not the arithmetic.
+   compared instead, which proves the synchronisation, not the arithmetic. A program with
+   a core group (a mixed kernel) has no serialised run, so it needs a golden.
 """
 
 from __future__ import annotations
@@ -183,6 +184,15 @@ def choose_golden(loaded, compiled, inputs: dict, outs: list[str], shapes: dict,
         return Golden(derived, "numpy matmul", True)
     import dataclasses
 
+    from ptoc.dtypes import FunctionType
+    from ptoc.tools.loader import LoadError
+
+    groups = [f.name for f in compiled.program.functions if f.func_type is FunctionType.Group]
+    if groups:
+        raise LoadError(f"{loaded.path}: no golden() and '{groups[0]}' runs on a core group, "
+                        "whose cores cannot be run one pipe at a time (the serialised-run "
+                        "reference)", hint="add golden(inputs) -> {output name: expected array} "
+                        "to the file")
     serial = compiled.run(*[copy_value(v) for v in inputs.values()],
                           config=dataclasses.replace(config, sim_mode="serial", trace=False,
                                                      chip=False, chip_clusters=None))

@@ -125,6 +125,14 @@ def run_and_check(loaded, compiled, *, seed: int = 0, sim_mode: str = "reference
     return report
 
 
+def _pipe_label(key) -> str:
+    """``MTE2`` for a core's pipe; ``aiv0/MTE2`` for a core group's (unit, pipe) key."""
+    if isinstance(key, tuple):
+        unit, pipe = key
+        return f"{unit}/{_pipe_label(pipe)}"
+    return getattr(key, "name", str(key)).removeprefix("PIPE_")
+
+
 def run(args) -> int:
     from ptoc.tools.compile_cmd import compile_loaded
     from ptoc.tools.loader import find_program
@@ -137,15 +145,15 @@ def run(args) -> int:
         raise LoadError("--clusters applies to --chip runs", hint="add --chip")
     report = run_and_check(loaded, compiled, seed=args.seed, sim_mode=args.sim_mode,
                            trace=args.trace, chip=args.chip, clusters=args.clusters)
-    where = "chip" if args.chip else "core"
+    groups = any(isinstance(p, tuple) for p in report.pipe_busy)
+    where = "chip" if args.chip else ("core group" if groups else "core")
     print(f"ran {compiled.source_program.name} on the simulated {compiled.target} {where} "
           f"({args.sim_mode} mode, seed {args.seed}); artifacts in {compiled.output_dir}")
     print(f"  cycles:     {report.cycles:.0f}")
     if report.floor_cycles:
         print(f"  launch/staging floor: {report.floor_cycles:.0f} (outside the core; with it "
               f"{report.cycles + report.floor_cycles:.0f})")
-    busy = ", ".join(f"{getattr(p, 'name', p).removeprefix('PIPE_')} {c:.0f}"
-                     for p, c in report.pipe_busy.items() if c)
+    busy = ", ".join(f"{_pipe_label(p)} {c:.0f}" for p, c in report.pipe_busy.items() if c)
     print(f"  pipe busy:  {busy or '(none)'}")
     if report.chip is not None:
         for line in report.chip.overview() + report.chip.utilisation_table():
