@@ -50,3 +50,10 @@ def tensor_mm(x: pl.Tensor, w: pl.Tensor, y: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP, name_hint="mm"):
         y[:] = pl.matmul(x, w, out_dtype=pl.FP32)
     return y
+
+
+@pl.jit
+def mixed_mm_bias(a: pl.Tensor, b: pl.Tensor, bias: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.UP_DOWN)]):
+        out[:] = pl.add(pl.matmul(a, b, out_dtype=pl.FP32), bias)
+    return out

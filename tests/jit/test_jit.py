@@ -124,3 +124,23 @@ def test_lower_returns_the_post_pass_program():
     x, y = f32(32, 64), np.zeros((32, 64), np.float32)
     lowered = kernels.scaled.lower(x, y, 2.0)
     assert "pl.tile.alloc" in lowered.as_python()
+
+
+def test_a_mixed_kernel_runs_and_reloads_from_the_disk_cache(tmp_path, monkeypatch):
+    """A mixed scope compiles to one core group (one PTO module for its AIC and AIV
+    kernels); the disk cache entry holds that module and reloads without compiling."""
+    from ptoc.jit.decorator import JITFunction
+
+    a, b = (rng.standard_normal((64, 64)).astype(np.float16) for _ in range(2))
+    bias, out = f32(64, 64), np.zeros((64, 64), np.float32)
+    want = a.astype(np.float32) @ b.astype(np.float32) + bias
+    JITFunction(kernels.mixed_mm_bias.fn, cache_dir=tmp_path)(a, b, bias, out)
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-4)
+
+    def boom(*args, **kwargs):
+        raise AssertionError("compiled although the disk cache holds this signature")
+
+    monkeypatch.setattr("ptoc.runtime.compile_ir", boom)
+    out[:] = 0
+    JITFunction(kernels.mixed_mm_bias.fn, cache_dir=tmp_path)(a, b, bias, out)
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-4)

@@ -30,6 +30,7 @@ def to_entry(compiled) -> dict:
 def from_entry(entry: dict, source_program, output_dir: Path):
     """The CompiledProgram an entry describes; ``PtocError`` when it does not hold together
     (its PTO kernels must be exactly the program's kernels, with matching parameters)."""
+    from ptoc.codegen import group_members
     from ptoc.ir.verifier import verify
     from ptoc.language import parse_program
     from ptoc.passes import MemoryPlanner
@@ -43,16 +44,20 @@ def from_entry(entry: dict, source_program, output_dir: Path):
         verify(lowered)
         planner = _coerce_enum(MemoryPlanner, entry["memory_planner"], "memory planner")
         kernels = {fn.name: fn for fn in lowered.functions if fn.func_type.is_kernel}
+        groups = group_members(lowered)     # a core group's kernels share one PTO module
+        members = {k for names in groups.values() for k in names}
+        modules_of = {name: (name,) for name in kernels if name not in members} | groups
         texts = entry["pto"]
-        if not isinstance(texts, dict) or set(texts) != set(kernels):
+        if not isinstance(texts, dict) or set(texts) != set(modules_of):
             raise PtocError("the entry's PTO kernels are not the program's kernels")
         modules, allocations = {}, []
         for name, text in texts.items():
             module = modules[name] = parse(text, filename=f"{name}.pto")
-            if len(module.kernel(name).params) != len(kernels[name].params):
-                raise PtocError(f"kernel {name}: PTO and IR parameters differ")
-            allocations.extend(kernel_allocations(lowered, name, module,
-                                                  planner is MemoryPlanner.PYPTO))
+            for kernel in modules_of[name]:
+                if len(module.kernel(kernel).params) != len(kernels[kernel].params):
+                    raise PtocError(f"kernel {kernel}: PTO and IR parameters differ")
+                allocations.extend(kernel_allocations(lowered, kernel, module,
+                                                      planner is MemoryPlanner.PYPTO))
         compiled = CompiledProgram(
             program=lowered, source_program=source_program, pto_text=dict(texts),
             allocations=allocations, diagnostics=[_rebuild(d) for d in entry["diagnostics"]],

@@ -315,7 +315,9 @@ class Orchestrator:
             if param.direction is not Direction.In:
                 writes.append(arg)
         module = self.compiled.pto_module(function.name)
-        identity = block_arguments(module.kernel(function.name), *(block or (0, 1)))
+        kernel = next((k for k in module.kernels if k.name == function.name),
+                      module.kernels[0])     # a core group: its kernels share one ABI
+        identity = block_arguments(kernel, *(block or (0, 1)))
         params = tuple(p.var.name for p in function.params) + BLOCK_PARAMS[:len(identity)]
         return Task(len(self.tasks), function.name, module, tuple(args) + tuple(identity),
                     tuple(reads), tuple(writes), tuple(deps),
