@@ -283,3 +283,26 @@ def test_a_gemm_epilogue_scope_tiles_and_pipelines_the_cube_part(tmp_path):
     aic = (out / "passes_dump").glob("*_after_SkewCrossCorePipeline.py")
     text = next(aic).read_text()
     assert "def mm_bias_aic" in text and "pl.pipeline(" in text.split("def mm_bias_aiv")[0]
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_under_ptoas_plan_memory_places_the_rings_below_the_tiles(platform, tmp_path):
+    """PTOAS: codegen leaves each ring's base AUTO (-1) and the PTO planner puts it at the
+    bottom of its space, tiles above; the kernels stay exact and race-free."""
+    a, b, bias, e = _gemm_inputs()
+    d = np.zeros((M, N), np.float32)
+    compiled = ir.compile(GemmVecGemm, tmp_path / "g", platform=platform,
+                          memory_planner="PTOAS")
+    with np.errstate(over="ignore"):
+        result = compiled.run(a, b, bias, e, d, config=RunConfig(platform=platform))
+    h = np.maximum(_f(a) @ _f(b) + bias, 0).astype(np.float32).astype(BF16)
+    np.testing.assert_allclose(d, _f(h) @ _f(e), rtol=1e-5, atol=1e-3)
+    assert result.races == []
+    text = compiled.pto_text["gemm_vec_gemm"]
+    assert "base = -1" not in text and "pto.reserve_buffer" in text
+    q, kt, v, o = ATTENTION.inputs()
+    compiled = ir.compile(ATTENTION.Attention, tmp_path / "a", platform=platform,
+                          memory_planner="PTOAS")
+    with np.errstate(over="ignore"):
+        result = compiled.run(q, kt, v, o, config=RunConfig(platform=platform))
+    assert np.abs(o - ATTENTION.reference(q, kt, v)).max() < 5e-3 and result.races == []

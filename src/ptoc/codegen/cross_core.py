@@ -11,8 +11,9 @@
     system.tfree_to_a{ic,iv}     pto.tfree_from_a{ic,iv}(%t : T) {split[, id]}
     tile.get_subblock_idx        %i = pto.get_subblock_idx -> index
 
-The ring's ``base`` must already be an address (AllocateMemoryAddr resolves it under the
-PYPTO planner); the GM pipe buffer is the kernel's ``__gm_pipe_buffer`` pointer parameter.
+The ring's ``base`` is its address under the PYPTO planner (AllocateMemoryAddr resolves it)
+and ``-1`` (PyPTO's AUTO) under PTOAS, where PlanMemory places it at the bottom of its space;
+the GM pipe buffer is the kernel's ``__gm_pipe_buffer`` pointer parameter.
 """
 
 from __future__ import annotations
@@ -45,11 +46,8 @@ def _result(em, var, what: str, site):
 def _reserve(em, var, a, site):
     var = _result(em, var, "system.reserve_buffer", site)
     base = a.get("base")
-    if base is None or base < 0:
-        raise CodegenError(
-            f"the ring '{a['name']}' has no address yet", site.op,
-            hint="compile with memory_planner=PYPTO: AllocateMemoryAddr places the rings of "
-                 "mixed kernels (the PTOAS-style planner does not yet)")
+    if base is None or base < 0:    # PTOAS: PlanMemory places it (PyPTO's AUTO base)
+        base = -1
     space = a.get("location") or MemorySpace.Vec
     value = Value(em.names.var(var), _I32)
     em.emit(Instruction("pto.reserve_buffer", results=(value,), attrs=(

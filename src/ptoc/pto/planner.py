@@ -79,7 +79,8 @@ def tile_addresses(module: Module) -> dict[str, dict[str, int]]:
 def _plan_kernel(kernel: Kernel, target: Target, spread: bool) -> Kernel:
     constants = _int_constants(kernel)
     _reject_dynamic_addresses(kernel, constants)
-    lives = analyse(kernel, target, constants)
+    rings = _ring_bases(kernel, target)
+    lives = analyse(kernel, target, constants) + _ring_lives(kernel, target, rings)
     tight: list[TileLife] | None = None
     addresses: dict[str, int] = {}
     for space in sorted({t.space for t in lives}, key=lambda s: s.value):
@@ -89,14 +90,46 @@ def _plan_kernel(kernel: Kernel, target: Target, spread: bool) -> Kernel:
                                          spread=spread and not acc, separate=acc))
         except PlanMemoryError:
             # Out of room: let element-wise results overwrite their operands and try again.
-            tight = tight or analyse(kernel, target, constants, in_place=True)
+            tight = tight or (analyse(kernel, target, constants, in_place=True)
+                              + _ring_lives(kernel, target, rings))
             addresses.update(place_space(space, [t for t in tight if t.space is space], target))
     todo = {t.name: addresses[t.name] for t in lives if t.fixed is None}
-    if not todo:
+    placed = {name: base for name, (base, _, _, auto) in rings.items() if auto}
+    if not todo and not placed:
         return kernel
     pool = _ConstantPool(kernel)
-    body = _rewrite(kernel.body, todo, pool)
+    body = _rewrite(kernel.body, todo, pool, placed)
     return dataclasses.replace(kernel, body=pool.new_constants() + body)
+
+
+def _ring_bases(kernel: Kernel, target: Target) -> dict[str, tuple[int, MemorySpace, int, bool]]:
+    """``{ring name: (base, space, bytes, auto)}`` of the kernel's ``pto.reserve_buffer``s:
+    a ring without a base (``base = -1``, PyPTO's AUTO) takes the bottom of its space after
+    the rings before it, as ptoas' PlanMemory places it; tiles go above."""
+    cursor: dict[MemorySpace, int] = {}
+    out: dict[str, tuple[int, MemorySpace, int, bool]] = {}
+    for op in walk(kernel.body):
+        if not (isinstance(op, Instruction) and op.opcode == "pto.reserve_buffer"):
+            continue
+        loc = op.attr("location")
+        space = MemorySpace.Mat if getattr(loc, "value", "vec") == "mat" else MemorySpace.Vec
+        size = int(op.attr("size"))
+        base = op.attr("base")
+        auto = not isinstance(base, int) or base < 0
+        if auto:
+            base = cursor.get(space, 0)
+        out[op.attr("name")] = (base, space, size, auto)
+        end = base + size
+        cursor[space] = max(cursor.get(space, 0),
+                            -(-end // target.address_alignment) * target.address_alignment)
+    return out
+
+
+def _ring_lives(kernel: Kernel, target: Target, rings) -> list[TileLife]:
+    """Each ring as a fixed buffer live for the whole kernel (tiles never take its bytes)."""
+    align = target.address_alignment
+    return [TileLife(f"__ring_{name}", space, -(-size // align) * align, -1, 1 << 60, -1,
+                     fixed=base) for name, (base, space, size, _) in rings.items()]
 
 
 def _int_constants(kernel: Kernel) -> dict[str, int]:
@@ -162,17 +195,23 @@ def _defined(op: Op) -> tuple[Value, ...]:
     return tuple(getattr(op, "results", ()))
 
 
-def _rewrite(body: tuple[Op, ...], todo: dict[str, int], pool: _ConstantPool) -> tuple[Op, ...]:
+def _rewrite(body: tuple[Op, ...], todo: dict[str, int], pool: _ConstantPool,
+             rings: dict[str, int] | None = None) -> tuple[Op, ...]:
+    rings = rings or {}
     out: list[Op] = []
     for op in body:
         if isinstance(op, ForOp):
-            op = dataclasses.replace(op, body=_rewrite(op.body, todo, pool))
+            op = dataclasses.replace(op, body=_rewrite(op.body, todo, pool, rings))
         elif isinstance(op, IfOp):
-            op = dataclasses.replace(op, then_body=_rewrite(op.then_body, todo, pool),
-                                     else_body=_rewrite(op.else_body, todo, pool))
+            op = dataclasses.replace(op, then_body=_rewrite(op.then_body, todo, pool, rings),
+                                     else_body=_rewrite(op.else_body, todo, pool, rings))
         elif (isinstance(op, Instruction) and op.opcode == "pto.alloc_tile"
               and op.result.name in todo):
             op = _with_address(op, pool.get(todo[op.result.name]))
+        elif (isinstance(op, Instruction) and op.opcode == "pto.reserve_buffer"
+              and op.attr("name") in rings):
+            op = dataclasses.replace(op, attrs=tuple(
+                (k, rings[op.attr("name")] if k == "base" else v) for k, v in op.attrs))
         out.append(op)
     return tuple(out)
 

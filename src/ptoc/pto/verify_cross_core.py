@@ -118,9 +118,11 @@ class CrossCoreRules:
             raise self.fail(inst, f"pto.reserve_buffer '{name}': location {loc} is not a ring space",
                             "use location = #pto.address_space<vec> (cube -> vector) or <mat>")
         space = spaces[loc.value]
-        base = self._int_attr(inst, "base", low=0)
+        base = self._int_attr(inst, "base", low=-1)
         align = self.target.address_alignment
         cap = self.target.capacity(space)
+        if base == -1:      # AUTO: the memory planner places it (Level 2, PTOAS)
+            base = 0
         if base % align:
             raise self.fail(inst, f"pto.reserve_buffer '{name}': base {base} is not {align}-byte "
                                   "aligned", f"use {base - base % align + align}")

@@ -221,8 +221,11 @@ def _kernel(module, name):
 
 
 def needs_addresses(kernel) -> bool:
-    return any(isinstance(op, Instruction) and op.opcode == "pto.alloc_tile"
-               and op.attr("addr") is None for op in walk(kernel.body))
+    """True when a tile has no ``addr`` or a cross-core ring no ``base`` (``-1``, AUTO)."""
+    return any(isinstance(op, Instruction) and (
+        (op.opcode == "pto.alloc_tile" and op.attr("addr") is None)
+        or (op.opcode == "pto.reserve_buffer" and op.attr("base") == -1))
+        for op in walk(kernel.body))
 
 
 def as_module(pto):
