@@ -167,7 +167,7 @@ def test_hierarchy_cluster_and_spmd_wrappers_run_their_kernels():
     compiled = ir.compile(pl.parse_program(HIER))
     names = {f.name: f.func_type.value for f in compiled.program.functions}
     assert names == {"main_chip_0": "Opaque", "main_chip_0_cluster_0": "Group",
-                     "half": "InCore", "main": "Opaque"}
+                     "half": "AIV", "main": "Opaque"}   # ExpandMixedKernel: vector-only -> AIV
     x = rng.standard_normal((32, 16)).astype(np.float32)
     y = np.zeros_like(x)
     result = compiled.run(x, y)
