@@ -109,3 +109,10 @@ def test_unsafe_names_become_one_harmless_component(name):
     assert safe and "/" not in safe and "\\" not in safe and ".." not in safe
     assert not safe.startswith(".")
     assert safe_name("kernel_1") == "kernel_1" and safe_name("a/b") != safe_name("a_b")
+
+
+def test_an_output_directory_that_cannot_be_made_is_a_ptoc_error(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(PtocError, match="cannot create the output directory"):
+        ir.compile(program(), blocker / "out")

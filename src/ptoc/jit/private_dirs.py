@@ -17,6 +17,7 @@ import tempfile
 import warnings
 from pathlib import Path
 
+from ptoc.errors import PtocError
 from ptoc.outputs import safe_name
 
 
@@ -77,5 +78,10 @@ def artifact_root() -> Path:
     if root is not None:
         return root
     if _fallback is None:
-        _fallback = Path(tempfile.mkdtemp(prefix="ptoc-jit-"))
+        try:
+            _fallback = Path(tempfile.mkdtemp(prefix="ptoc-jit-"))
+        except OSError as exc:
+            raise PtocError(f"@pl.jit cannot create a private directory for its artifacts in "
+                            f"{tempfile.gettempdir()}: {exc.strerror}",
+                            hint="set TMPDIR to a directory you can write to") from None
     return _fallback

@@ -164,5 +164,9 @@ def resolve_output_dir(output_dir, program_name: str) -> Path:
         root = Path(os.environ.get("PTOC_BUILD_DIR", "build_output"))
         stamp = datetime.datetime.now().strftime("%Y%m%d_%H%M%S_%f")
         out = root / f"{safe_name(program_name)}_{stamp}"
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RuntimeConfigError(f"cannot create the output directory {out}: {exc.strerror}",
+                                 hint="choose a directory you can write to") from None
     return out
