@@ -103,7 +103,9 @@ def generate_modules(program: Program, *, target="a2a3", with_addresses: bool = 
 
 
 def group_members(program: Program) -> dict[str, tuple[str, ...]]:
-    """Group function name -> the (AIC, AIV) kernel names it calls."""
+    """Group function name -> the (AIC, AIV) kernel names it calls. A Group that calls only
+    one kind of kernel (a cluster around a vector-only kernel) is no core group: its kernel
+    is launched alone, like any other call."""
     out: dict[str, tuple[str, ...]] = {}
     for fn in program.functions:
         if fn.func_type is not FunctionType.Group:
@@ -113,7 +115,7 @@ def group_members(program: Program) -> dict[str, tuple[str, ...]]:
         names = [c.op for c in calls if isinstance(c, Call) and c.is_function]
         kinds = {program.get_function(n).func_type: n for n in names if program.get_function(n)}
         members = tuple(kinds[k] for k in (FunctionType.AIC, FunctionType.AIV) if k in kinds)
-        if members:
+        if len(members) == 2:
             out[fn.name] = members
     return out
 
