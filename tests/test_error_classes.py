@@ -67,3 +67,14 @@ def test_errors_a_pypto_script_catches_by_builtin_class(line, cls, builtin):
     with pytest.raises(builtin) as info:
         pl.parse_program(KERNEL.format(line=line))
     assert isinstance(info.value, cls)
+
+
+def test_invalid_python_is_a_syntax_error_as_in_pypto():
+    # PyPTO's pl.parse lets Python's compile() fail: scripts catch SyntaxError
+    text = "@pl.function\ndef f(x: pl.Tensor[[64], pl.FP32]) -> pl.Tensor[[64], pl.FP32]:\n    return x +\n"
+    with pytest.raises(SyntaxError) as info:
+        pl.parse(text)
+    err = info.value
+    assert isinstance(err, ParseError) and isinstance(err, ValueError)
+    assert (err.lineno, err.filename) == (3, "<string>")
+    assert str(err).startswith("<string>:3:") and "invalid Python syntax" in str(err)

@@ -103,6 +103,20 @@ class ParseError(ParserError, ValueError):
     """The DSL or printed-IR source could not be turned into IR."""
 
 
+class InvalidSyntaxError(ParseError, SyntaxError):
+    """The source is not valid Python. Also a ``SyntaxError``, the class PyPTO's ``pl.parse``
+    raises there, with ``filename``/``lineno``/``offset`` set as Python's own."""
+
+    def __init__(self, message: str, loc: SourceLoc | None = None, *, hint: str | None = None):
+        super().__init__(message, loc, hint=hint)
+        self.msg = message
+        if loc is not None:
+            self.filename, self.lineno, self.offset = loc.file, loc.line, loc.col + 1
+
+    def __str__(self) -> str:
+        return self.render()
+
+
 class TypeCheckError(ParserError, ValueError, TypeError):
     """An op's operands have the wrong shape, dtype, memory space or arity.
 

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ptoc.errors import ParseError, PtocError, SourceLoc
+from ptoc.errors import InvalidSyntaxError, ParseError, PtocError, SourceLoc
 from ptoc.ir.nodes import Function, Program
 from ptoc.language.context import DSL_MODULES, DslPath, ParseContext, constant_env
 from ptoc.language.stmts import FunctionParser, wrap_errors
@@ -188,8 +188,8 @@ def _parse_source(text: str, filename: str) -> ast.Module:
     try:
         return ast.parse(text, filename=filename)
     except SyntaxError as err:
-        raise ParseError(f"invalid Python syntax: {err.msg}",
-                         SourceLoc(filename, err.lineno or 0, (err.offset or 1) - 1)) from None
+        raise InvalidSyntaxError(f"invalid Python syntax: {err.msg}",
+                                 SourceLoc(filename, err.lineno or 0, (err.offset or 1) - 1)) from None
 
 
 def _import_aliases(tree: ast.Module) -> frozenset[str]:
