@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 
 import pytest
 
 from ir_samples import INDEX, make_matmul_program
+from ptoc.errors import ParseError
 from ptoc.dtypes import DataType, Direction, ForKind, FunctionType, MemorySpace
 from ptoc.ir.builder import IRBuilder
 from ptoc.ir.equality import assert_structural_equal
@@ -149,3 +151,54 @@ def test_function_attrs_constants_and_statement_calls_roundtrip():
     assert "pl.tile.adds(v, pl.const(2.0, pl.FP16))" in text
     assert "if n > -2:\n            pl.tile.store(w, [0, 0], x)" in text  # w rebinds the dead w
     assert "def k(x: pl.Tensor" in text  # a SubWorker is printed without self, as PyPTO does
+
+
+TWO_RESULTS = '''# ptoc.program: Carries
+import ptoc.language as pl
+
+@pl.program
+class Carries:
+    @pl.function(type=pl.FunctionType.AIV)
+    def k(self, x: pl.Tensor[[8, 64], pl.FP32, pl.MemRef("mem_ddr_0", pl.const(0, pl.INT64), 2048)], flag: pl.Scalar[pl.INT32], out: pl.Out[pl.Tensor[[8, 64], pl.FP32, pl.MemRef("mem_ddr_1", pl.const(0, pl.INT64), 2048)]]) -> pl.Tensor[[8, 64], pl.FP32]:
+        mem_vec_2: pl.Ptr = pl.tile.alloc(pl.Mem.Vec, 2048)
+        mem_vec_3: pl.Ptr = pl.tile.alloc(pl.Mem.Vec, 2048)
+        acc: pl.Tile[[8, 64], pl.FP32, pl.MemRef(mem_vec_2, pl.const(0, pl.INT64), 2048), pl.Mem.Vec] = pl.tile.load(x, [0, 0], [8, 64], [8, 64], target_memory=pl.Mem.Vec)
+        for i, (out_1, acc_1,) in pl.range(2, init_values=(out, acc,)):
+            out_2: pl.Tensor[[8, 64], pl.FP32, pl.MemRef("mem_ddr_1", pl.const(0, pl.INT64), 2048)] = pl.tile.store(acc_1, [0, 0], out_1)
+            acc_2: pl.Tile[[8, 64], pl.FP32, pl.MemRef(mem_vec_3, pl.const(0, pl.INT64), 2048), pl.Mem.Vec] = pl.tile.add(acc_1, acc_1)
+            if flag > 0:
+                p: pl.Tile[[8, 64], pl.FP32, pl.MemRef(mem_vec_2, pl.const(0, pl.INT64), 2048), pl.Mem.Vec]
+                p, q = pl.yield_(acc_2, out_2)
+            else:
+                p: pl.Tile[[8, 64], pl.FP32, pl.MemRef(mem_vec_2, pl.const(0, pl.INT64), 2048), pl.Mem.Vec]
+                p, q = pl.yield_(acc_1, out_2)
+            out_3: pl.Tensor[[8, 64], pl.FP32, pl.MemRef("mem_ddr_4", pl.const(0, pl.INT64), 2048)]
+            out_3, acc_3 = pl.yield_(q, p)
+        return out_3
+'''
+
+
+def test_several_loop_and_if_results_keep_types_the_parser_would_not_derive():
+    # a multi-value yield prints no types (as PyPTO's); a result whose type differs from
+    # what the parser derives (the init's / the then-value's) gets a bare annotation first
+    program = language.parse_program(TWO_RESULTS, filename="<two>")
+    loop = [s for s in program.functions["k"].body.stmts if type(s).__name__ == "ForStmt"][0]
+    assert loop.return_vars[0].type.memref.base == "mem_ddr_4"
+    assert program.as_python() == TWO_RESULTS
+    roundtrip(program)
+
+
+@pytest.mark.parametrize("line, message", [
+    ("            zz: pl.Scalar[pl.INDEX]\n            out_3, acc_3 = pl.yield_(q, p)",
+     "'zz' is annotated before a pl.yield_ that does not bind it"),
+    ("            out_3: pl.Scalar[pl.INDEX]\n            out_4 = out_2\n"
+     "            out_3, acc_3 = pl.yield_(q, p)",
+     "a bare annotation declares the type of a result of the pl.yield_ right after it"),
+])
+def test_a_bare_annotation_must_type_the_yield_after_it(line, message):
+    text = TWO_RESULTS.replace(
+        '            out_3: pl.Tensor[[8, 64], pl.FP32, pl.MemRef("mem_ddr_4", pl.const(0, '
+        'pl.INT64), 2048)]\n            out_3, acc_3 = pl.yield_(q, p)', line)
+    assert text != TWO_RESULTS
+    with pytest.raises(ParseError, match=re.escape(message)):
+        language.parse_program(text, filename="<two>")

@@ -303,6 +303,8 @@ class _FunctionPrinter:
     def __init__(self, fn: Function | None):
         self.fn = fn
         self.namer = Namer(_collect_hints(fn), _shadowing_plan(fn)) if fn is not None else Namer()
+        # result var -> the type the parser gives it when a multi-value yield prints no types
+        self.implied: dict[Var, Type] = {}
 
     # ---- function -------------------------------------------------------------------
     def lines(self, indent: str, *, in_program: bool) -> list[str]:
@@ -362,10 +364,14 @@ class _FunctionPrinter:
                 return [f"{indent}return"]
             return [f"{indent}return {', '.join(self.expr(v) for v in s.values)}"]
         if isinstance(s, YieldStmt):
-            return [indent + self.yield_text(s, return_vars)]
+            return self.yield_lines(s, indent, return_vars)
         if isinstance(s, ForStmt):
             return self.for_lines(s, indent)
         if isinstance(s, IfStmt):
+            then_yield = flatten(s.then_body)[-1:] if s.return_vars else []
+            if then_yield and isinstance(then_yield[0], YieldStmt):
+                self.implied.update((rv, v.type) for rv, v in zip(s.return_vars,
+                                                                   then_yield[0].values))
             out = [f"{indent}if {self.expr(s.cond)}:"]
             out.extend(self.body_lines(s.then_body, indent + INDENT, s.return_vars))
             if s.else_body is not None and flatten(s.else_body):
@@ -416,14 +422,19 @@ class _FunctionPrinter:
             head += f" as {self.namer.name(s.task_id)}"
         return [f"{indent}with {head}:"] + self.body_lines(s.body, indent + INDENT, return_vars)
 
-    def yield_text(self, s: YieldStmt, return_vars: tuple[Var, ...]) -> str:
+    def yield_lines(self, s: YieldStmt, indent: str, return_vars: tuple[Var, ...]) -> list[str]:
+        """``x: T = pl.yield_(...)``; several results print untyped (as PyPTO's), each result
+        whose type the parser would not re-derive (a MemRef InitMemRef gave a loop result) is
+        declared first by a bare annotation ``x: T``, so the round trip keeps it."""
         call = f"pl.yield_({', '.join(self.expr(v) for v in s.values)})"
         if not return_vars:
-            return call
+            return [indent + call]
         if len(return_vars) == 1:
             rv = return_vars[0]
-            return f"{self.namer.name(rv)}: {self.type(rv.type)} = {call}"
-        return f"{', '.join(self.namer.name(rv) for rv in return_vars)} = {call}"
+            return [f"{indent}{self.namer.name(rv)}: {self.type(rv.type)} = {call}"]
+        declared = [f"{indent}{self.namer.name(rv)}: {self.type(rv.type)}" for rv in return_vars
+                    if rv in self.implied and self.type(rv.type) != self.type(self.implied[rv])]
+        return declared + [f"{indent}{', '.join(self.namer.name(rv) for rv in return_vars)} = {call}"]
 
     def for_lines(self, s: ForStmt, indent: str) -> list[str]:
         # Python's short forms: range(stop) from 0 by 1, range(start, stop) by 1 -- only for
@@ -445,6 +456,8 @@ class _FunctionPrinter:
             target = f"{target}, ({names.rstrip()})"
         if attrs:
             args.append(f"attrs={self.dict_value(attrs)}")
+        self.implied.update((rv, ia.init.type if ia.init is not None else ia.type)
+                            for rv, ia in zip(s.return_vars, s.iter_args))
         head = f"{indent}for {target} in {_LOOP_FUNC[s.kind]}({', '.join(args)}):"
         return [head] + self.body_lines(s.body, indent + INDENT, s.return_vars)
 

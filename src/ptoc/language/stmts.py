@@ -233,8 +233,19 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser):
 
     def block(self, nodes: list[ast.stmt], *, allow_yield: bool) -> tuple[list[Stmt], YieldInfo | None]:
         out: list[Stmt] = []
+        declared: dict[str, ast.AnnAssign] = {}
         for index, node in enumerate(nodes):
-            yld = self.yield_of(node)
+            if isinstance(node, ast.AnnAssign) and node.value is None and allow_yield \
+                    and isinstance(node.target, ast.Name):
+                declared[node.target.id] = node    # types a result of the pl.yield_ below
+                continue
+            yld = self.yield_of(node, declared)
+            if declared and yld is None:
+                raise self.ctx.error(next(iter(declared.values())), "a bare annotation "
+                                     "declares the type of a result of the pl.yield_ right "
+                                     "after it", hint="write 'x: T = value', or move the "
+                                     "annotation just before 'x, y = pl.yield_(...)'")
+            declared = {}
             out.extend(self.flush())
             if yld is not None:
                 if not allow_yield:
@@ -249,7 +260,11 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser):
             out.extend(parsed)
         return out, None
 
-    def yield_of(self, node: ast.stmt) -> YieldInfo | None:
+    def yield_of(self, node: ast.stmt, declared: dict[str, ast.AnnAssign] | None = None
+                 ) -> YieldInfo | None:
+        """The ``pl.yield_`` of ``node``, if it is one; ``declared`` holds the bare
+        annotations (``x: T``) just before it that type its results."""
+        declared = declared or {}
         call, targets, annotation = None, [], None
         if isinstance(node, ast.Expr):
             call = node.value
@@ -268,8 +283,14 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser):
         for target in names:
             if not isinstance(target, ast.Name):
                 raise self.ctx.error(node, "pl.yield_ results must be bound to plain names")
-            declared = self.annotation(annotation)[0] if annotation is not None else None
-            bound.append((target.id, declared))
+            typed = annotation if annotation is not None else getattr(
+                declared.get(target.id), "annotation", None)
+            bound.append((target.id, self.annotation(typed)[0] if typed is not None else None))
+        unused = set(declared) - {t.id for t in names if isinstance(t, ast.Name)}
+        if unused:
+            raise self.ctx.error(declared[min(unused)], f"'{min(unused)}' is annotated before "
+                                 "a pl.yield_ that does not bind it",
+                                 hint="declare only the names the pl.yield_ binds")
         if bound and len(bound) != len(values):
             raise self.ctx.error(node, f"pl.yield_ gives {len(values)} values but binds "
                                  f"{len(bound)} names")
