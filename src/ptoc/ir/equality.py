@@ -19,12 +19,13 @@ from typing import Any
 
 from ptoc.ir.nodes import (
     AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, Expr, ForStmt, Function,
-    IfStmt, ListExpr, Param, Program, ReturnStmt, ScopeStmt, SeqStmts, Stmt, TupleGetItem, UnaryOp,
-    Var, YieldStmt,
+    IfStmt, ListExpr, Param, Program, ReturnStmt, ScopeStmt, SeqStmts, Stmt, Submit, TupleGetItem,
+    UnaryOp, Var, YieldStmt,
 )
 from ptoc.ir.printer import flatten, format_node
 from ptoc.ir.types import (
-    MemRef, PtrType, ScalarType, TensorType, TileType, TileView, TupleType, Type, UnknownType,
+    ArrayType, MemRef, PtrType, ScalarType, TensorType, TileType, TileView, TupleType, Type,
+    UnknownType,
 )
 
 
@@ -257,6 +258,7 @@ class _Comparer:
             self.fail(f"scope kind {a.kind.value} != {b.kind.value}")
         self.at(".attrs", a.attrs, b.attrs)
         self.seq(".deps", a.deps, b.deps)
+        self.seq(".no_dep_args", a.no_dep_args, b.no_dep_args)
         if (a.core_num is None) != (b.core_num is None):
             self.fail(f"core_num {a.core_num!r} != {b.core_num!r}")
         if a.core_num is not None:
@@ -366,6 +368,8 @@ class _Comparer:
             self.at(f".kwargs[{k}]", va, vb)
         self.at(".attrs", a.attrs, b.attrs)
         self.at(".type", a.type, b.type)
+        if isinstance(a, Submit):
+            self.seq(".deps", a.deps, b.deps)
 
     # ---- types ---------------------------------------------------------------------
     def type(self, a: Type, b: Type) -> None:
@@ -395,6 +399,10 @@ class _Comparer:
             self.seq(".types", a.types, b.types)
         elif isinstance(a, (PtrType, UnknownType)):
             pass
+        elif isinstance(a, ArrayType):
+            if a.dtype is not b.dtype:
+                self.fail(f"array dtype {a.dtype.value} != {b.dtype.value}")
+            self.at(".size", a.size, b.size)
         else:  # pragma: no cover
             self.fail(f"unknown type kind {type(a).__name__}")
 

@@ -271,6 +271,28 @@ class Call(Expr):
         return default
 
 
+#: Call attr: argument slots written ``pl.no_dep(x)`` / named in ``no_dep_args=[x]``;
+#: DeriveCallDirections makes them ``pl.adir.no_dep`` (the runtime does not track them).
+ARG_DIRECTION_OVERRIDES = "arg_direction_overrides"
+
+
+@dataclass(frozen=True, eq=False)
+class Submit(Call):
+    """A task launch that names its task: ``out, tid = pl.submit(self.k, x, out, deps=[t])``.
+
+    A call of program function ``op`` (``is_function``) whose value is the callee's results
+    followed by the launched task's id (``pl.Scalar[pl.TASK_ID]``); ``deps`` are task ids
+    (or TASK_ID arrays) the task waits for, besides what the runtime infers. An SPMD launch
+    spec rides in ``attrs`` (``core_num``, ``sync_start``) as on a plain call.
+    """
+
+    deps: tuple[Expr, ...] = ()
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        object.__setattr__(self, "is_function", True)
+
+
 class Stmt(Node):
     """Base of statements; every statement has a ``loc``."""
 
@@ -352,7 +374,8 @@ class ScopeStmt(Stmt):
 
     ``attrs`` holds plain options (``name_hint``, ``level``, ``role``, ``manual``,
     ``sync_start``, ``split``, ``slot_num``); ``deps`` are task ids the region waits for,
-    ``task_id`` the Var ``as tid`` binds, ``core_num`` an SPMD region's block count.
+    ``task_id`` the Var ``as tid`` binds, ``core_num`` an SPMD region's block count,
+    ``no_dep_args`` tensors the region's task does not track (``no_dep_args=[t]``).
     """
 
     kind: ScopeKind
@@ -362,6 +385,7 @@ class ScopeStmt(Stmt):
     task_id: Var | None = None
     core_num: Expr | None = None
     loc: SourceLoc | None = field(default=None, repr=False)
+    no_dep_args: tuple[Expr, ...] = ()
 
 
 @dataclass(frozen=True, eq=False)

@@ -22,11 +22,11 @@ from typing import Any
 from ptoc.dtypes import DataType, Direction, ForKind, Level, MemorySpace, ScopeKind
 from ptoc.ir.nodes import (
     AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, Expr, ForStmt, Function,
-    IfStmt, ListExpr, Program, ReturnStmt, ScopeStmt, SeqStmts, Stmt, TupleGetItem, UnaryOp, Var,
-    YieldStmt,
+    IfStmt, ListExpr, Program, ReturnStmt, ScopeStmt, SeqStmts, Stmt, Submit, TupleGetItem, UnaryOp,
+    Var, YieldStmt,
 )
 from ptoc.ir.types import (
-    MemRef, PtrType, ScalarType, TensorType, TileLayout, TileType, TileView, TupleType, Type,
+    ArrayType, MemRef, PtrType, ScalarType, TensorType, TileLayout, TileType, TileView, TupleType, Type,
     UnknownType,
 )
 
@@ -223,7 +223,7 @@ def _shadowing_plan(fn: Function) -> dict[Var, Var]:
             if s.else_body is not None:
                 walk(s.else_body)
         elif isinstance(s, ScopeStmt):
-            for e in (*s.deps, s.core_num):
+            for e in (*s.deps, *s.no_dep_args, s.core_num):
                 use(e, n)
             walk(s.body)
         for rv in getattr(s, "return_vars", ()):
@@ -276,6 +276,7 @@ def _vars_in(e: Any) -> list[Var]:
         elif isinstance(x, Call):
             stack += list(x.args) + [v for _, v in x.kwargs]
             stack += [v for v in x.attrs.values() if isinstance(v, Expr)]
+            stack += list(getattr(x, "deps", ()))
         elif isinstance(x, (TensorType, TileType)):
             stack += [d for d in x.shape if isinstance(d, Expr)]
             if x.memref is not None:
@@ -416,6 +417,8 @@ class _FunctionPrinter:
                 args.append(f"name_hint={_quote(attrs['name_hint'])}")
             if s.deps:
                 args.append(f"deps=[{', '.join(self.expr(d) for d in s.deps)}]")
+            if s.no_dep_args:
+                args.append(f"no_dep_args=[{', '.join(self.expr(d) for d in s.no_dep_args)}]")
             func = {ScopeKind.Spmd: "spmd", ScopeKind.Cluster: "cluster"}.get(s.kind, "at")
             head = f"pl.{func}({', '.join(args)})"
         if s.task_id is not None:
@@ -485,6 +488,8 @@ class _FunctionPrinter:
             return "pl.Ptr"
         if isinstance(ty, TupleType):
             return f"pl.Tuple[{', '.join(self.type(t) for t in ty.types)}]"
+        if isinstance(ty, ArrayType):
+            return f"pl.Array[{self.dim(ty.size)}, {_dtype(ty.dtype)}]"
         raise TypeError(f"cannot print type {type(ty).__name__}")
 
     def shape(self, shape) -> str:
@@ -551,12 +556,29 @@ class _FunctionPrinter:
         raise TypeError(f"cannot print expression {type(e).__name__}")
 
     def call(self, c: Call) -> str:
+        if isinstance(c, Submit):
+            return self.submit(c)
         parts = [self.value(a) for a in c.args]
         parts.extend(f"{k}={self.value(v)}" for k, v in c.kwargs)
         if c.attrs:
             parts.append(f"attrs={self.dict_value(c.attrs)}")
         callee = f"self.{c.op}" if c.is_function else _op_spelling(c.op)
         return f"{callee}({', '.join(parts)})"
+
+    def submit(self, c: Submit) -> str:
+        """``pl.submit(self.k, args, deps=[...])``; with a launch spec ``pl.spmd_submit``."""
+        parts = [f"self.{c.op}"] + [self.value(a) for a in c.args]
+        if c.deps:
+            parts.append(f"deps=[{', '.join(self.expr(d) for d in c.deps)}]")
+        attrs = dict(c.attrs)
+        spmd = "core_num" in attrs
+        if spmd:
+            parts.append(f"core_num={self.value(attrs.pop('core_num'))}")
+            if attrs.pop("sync_start", False):
+                parts.append("sync_start=True")
+        if attrs:
+            parts.append(f"attrs={self.dict_value(attrs)}")
+        return f"pl.{'spmd_submit' if spmd else 'submit'}({', '.join(parts)})"
 
     # ---- plain values (kwargs, attrs) -----------------------------------------------
     def value(self, v: Any) -> str:
@@ -597,11 +619,11 @@ class _FunctionPrinter:
 
 def _spmd_loop_var(s: ScopeStmt) -> Var | None:
     """The block-index variable when ``s`` is the desugared ``for i in pl.spmd(n)`` loop."""
-    if s.kind is not ScopeKind.Spmd or s.task_id is not None or s.deps:
+    if s.kind is not ScopeKind.Spmd or s.task_id is not None or s.deps or s.no_dep_args:
         return None
     body = flatten(s.body)
     if len(body) != 1 or not isinstance(body[0], ScopeStmt) or body[0].kind is not ScopeKind.InCore \
-            or body[0].attrs or body[0].deps or body[0].task_id is not None:
+            or body[0].attrs or body[0].deps or body[0].no_dep_args or body[0].task_id is not None:
         return None
     inner = flatten(body[0].body)
     first = inner[0] if inner else None

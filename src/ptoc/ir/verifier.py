@@ -17,11 +17,13 @@ from ptoc.errors import PtocError, SourceLoc, VerificationError
 from ptoc.ir.equality import equal_by_identity
 from ptoc.ir.nodes import (
     AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, Expr, ForStmt, Function,
-    IfStmt, IterArg, ListExpr, Program, ReturnStmt, ScopeStmt, SeqStmts, Stmt, TupleGetItem,
-    UnaryOp, Var, YieldStmt,
+    IfStmt, IterArg, ListExpr, Program, ReturnStmt, ScopeStmt, SeqStmts, Stmt, Submit,
+    TupleGetItem, UnaryOp, Var, YieldStmt,
 )
 from ptoc.ir.printer import flatten, format_node
-from ptoc.ir.types import MemRef, PtrType, ScalarType, TensorType, TileType, TupleType, Type
+from ptoc.ir.types import (
+    ArrayType, MemRef, PtrType, ScalarType, TensorType, TileType, TupleType, Type,
+)
 
 
 def verify(node: Program | Function) -> None:
@@ -68,6 +70,9 @@ def type_mismatch(expected: Type, actual: Type, *, static_dims_only: bool = Fals
                 and expected.memory_space is not actual.memory_space:
             return f"memory space {expected.memory_space.value} vs {actual.memory_space.value}"
         return None
+    if isinstance(expected, ArrayType):
+        return None if expected.dtype is actual.dtype and expected.size == actual.size else \
+            f"array {expected.dtype.value}[{expected.size}] vs {actual.dtype.value}[{actual.size}]"
     if isinstance(expected, TupleType):
         if len(expected.types) != len(actual.types):
             return f"{len(expected.types)} elements vs {len(actual.types)}"
@@ -256,7 +261,7 @@ class _FunctionVerifier:
             for c in flatten(s):
                 self.stmt(c)
         elif isinstance(s, ScopeStmt):
-            for dep in s.deps:
+            for dep in (*s.deps, *s.no_dep_args):
                 self.expr(dep)
             if s.core_num is not None:
                 self.expr(s.core_num)
@@ -444,7 +449,12 @@ class _FunctionVerifier:
                         f"'{p.var.name}' is {_t(p.var.type)} ({why})",
                         "pass a value of the parameter's type")
         rets = callee.return_types
-        if len(rets) == 1:
+        if isinstance(c, Submit):  # the callee's results, then the launched task's id
+            rets = (*rets, ScalarType(DataType.TASK_ID))
+            for dep in c.deps:
+                self.expr(dep)
+            why = type_mismatch(TupleType(tuple(rets)), c.type, static_dims_only=True)
+        elif len(rets) == 1:
             why = type_mismatch(rets[0], c.type, static_dims_only=True)
         elif len(rets) > 1:
             why = type_mismatch(TupleType(tuple(rets)), c.type, static_dims_only=True)

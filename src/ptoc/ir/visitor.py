@@ -136,7 +136,7 @@ class IRVisitor:
             self.visit_def(rv)
 
     def visit_scope_stmt(self, node: ScopeStmt) -> None:
-        for dep in node.deps:
+        for dep in (*node.deps, *node.no_dep_args):
             self.visit(dep)
         self.visit(node.core_num)
         if node.task_id is not None:
@@ -197,6 +197,11 @@ class IRVisitor:
         for v in node.attrs.values():  # a launch spec (core_num) may be an expression
             if isinstance(v, Expr):
                 self.visit(v)
+
+    def visit_submit(self, node) -> None:
+        self.visit_call(node)
+        for dep in node.deps:
+            self.visit(dep)
 
     def visit_type(self, ty: Any) -> None:
         """Visit the expressions inside a type: dynamic dims, MemRef base and offset."""
@@ -364,13 +369,15 @@ class IRMutator:
 
     def mutate_scope_stmt(self, node: ScopeStmt) -> Stmt | None:
         deps = tuple(self.mutate(d) for d in node.deps)
+        no_dep = tuple(self.mutate(d) for d in node.no_dep_args)
         core_num = self.mutate(node.core_num)
         task_id = self.mutate_def(node.task_id) if node.task_id is not None else None
         body = self.mutate_body(node.body)
-        if (_same(deps, node.deps) and core_num is node.core_num and task_id is node.task_id
-                and body is node.body):
+        if (_same(deps, node.deps) and _same(no_dep, node.no_dep_args)
+                and core_num is node.core_num and task_id is node.task_id and body is node.body):
             return node
-        return replace(node, deps=deps, core_num=core_num, task_id=task_id, body=body)
+        return replace(node, deps=deps, no_dep_args=no_dep, core_num=core_num, task_id=task_id,
+                       body=body)
 
     # ---- variables -----------------------------------------------------------------
     def mutate_def(self, var: Var) -> Var:
@@ -429,6 +436,13 @@ class IRMutator:
                 and ty is node.type and all(attrs[k] is v for k, v in node.attrs.items()):
             return node
         return replace(node, args=args, kwargs=kwargs, type=ty, attrs=attrs)
+
+    def mutate_submit(self, node) -> Expr:
+        call = self.mutate_call(node)
+        deps = tuple(self.mutate(d) for d in node.deps)
+        if _same(deps, node.deps):
+            return call
+        return replace(call, deps=deps)
 
     # ---- types ---------------------------------------------------------------------
     def mutate_type(self, ty: Type) -> Type:

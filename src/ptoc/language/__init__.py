@@ -16,7 +16,7 @@ from ptoc.language.program import (
     function, loads, loads_program, parse, parse_program, program,
 )
 from ptoc.language.surface import (
-    InOut, MemRef, OpNamespace, Out, Ptr, Scalar, Tensor, Tile, TileView, Tuple, kernel_only,
+    Array, InOut, MemRef, OpNamespace, Out, Ptr, Scalar, Tensor, Tile, TileView, Tuple, kernel_only,
 )
 from ptoc.ops import all_ops as _all_ops
 
@@ -39,11 +39,12 @@ TASK_ID = DataType.TASK_ID
 #: Loops, scopes and directives: meaningful only inside kernels (``pl.range``, ``pl.at``, ...).
 KERNEL_ONLY = ("range", "pipeline", "unroll", "parallel", "yield_", "const", "static_assert",
                "static_print", "func_attr", "at", "spmd", "cluster", "scope", "manual_scope",
-               "split", "cross_core_slot")
+               "split", "cross_core_slot", "submit", "spmd_submit", "no_dep")
 globals().update({_name: kernel_only(_name) for _name in KERNEL_ONLY})
 
 tile = OpNamespace("tile", sorted(op.short_name for op in _all_ops() if op.namespace == "tile"))
 tensor = OpNamespace("tensor", sorted(op.short_name for op in _all_ops() if op.namespace == "tensor"))
+array = OpNamespace("array", sorted(op.short_name for op in _all_ops() if op.namespace == "array"))
 system = OpNamespace("system", sorted(op.short_name for op in _all_ops() if op.namespace == "system"))
 
 for _name in sorted({n for _op in _all_ops() for n in _op.dsl_names}):

@@ -12,7 +12,7 @@ from typing import Any
 from ptoc.dtypes import DataType, Direction, MemorySpace
 from ptoc.ir.nodes import ConstInt, Expr, Var
 from ptoc.ir.types import (
-    MemRef, PtrType, ScalarType, TensorType, TileType, TileView, TupleType, Type,
+    ArrayType, MemRef, PtrType, ScalarType, TensorType, TileType, TileView, TupleType, Type,
 )
 from ptoc.language.context import DslPath
 
@@ -68,6 +68,11 @@ class AnnotationParser:
             return PtrType()
         if head == "Tuple":
             return TupleType(tuple(self.annotation(item)[0] for item in items))
+        if head == "Array":
+            if len(items) != 2 or not isinstance(self.expr(items[1]), DataType):
+                raise self.ctx.error(node, "pl.Array[...] takes a size and a dtype, e.g. "
+                                     "pl.Array[4, pl.TASK_ID]")
+            return ArrayType(self.expr(items[0]), self.expr(items[1]))
         if head == "Scalar":
             dtype = self.expr(items[0]) if len(items) == 1 else None
             if not isinstance(dtype, DataType):

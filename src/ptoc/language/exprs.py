@@ -20,11 +20,12 @@ from ptoc.dtypes import (
 )
 from ptoc.errors import PtocError, count, were_given
 from ptoc.ir.nodes import (
-    AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, Expr, ListExpr, TupleGetItem, UnaryOp,
-    Var,
+    ARG_DIRECTION_OVERRIDES, AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, Expr,
+    ListExpr, TupleGetItem, UnaryOp, Var,
 )
-from ptoc.ir.types import ScalarType, TensorType, TileLayout, TileType, TupleType
+from ptoc.ir.types import ArrayType, ScalarType, TensorType, TileLayout, TileType, TupleType
 from ptoc.language.context import DslPath, SelfRef
+from ptoc.language.tasks import SUBMIT_FUNCS, NoDepArg
 from ptoc.ops.checks import describe_type
 from ptoc.ops import get_op, has_op, make_call, ops_for_dsl_name, to_expr
 from ptoc.ops.catalog import not_run_reason
@@ -297,6 +298,10 @@ class ExprParser:
             return self.const_call(node)
         if name in SCOPE_OPTIMIZATIONS:
             return self.scope_optimization(node, name)
+        if name in SUBMIT_FUNCS:
+            return self.submit_call(node, name)
+        if name == "no_dep":
+            return self.no_dep_arg(node)
         if name in STATEMENT_ONLY:
             raise self.ctx.error(node, f"pl.{name}(...) must be a statement of its own",
                                  hint="pl.yield_ ends a loop or if body; write it on its own line")
@@ -331,6 +336,9 @@ class ExprParser:
             return self.binary(node, _SCALAR_ARITH[name], args[0], args[1])
         op_name = self.resolve_op(node, name, args)
         for i, value in enumerate(args):
+            if isinstance(value, NoDepArg):
+                raise self.ctx.error(node, f"pl.no_dep(...) marks an argument of a kernel call, "
+                                     f"not of pl.{name}", hint="write self.kernel(pl.no_dep(x), ...)")
             if isinstance(value, (DslPath, SelfRef, FunctionRef)):
                 raise self.ctx.error(node, f"argument {i + 1} of pl.{name} is not a value")
         args = [self.hoist(node, a) for a in args]
@@ -443,8 +451,11 @@ class ExprParser:
             raise self.ctx.error(
                 node, f"self.{name} takes {count(len(params), 'argument')} "
                 f"({', '.join(p[0] for p in params)}) but {were_given(len(args))}")
-        exprs = []
-        for (pname, ptype), value in zip(params, args):
+        exprs, no_dep = [], []
+        for slot, ((pname, ptype), value) in enumerate(zip(params, args)):
+            if isinstance(value, NoDepArg):
+                value = value.tensor
+                no_dep.append(slot)
             if not isinstance(value, Expr) and not _is_number(value):
                 raise self.ctx.error(node, f"argument '{pname}' of {name} must be a tensor or a "
                                      f"scalar value, got {value!r}",
@@ -462,7 +473,10 @@ class ExprParser:
                     f"{list(ptype.shape)} {ptype.dtype.value}")
             exprs.append(self.hoist(node, arg))
         rtype = returns[0] if len(returns) == 1 else TupleType(tuple(returns))
-        return Call(name, tuple(exprs), (), rtype, dict(attrs or {}), is_function=True,
+        attrs = dict(attrs or {})
+        if no_dep:
+            attrs[ARG_DIRECTION_OVERRIDES] = no_dep
+        return Call(name, tuple(exprs), (), rtype, attrs, is_function=True,
                     loc=self.ctx.loc(node))
 
     def _typed_constant(self, node: ast.Call, pname: str, value, ptype: ScalarType) -> Expr:
@@ -483,6 +497,8 @@ class ExprParser:
         base = self.expr(node.value)
         if isinstance(base, Expr) and isinstance(base.type, TupleType):
             return self.tuple_item(node, base)
+        if isinstance(base, Expr) and isinstance(base.type, ArrayType):
+            return self.array_element(node, base)
         if not _is_shaped(base):
             raise self.ctx.error(node, f"'{ast.unparse(node)}' subscripts a non-tile value")
         shape, offsets = self.slice_window(node, base.type.shape)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from ptoc.dtypes import DataType, Level, Role, ScopeKind, ScopeMode, SplitMode
 from ptoc.ir.nodes import AssignStmt, ConstInt, Expr, ScopeStmt, SeqStmts, Stmt, Var
-from ptoc.ir.types import ArrayType, ScalarType
+from ptoc.ir.types import ArrayType, ScalarType, TensorType
 
 #: ``with pl.<name>(...)`` spellings and the scope kind they open
 SCOPE_FUNCS = {"at": None, "spmd": ScopeKind.Spmd, "cluster": ScopeKind.Cluster,
@@ -64,7 +64,8 @@ class ScopeParser:
         if target is not None and name in ("cluster", "scope", "manual_scope"):
             raise self.ctx.error(node, f"pl.{name}() binds no task id",
                                  hint="only pl.at and pl.spmd scopes are tasks ('as tid')")
-        kind, attrs, deps, core_num = self._scope_header(node, name, call, target is not None)
+        kind, attrs, deps, core_num, no_dep = self._scope_header(node, name, call,
+                                                                 target is not None)
         manual = kind is ScopeKind.Runtime and attrs.get("manual", False)
         if kind is ScopeKind.Runtime:
             self._check_runtime_scope(node, manual)
@@ -79,7 +80,7 @@ class ScopeParser:
             task_id = Var(target.id, TASK_ID, self.ctx.loc(target))
             self.scope.bind(target.id, task_id)
         return [ScopeStmt(kind, SeqStmts(tuple(stmts)), attrs, tuple(deps), task_id, core_num,
-                          self.ctx.loc(node))]
+                          self.ctx.loc(node), no_dep)]
 
     def _scope_func(self, call: ast.AST) -> str | None:
         if isinstance(call, ast.Call):
@@ -89,9 +90,10 @@ class ScopeParser:
         return None
 
     def _scope_header(self, node: ast.With, name: str, call: ast.Call, binds: bool):
-        """(kind, attrs, deps, core_num) of ``with pl.<name>(...)``."""
+        """(kind, attrs, deps, core_num, no_dep_args) of ``with pl.<name>(...)``."""
         args, kwargs = self.call_arguments(call)
         deps = self._deps(node, kwargs.pop("deps", None), name, binds)
+        no_dep = self._no_dep_args(node, kwargs.pop("no_dep_args", None), name)
         attrs: dict = {}
         core_num = None
         if name == "at":
@@ -128,7 +130,24 @@ class ScopeParser:
             attrs.update(self._optimizations(node, call, kwargs.pop("optimizations")))
         if kwargs:
             raise self.ctx.error(node, f"pl.{name}() got unknown options: {', '.join(kwargs)}")
-        return kind, attrs, deps, core_num
+        return kind, attrs, deps, core_num, no_dep
+
+    def _no_dep_args(self, node, value, name: str) -> tuple[Expr, ...]:
+        """``no_dep_args=[t, ...]``: tensors of the region's task the runtime does not track
+        (no producer lookup, no producer insert) — PyPTO's scope form of ``pl.no_dep``."""
+        if value is None:
+            return ()
+        if name not in ("at", "spmd"):
+            raise self.ctx.error(node, f"pl.{name}() does not take no_dep_args=",
+                                 hint="no_dep_args belongs to a task region: pl.at / pl.spmd")
+        if not isinstance(value, (list, tuple)):
+            raise self.ctx.error(node, f"no_dep_args= takes a list of tensors, got {value!r}",
+                                 hint="write no_dep_args=[out]")
+        for item in value:
+            if not (isinstance(item, Var) and isinstance(item.type, TensorType)):
+                raise self.ctx.error(node, f"no_dep_args=[...]: {item!r} is not a tensor "
+                                     "variable", hint="name tensors the region uses")
+        return tuple(value)
 
     def _optimizations(self, node: ast.With, call: ast.Call, value) -> dict:
         """``optimizations=[pl.split(mode), pl.cross_core_slot(slot_num=N)]`` as the scope's

@@ -21,11 +21,12 @@ from ptoc.ir.nodes import (
 )
 from ptoc.ir.aliases import tensor_aliases
 from ptoc.ir.visitor import IRVisitor
-from ptoc.ir.types import PtrType, ScalarType, TensorType, TileType, TupleType, Type
+from ptoc.ir.types import ArrayType, PtrType, ScalarType, TensorType, TileType, TupleType, Type
 from ptoc.language.annotations import AnnotationParser
 from ptoc.language.context import DslPath, ParseContext
 from ptoc.language.exprs import LOOP_FUNCS, ExprParser, is_static
 from ptoc.language.scopes import ScopeParser
+from ptoc.language.tasks import TaskParser, is_array
 from ptoc.language.scope import Scope
 from ptoc.ops import make_call, to_expr
 from ptoc.ops.checks import describe_type, shapes_equal
@@ -58,6 +59,8 @@ def compatible(declared: Type, actual: Type) -> bool:
     if isinstance(declared, TupleType) and isinstance(actual, TupleType):
         return len(declared.types) == len(actual.types) and all(
             compatible(d, a) for d, a in zip(declared.types, actual.types))
+    if isinstance(declared, ArrayType) and isinstance(actual, ArrayType):
+        return declared.dtype is actual.dtype and declared.size == actual.size
     return type(declared) is type(actual) and isinstance(declared, PtrType)
 
 
@@ -103,7 +106,7 @@ def assigned_names(stmts: list[ast.stmt]) -> list[str]:
     return names
 
 
-class FunctionParser(ExprParser, AnnotationParser, ScopeParser):
+class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser):
     """Parses one ``@pl.function`` method (or evaluates module-level constants).
 
     ``outlined`` collects the functions this one adds to the program (module-level
@@ -364,6 +367,9 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser):
         target = node.targets[0]
         if isinstance(target, ast.Name):
             return [self.assign(node, target.id, node.value, None)]
+        if isinstance(target, ast.Subscript) and is_array(self.scope.lookup(
+                getattr(target.value, "id", ""))):
+            return [self.array_update(node, target, node.value)]
         if isinstance(target, ast.Subscript):
             return [self.subscript_assign(node, target, node.value)]
         if isinstance(target, (ast.Tuple, ast.List)):

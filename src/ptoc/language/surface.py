@@ -29,8 +29,10 @@ class TypeMarker:
         return f"pl.{self._name}"
 
 
-TYPE_NAMES = ("Tensor", "Tile", "Scalar", "Out", "InOut", "Ptr", "MemRef", "TileView", "Tuple")
-Tensor, Tile, Scalar, Out, InOut, Ptr, MemRef, TileView, Tuple = (TypeMarker(n) for n in TYPE_NAMES)
+TYPE_NAMES = ("Tensor", "Tile", "Scalar", "Out", "InOut", "Ptr", "MemRef", "TileView", "Tuple",
+              "Array")
+Tensor, Tile, Scalar, Out, InOut, Ptr, MemRef, TileView, Tuple, Array = (
+    TypeMarker(n) for n in TYPE_NAMES)
 
 
 def kernel_only(name: str):

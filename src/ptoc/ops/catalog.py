@@ -65,13 +65,17 @@ CATALOG: tuple[Family, ...] = (
 )
 
 #: DSL directives the parser handles itself (no op behind them).
-DIRECTIVES = {"const": "a parse-time directive: pl.const(value, dtype) is a typed constant"}
+DIRECTIVES = {
+    "const": "a parse-time directive: pl.const(value, dtype) is a typed constant",
+    "submit": "a task launch: out, tid = pl.submit(self.kernel, args..., deps=[...])",
+    "spmd_submit": "an SPMD task launch: out, tid = pl.spmd_submit(self.kernel, args..., "
+                   "core_num=n, deps=[...])",
+    "no_dep": "a kernel-call argument the runtime does not track: self.k(pl.no_dep(x), ...)",
+}
 
 _GATHER = ("the gather/scatter/sort family is not implemented in ptoc: no op of it is "
            "registered, lowered or simulated")
 _TASKS = "task-graph bookkeeping of orchestration, not an op a core runs"
-_ARRAYS = ("on-core scalar arrays (pl.Array) are not modelled by ptoc's IR: use tiles, or "
-           "Python constants folded at parse time")
 
 #: Catalog names ptoc does not run, and why (the error a user gets).
 NOT_RUN: dict[str, str] = {
@@ -81,7 +85,6 @@ NOT_RUN: dict[str, str] = {
                     "lowers 2-D tiles: use pl.row_expand / pl.col_expand",
     "random": "the TRANDOM counter-based generator is not simulated (its bit stream has no "
               "reference in ptoc); draw random inputs on the host",
-    "array.create": _ARRAYS, "array.get_element": _ARRAYS, "array.update_element": _ARRAYS,
     "batch_matmul": "rank-3 tiles do not exist in ptoc (tiles are 2-D): loop over the batch "
                     "and call pl.matmul per slice",
     "batch_matmul_acc": "rank-3 tiles do not exist in ptoc (tiles are 2-D): loop over the "
@@ -96,7 +99,7 @@ NOT_RUN: dict[str, str] = {
                                   "gather_mask", "gather_compare", "mgather", "scatter",
                                   "scatter_update", "scatter_mask", "mscatter", "sort32",
                                   "mrgsort")},
-    **{name: _TASKS for name in ("submit", "spmd_submit", "no_dep", "dump_tag")},
+    "dump_tag": _TASKS,
 }
 
 

@@ -85,6 +85,48 @@ def tensor_assemble(args: dict, loc):
     return target
 
 
+def task_ids(values) -> tuple[int, ...]:
+    """The task indices a ``deps=[...]`` list names: a task id is the tuple of the tasks one
+    launch made (the blocks of an SPMD launch); an array holds task ids (unset: ``()``)."""
+    found: set[int] = set()
+    stack = list(values)
+    while stack:
+        value = stack.pop()
+        if isinstance(value, (list, tuple)):
+            stack.extend(value)
+        else:
+            found.add(int(value))
+    return tuple(sorted(found))
+
+
+def array_create(args: dict, loc):
+    fill = () if args["dtype"] is DataType.TASK_ID else 0
+    return [fill] * int(args["size"])
+
+
+def _array_index(array: list, index, loc) -> int:
+    index = int(index)
+    if not 0 <= index < len(array):
+        raise RuntimeConfigError(f"pl.array index {index} is outside the array (size "
+                                 f"{len(array)})", loc, hint=f"use 0..{len(array) - 1}")
+    return index
+
+
+def array_get(args: dict, loc):
+    return args["array"][_array_index(args["array"], args["index"], loc)]
+
+
+def array_update(args: dict, loc):
+    array = list(args["array"])
+    array[_array_index(array, args["index"], loc)] = args["value"]
+    return array
+
+
+def task_dummy(args: dict, loc):
+    """A task that does nothing: its id stands for every task it waits on."""
+    return task_ids(args["deps"])
+
+
 def scalar_extreme(pick: Callable):
     def evaluate(args: dict, loc):
         return pick(args["lhs"], args["rhs"])
@@ -96,4 +138,6 @@ HOST_OPS: dict[str, Callable] = {
     "tensor.read": tensor_read, "tensor.write": tensor_write, "tensor.dim": tensor_dim,
     "tensor.slice": tensor_slice, "tensor.assemble": tensor_assemble,
     "tile.max": scalar_extreme(max), "tile.min": scalar_extreme(min),
+    "array.create": array_create, "array.get_element": array_get,
+    "array.update_element": array_update, "system.task_dummy": task_dummy,
 }

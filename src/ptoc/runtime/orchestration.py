@@ -28,11 +28,11 @@ from ptoc.errors import InternalError, RuntimeConfigError
 from ptoc.ir.aliases import returned_params
 from ptoc.ir.nodes import (
     AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, ForStmt, Function,
-    IfStmt, ListExpr, ReturnStmt, ScopeStmt, TupleGetItem, UnaryOp, Var, YieldStmt,
+    IfStmt, ListExpr, ReturnStmt, ScopeStmt, Submit, TupleGetItem, UnaryOp, Var, YieldStmt,
 )
 from ptoc.ops import get_op
 from ptoc.pto.launch import BLOCK_PARAMS, block_arguments
-from ptoc.runtime.host_ops import HOST_OPS
+from ptoc.runtime.host_ops import HOST_OPS, task_ids
 from ptoc.ir.types import TensorType
 from ptoc.sim.errors import SimLimitError
 from ptoc.sim.global_memory import GlobalMemory, GMTensor
@@ -75,6 +75,7 @@ class Orchestrator:
         self.launch_spec: dict = {}   # core_num / sync_start of the SPMD call being run
         self.manual = False           # inside pl.manual_scope
         self.wrapper_directions: dict = {}  # id(wrapper param) -> its caller's direction
+        self.launch_deps: tuple[int, ...] = ()  # explicit deps of the submit being run
 
     def run(self, entry: Function, values: list) -> list:
         if is_launchable(entry):
@@ -185,6 +186,14 @@ class Orchestrator:
             return (not operand) if expr.op == "not" else -operand
         if isinstance(expr, ListExpr):
             return [self.value(item, env, stmt) for item in expr.items]
+        if isinstance(expr, Submit):
+            callee = self.compiled.program.get_function(expr.op)
+            args = [self.value(a, env, stmt) for a in expr.args]
+            deps = task_ids(self.value(d, env, stmt) for d in expr.deps)
+            first = len(self.tasks)
+            with self._deps(deps):
+                results = self.call(callee, args, stmt, expr, env)
+            return (*results, tuple(range(first, len(self.tasks))))
         if isinstance(expr, Call) and expr.is_function:
             callee = self.compiled.program.get_function(expr.op)
             args = [self.value(a, env, stmt) for a in expr.args]
@@ -253,6 +262,16 @@ class Orchestrator:
                      for a, d in zip(expr.args, own))
 
     @contextmanager
+    def _deps(self, deps: tuple[int, ...]):
+        """Within: tasks launched also wait for ``deps`` (a submit's ``deps=[...]``)."""
+        outer = self.launch_deps
+        self.launch_deps = tuple(sorted(set(outer) | set(deps)))
+        try:
+            yield
+        finally:
+            self.launch_deps = outer
+
+    @contextmanager
     def _spec(self, spec: dict):
         """Within: the launch spec of an SPMD call applies (the innermost one wins)."""
         outer = self.launch_spec
@@ -278,7 +297,8 @@ class Orchestrator:
         blocks = self.launch_spec.get("core_num")
         launch = len(self.tasks) if blocks is not None else None
         for block in range(blocks or 1):
-            task = self.make_task(function, args, stmt, deps, tuple(directions),
+            task = self.make_task(function, args, stmt, tuple(deps) + self.launch_deps,
+                                  tuple(directions),
                                   launch=launch, block=(block, blocks) if blocks else None)
             self.tasks.append(task)
             self.dispatcher.submit(task)
@@ -299,21 +319,28 @@ class Orchestrator:
         declared shape and dtype laid out as the kernel reads them (row-major). The regions
         a launch waits on are those its call-site ``directions`` (DeriveCallDirections) mark
         ``input``/``inout`` — an ``output_existing`` write does not look its region up —
-        or, without them, its ``In``/``InOut`` parameters. A kernel that reads its block
+        or, without them, its ``In``/``InOut`` parameters; a ``no_dep`` slot and every slot
+        of a ``pl.manual_scope`` launch neither wait nor become a region's writer (only
+        ``deps`` order them). A kernel that reads its block
         identity gets (index, count) as two more arguments (block 0 of 1 for a plain
         launch)."""
-        reads, writes = [], []
+        reads, writes, produces = [], [], []
         for index, (param, arg) in enumerate(zip(function.params, args)):
             ty = param.var.type
             if not isinstance(ty, TensorType):
                 continue
             _check_tensor_arg(function, param, arg, stmt)
+            if param.direction is not Direction.In:
+                writes.append(arg)
+            if self.manual:         # pl.manual_scope: no lookup, no producer insert
+                continue
             tracked = directions[index] if index < len(directions) else None
             if tracked is not None and tracked.reads or tracked is None and \
                     param.direction is not Direction.Out:
                 reads.append(arg)   # the launch waits for this region's last writer
-            if param.direction is not Direction.In:
-                writes.append(arg)
+            if tracked is not None and tracked.writes or tracked is None and \
+                    param.direction is not Direction.In:
+                produces.append(arg)  # later readers of the region wait for this launch
         module = self.compiled.pto_module(function.name)
         kernel = next((k for k in module.kernels if k.name == function.name),
                       module.kernels[0])     # a core group: its kernels share one ABI
@@ -324,7 +351,7 @@ class Orchestrator:
                     getattr(stmt, "loc", None) or function.loc, params,
                     launch=launch, block=block,
                     sync_start=bool(self.launch_spec.get("sync_start")),
-                    directions=directions, manual=self.manual)
+                    directions=directions, manual=self.manual, produces=tuple(produces))
 
 
 def _check_tensor_arg(function: Function, param, arg, stmt) -> None:

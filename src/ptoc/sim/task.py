@@ -43,6 +43,9 @@ class Task:
             the region's last writer, ``output_existing`` only becomes its writer, ``inout``
             both, ``no_dep`` neither.
         manual: launched inside ``pl.manual_scope``: only ``deps`` order it.
+        produces: the regions the task registers as their latest writer, for later tasks'
+            lookups (None: all of ``writes``); a ``pl.manual_scope`` task or a ``no_dep``
+            slot registers nothing, though it may still write its ``writes``.
     """
 
     index: int
@@ -59,6 +62,10 @@ class Task:
     sync_start: bool = False
     directions: tuple = ()
     manual: bool = False
+    produces: tuple[GMTensor, ...] | None = None
+
+    def produced(self) -> tuple[GMTensor, ...]:
+        return self.writes if self.produces is None else self.produces
 
     @property
     def launch_id(self) -> int:

@@ -25,16 +25,18 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Callable
 
-from ptoc.dtypes import Direction, FunctionType, ScopeKind
+from ptoc.dtypes import DataType, Direction, FunctionType, ScopeKind
 from ptoc.errors import PassError
 from ptoc.ir.aliases import tensor_aliases
 from ptoc.ir.nodes import (
-    AssignStmt, Call, EvalStmt, ForStmt, Function, IfStmt, Param, Program, ReturnStmt, ScopeStmt,
-    SeqStmts, Stmt, TupleGetItem, Var,
+    ARG_DIRECTION_OVERRIDES, AssignStmt, Call, EvalStmt, ForStmt, Function, IfStmt, Param, Program, ReturnStmt, ScopeStmt,
+    SeqStmts, Stmt, Submit, TupleGetItem, Var,
 )
 from ptoc.ir.printer import flatten
 from ptoc.ir.types import ArrayType, ScalarType, TensorType, TupleType
 from ptoc.ir.visitor import IRVisitor, substitute
+
+TASK_ID = ScalarType(DataType.TASK_ID)
 
 
 @dataclass(frozen=True)
@@ -292,9 +294,13 @@ class ScopeOutliner:
         """``y = self.f(...)`` / ``_tuple_tmp = ...`` + items; the rewiring for later code."""
         loc = scope.loc
         types = function.return_types
+        attrs = dict(self.spec.call_attrs(scope))
+        if scope.no_dep_args:
+            attrs[ARG_DIRECTION_OVERRIDES] = self.no_dep_slots(scope, args)
+        if scope.task_id is not None or scope.deps:  # a named task: pl.submit(...)
+            return self.submit_site(scope, function, args, outputs, attrs)
         call_type = types[0] if len(types) == 1 else TupleType(tuple(types))
-        call = Call(function.name, tuple(args), (), call_type, self.spec.call_attrs(scope),
-                    is_function=True, loc=loc)
+        call = Call(function.name, tuple(args), (), call_type, attrs, is_function=True, loc=loc)
         if not outputs:
             return [EvalStmt(call, loc)], {}
         rewire: dict[Var, Var] = {}
@@ -315,6 +321,37 @@ class ScopeOutliner:
         """Callee lookup for the alias analysis: functions outlined so far, then the program."""
         found = next((f for f in self.new_functions if f.name == name), None)
         return found if found is not None else self.program.get_function(name)
+
+    def no_dep_slots(self, scope: ScopeStmt, args: list[Var]) -> list[int]:
+        """The argument slots of ``no_dep_args=[...]`` (DeriveCallDirections makes them
+        ``no_dep``)."""
+        slots = []
+        for tensor in scope.no_dep_args:
+            if tensor not in args:
+                raise PassError(f"no_dep_args names '{tensor.name}', which the "
+                                f"{self._scope_name(scope)} region does not use", scope.loc,
+                                hint=f"drop '{tensor.name}' from no_dep_args")
+            slots.append(args.index(tensor))
+        return sorted(slots)
+
+    def submit_site(self, scope, function, args, outputs, attrs) -> tuple[list[Stmt], dict]:
+        """``_tuple_tmp = pl.submit(self.f, ..., deps=[...])``, one item per output and the
+        task id (the scope's ``as tid`` variable itself, so later ``deps`` still name it)."""
+        loc = scope.loc
+        call_type = TupleType((*function.return_types, TASK_ID))
+        submit = Submit(function.name, tuple(args), (), call_type, attrs, True, loc,
+                        deps=scope.deps)
+        whole = Var("_tuple_tmp", call_type, loc)
+        stmts: list[Stmt] = [AssignStmt(whole, submit, loc)]
+        rewire: dict[Var, Var] = {}
+        for index, (out, ty) in enumerate(zip(outputs, function.return_types)):
+            result = Var((out.aliases[-1] if out.aliases else out.key).name, ty, loc)
+            for var in [out.key, *out.aliases]:
+                rewire[var] = result
+            stmts.append(AssignStmt(result, TupleGetItem(whole, index), loc))
+        if scope.task_id is not None:
+            stmts.append(AssignStmt(scope.task_id, TupleGetItem(whole, len(outputs)), loc))
+        return stmts, rewire
 
     # ---- names ----------------------------------------------------------------------
     def name_for(self, scope: ScopeStmt) -> str:

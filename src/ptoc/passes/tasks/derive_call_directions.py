@@ -23,7 +23,7 @@ import dataclasses
 
 from ptoc.dtypes import ArgDirection, Direction, ForKind
 from ptoc.ir.nodes import (
-    AssignStmt, Call, EvalStmt, ForStmt, Function, IfStmt, Program, SeqStmts, Stmt,
+    ARG_DIRECTION_OVERRIDES, AssignStmt, Call, EvalStmt, ForStmt, Function, IfStmt, Program, SeqStmts, Stmt,
 )
 from ptoc.ir.types import TensorType, TupleType
 from ptoc.ir.visitor import IRMutator
@@ -33,7 +33,6 @@ from ptoc.passes.properties import IRProperty, register_property_checker
 from ptoc.passes.tasks.buffer_roots import BufferRoots
 
 ARG_DIRECTIONS = "arg_directions"
-ARG_DIRECTION_OVERRIDES = "arg_direction_overrides"
 
 
 def task_callee(program: Program, expr) -> Function | None:

@@ -39,7 +39,7 @@ class DependencyMap:
             writers = self._writers.get(region.name)
             if writers is not None:
                 deps.update(w for w, w_launch in writers.overlapping(region) if w_launch != launch)
-        for region in task.writes:
+        for region in task.produced():
             self._writers.setdefault(region.name, _Writers()).write(region, task.index, launch)
         deps.discard(task.index)
         return tuple(sorted(deps))

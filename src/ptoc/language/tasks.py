@@ -1,0 +1,101 @@
+"""Task launches that name their task, and arrays of task ids.
+
+``out, tid = pl.submit(self.k, x, out, deps=[t])`` launches the program function ``k`` as a
+task and also returns the task's id; ``pl.spmd_submit(self.k, ..., core_num=n)`` launches
+it on ``n`` blocks. ``deps`` are task ids (``as tid`` of a scope, a submit's id, an element
+or the whole of a ``pl.array`` of ``pl.TASK_ID``) the task waits for, on top of what the
+runtime infers. ``tids[i] = tid`` rebinds ``tids`` to the array with one element replaced.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from ptoc.dtypes import DataType
+from ptoc.ir.nodes import Expr, Submit
+from ptoc.ir.types import ArrayType, ScalarType, TensorType, TupleType
+from ptoc.language.scopes import task_dependencies
+from ptoc.ops import make_call
+
+SUBMIT_FUNCS = ("submit", "spmd_submit")
+
+
+@dataclass(frozen=True)
+class NoDepArg:
+    """``pl.no_dep(x)`` at a kernel-call argument: the launch neither waits on ``x``'s last
+    writer nor becomes its writer (the call's ``arg_direction_overrides``)."""
+
+    tensor: Expr
+_UNSUPPORTED = {
+    "predicate": "ptoc does not skip tasks at dispatch: guard the launch with an orchestration "
+                 "'if pl.tensor.read(t, [i]) > 0:' (which waits for t's producer)",
+    "dumps": "ptoc has no selective tensor dump: read the tensor after the run instead",
+}
+#: Scheduling hints that change timing only; ptoc's scheduler has no early resolution.
+_TIMING_ONLY = ("allow_early_resolve",)
+
+
+class TaskParser:
+    """Mixin for the function parser (needs ``self.ctx``, ``self.expr``,
+    ``self.call_arguments``, ``self.function_call_with``, ``self.hoist``)."""
+
+    def submit_call(self, node: ast.Call, name: str) -> Submit:
+        from ptoc.language.exprs import FunctionRef
+
+        if not node.args or not isinstance(self.expr(node.args[0]), FunctionRef):
+            raise self.ctx.error(node, f"pl.{name}(...) first argument must be a self.<kernel> "
+                                 "method reference", hint="write pl.submit(self.kernel, args...)")
+        callee = self.expr(node.args[0]).name
+        call = ast.copy_location(ast.Call(node.func, node.args[1:], node.keywords), node)
+        args, kwargs = self.call_arguments(call)
+        deps = task_dependencies(self, node, kwargs.pop("deps", []))
+        attrs = dict(kwargs.pop("attrs", None) or {})
+        if name == "spmd_submit":
+            if "core_num" not in kwargs:
+                raise self.ctx.error(node, "pl.spmd_submit needs core_num=N (the positional "
+                                     "slots are the kernel's arguments)")
+            core_num = kwargs.pop("core_num")
+            attrs["core_num"] = self.hoist(node, core_num) if not isinstance(core_num, int) \
+                else core_num
+            if kwargs.pop("sync_start", False):
+                attrs["sync_start"] = True
+        for key in _TIMING_ONLY:
+            kwargs.pop(key, None)
+        unsupported = [k for k in kwargs if k in _UNSUPPORTED]
+        if unsupported:
+            raise self.ctx.error(node, f"pl.{name}(..., {unsupported[0]}=...) is not supported "
+                                 "by ptoc", hint=_UNSUPPORTED[unsupported[0]])
+        if kwargs:
+            raise self.ctx.error(node, f"pl.{name}() got unknown options: {', '.join(kwargs)}")
+        base = self.function_call_with(node, callee, args, attrs)
+        results = base.type.types if isinstance(base.type, TupleType) else (base.type,)
+        ty = TupleType((*results, ScalarType(DataType.TASK_ID)))
+        return Submit(base.op, base.args, (), ty, base.attrs, True, base.loc, deps=tuple(deps))
+
+    def no_dep_arg(self, node: ast.Call) -> NoDepArg:
+        args, kwargs = self.call_arguments(node)
+        if len(args) != 1 or kwargs or not (isinstance(args[0], Expr)
+                                            and isinstance(args[0].type, TensorType)):
+            raise self.ctx.error(node, f"'{ast.unparse(node)}' is not pl.no_dep(tensor)",
+                                 hint="wrap one tensor argument of a kernel call: "
+                                      "self.kernel(pl.no_dep(x), ...)")
+        return NoDepArg(args[0])
+
+    def array_element(self, node: ast.Subscript, array):
+        """``tids[i]``: one element of a ``pl.array``."""
+        index = self.hoist(node, self.expr(node.slice))
+        return make_call("array.get_element", (array, index), {}, loc=self.ctx.loc(node))
+
+    def array_update(self, node: ast.Assign, target: ast.Subscript, value_node: ast.AST):
+        """``tids[i] = value`` is ``tids = pl.array.update_element(tids, i, value)``."""
+        array = self.expr(target.value)
+        index = self.hoist(node, self.expr(target.slice))
+        value = self.hoist(node, self.expr(value_node))
+        call = make_call("array.update_element", (array, index, value), {},
+                         loc=self.ctx.loc(node))
+        return self.bind_value(node, target.value.id, call, None)
+
+
+def is_array(value) -> bool:
+    return isinstance(getattr(value, "type", None), ArrayType)
