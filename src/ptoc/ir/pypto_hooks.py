@@ -37,12 +37,19 @@ def hooks_for(node: Any) -> tuple[str, ...]:
         return ("visit_expr", BINARY_HOOK[node.op], "visit_binary_expr")
     if isinstance(node, UnaryOp):
         return ("visit_expr", UNARY_HOOK[node.op], "visit_unary_expr")
-    kind = RENAMED.get(type(node)) or f"visit_{snake(type(node).__name__)}"
-    if isinstance(node, Expr):
+    return kind_hooks(type(node))
+
+
+@lru_cache(maxsize=None)
+def kind_hooks(cls: type) -> tuple[str, ...]:
+    """``hooks_for`` of any node of class ``cls`` other than BinOp / UnaryOp (whose hooks
+    depend on the operator)."""
+    kind = RENAMED.get(cls) or f"visit_{snake(cls.__name__)}"
+    if issubclass(cls, Expr):
         return ("visit_expr", kind)
-    if isinstance(node, Stmt):
+    if issubclass(cls, Stmt):
         return ("visit_stmt", kind)
-    if isinstance(node, (Program, Function)):
+    if issubclass(cls, (Program, Function)):
         return (kind,)
     return ()
 

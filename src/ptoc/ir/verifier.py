@@ -12,6 +12,8 @@ dtype and memory space.
 
 from __future__ import annotations
 
+from typing import Callable
+
 from ptoc.dtypes import DataType, ForKind
 from ptoc.errors import PtocError, SourceLoc, VerificationError
 from ptoc.ir.equality import equal_by_identity
@@ -26,8 +28,11 @@ from ptoc.ir.types import (
 )
 
 
-def verify(node: Program | Function) -> None:
-    """Check ``node`` (a Program, or one Function on its own); raise VerificationError on the first fault."""
+def verify(node: Program | Function, *,
+           verified: Callable[[Function], bool] | None = None) -> None:
+    """Check ``node`` (a Program, or one Function on its own); raise VerificationError on the
+    first fault. ``verified(fn)`` True skips a function of a Program already checked as it
+    is, in a program whose function signatures are the same (see VerificationInstrument)."""
     if isinstance(node, Program):
         names: dict[str, Function] = {}
         for fn in node.functions:
@@ -37,7 +42,8 @@ def verify(node: Program | Function) -> None:
                     hint="give each function a distinct name")
             names[fn.name] = fn
         for fn in node.functions:
-            _FunctionVerifier(fn, node).run()
+            if verified is None or not verified(fn):
+                _FunctionVerifier(fn, node).run()
     elif isinstance(node, Function):
         _FunctionVerifier(node, None).run()
     else:
@@ -110,6 +116,14 @@ def _dense_bytes(ty: TensorType | TileType) -> int | None:
 
 def _t(ty: Type) -> str:
     return format_node(ty)
+
+
+#: op calls whose type the registry confirmed, by id (the entry holds the call, so the id is
+#: not reused while it is here): a call is immutable, and passes share the calls they do
+#: not rewrite, so the same call is otherwise re-inferred after every pass. The op
+#: definition is kept too: re-registering an op invalidates its entries.
+_TYPE_CHECKED: dict[int, tuple] = {}
+_TYPE_CHECKED_MAX = 50_000
 
 
 def _ops():
@@ -412,6 +426,9 @@ class _FunctionVerifier:
     def op_call(self, c: Call) -> None:
         try:
             op = self.ops.get_op(c.op, c.loc or self.loc)
+            checked = _TYPE_CHECKED.get(id(c))
+            if checked is not None and checked[0] is c and checked[1] is op:
+                return
             inferred = op.infer_type(c.args, c.kwargs, c.loc or self.loc)
         except VerificationError:
             raise
@@ -426,6 +443,9 @@ class _FunctionVerifier:
                 f"the call of pl.{c.op} has type {_t(c.type)} but the op registry infers "
                 f"{_t(inferred)} ({why})",
                 "build calls with ptoc.ops.make_call so their type is inferred")
+        if len(_TYPE_CHECKED) >= _TYPE_CHECKED_MAX:
+            _TYPE_CHECKED.clear()
+        _TYPE_CHECKED[id(c)] = (c, op)
 
     def function_call(self, c: Call) -> None:
         if self.program is None:

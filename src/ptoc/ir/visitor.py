@@ -29,7 +29,7 @@ from ptoc.ir.nodes import (
     IfStmt, IterArg, ListExpr, Param, Program, ReturnStmt, ScopeStmt, SeqStmts, Stmt, TupleGetItem,
     UnaryOp, Var, YieldStmt,
 )
-from ptoc.ir.pypto_hooks import BINARY_HOOK, UNARY_HOOK, hooks_for, overridden
+from ptoc.ir.pypto_hooks import BINARY_HOOK, UNARY_HOOK, hooks_for, kind_hooks, overridden
 from ptoc.ir.types import MemRef, TensorType, TileType, TupleType, Type
 
 
@@ -37,15 +37,58 @@ def _snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
-_HOOKS: dict[type, str] = {}
+# ---- dispatch -------------------------------------------------------------------------
+# Which method handles a node depends only on the visitor's class and the node's class
+# (BinOp / UnaryOp under a PyPTO-style subclass also on the operator), so the method name
+# is looked up once per pair and kept: the traversal runs for every node of every pass.
+
+_SLOW = "<by operator>"   # route a BinOp/UnaryOp through its operator's hooks each time
+_ROUTES: dict[tuple, str | None] = {}
 
 
-def _hook(prefix: str, node: Any) -> str:
-    cls = type(node)
-    name = _HOOKS.get(cls)
-    if name is None:
-        name = _HOOKS[cls] = _snake(cls.__name__)
-    return f"{prefix}_{name}"
+def _kind_name(cls: type, node_cls: type, prefix: str) -> str | None:
+    """``<prefix>_<kind>`` if ``cls`` has it, else the fallback of a Var / type; None: a
+    plain value with nothing to visit (the mutator returns it unchanged)."""
+    name = f"{prefix}_{_snake(node_cls.__name__)}"
+    if hasattr(cls, name):
+        return name
+    if issubclass(node_cls, Var):
+        return f"{prefix}_var"
+    if issubclass(node_cls, Type) or (prefix == "visit" and issubclass(node_cls, MemRef)):
+        return f"{prefix}_type"
+    return None
+
+
+def _route(cls: type, node_cls: type, entry: str) -> str | None:
+    """The method name ``entry`` ("visit", "visit_kind", "mutate", "specific", "mutate_kind")
+    of visitor class ``cls`` sends a ``node_cls`` node to (cached)."""
+    key = (cls, node_cls, entry)
+    try:
+        return _ROUTES[key]
+    except KeyError:
+        pass
+    if entry in ("visit", "visit_kind"):
+        user = overridden(cls, IRVisitor)
+        name = _kind_name(cls, node_cls, "visit")
+        if entry == "visit":
+            if "visit_expr" in user and issubclass(node_cls, Expr):
+                name = "visit_expr"
+            elif "visit_stmt" in user and issubclass(node_cls, Stmt):
+                name = "visit_stmt"
+    else:
+        user = overridden(cls, IRMutator)
+        name = _kind_name(cls, node_cls, "mutate")
+        if entry != "mutate_kind" and user:
+            if issubclass(node_cls, (BinOp, UnaryOp)):
+                name = _SLOW
+            else:
+                hooks = kind_hooks(node_cls)
+                for hook in hooks if entry == "mutate" else hooks[1:]:
+                    if hook in user:
+                        name = hook
+                        break
+    _ROUTES[key] = name
+    return name
 
 
 class IRVisitor:
@@ -57,12 +100,9 @@ class IRVisitor:
     def visit(self, node: Any) -> None:
         if node is None:
             return
-        user = overridden(type(self), IRVisitor)
-        if ("visit_expr" in user and isinstance(node, Expr)) or (
-                "visit_stmt" in user and isinstance(node, Stmt)):
-            getattr(self, hooks_for(node)[0])(node)
-            return
-        self._visit_kind(node)
+        name = _route(type(self), type(node), "visit")
+        if name is not None:
+            getattr(self, name)(node)
 
     def visit_expr(self, node: Expr) -> None:
         """PyPTO's expression dispatcher (override it to see every expression)."""
@@ -73,15 +113,11 @@ class IRVisitor:
         self._visit_kind(node)
 
     def _visit_kind(self, node: Any) -> None:
-        method = getattr(self, _hook("visit", node), None)
-        if method is None:
-            if isinstance(node, Var):  # subclasses of Var fall back to visit_var
-                self.visit_var(node)
-            elif isinstance(node, (Type, MemRef)):
-                self.visit_type(node)
-            # plain values (enums, ints, strings) have nothing to visit
-            return
-        method(node)
+        """``visit_<kind>``; a Var subclass falls back to visit_var, a type to visit_type;
+        plain values (enums, ints, strings) have nothing to visit."""
+        name = _route(type(self), type(node), "visit_kind")
+        if name is not None:
+            getattr(self, name)(node)
 
     # ---- program structure ---------------------------------------------------------
     def visit_program(self, node: Program) -> None:
@@ -233,33 +269,31 @@ class IRMutator:
         self.fresh = fresh
 
     def mutate(self, node: Any) -> Any:
+        """A PyPTO-style subclass's overridden ``visit_*`` hook for ``node`` if any, else
+        ``mutate_<kind>``."""
         if node is None:
             return None
-        user = overridden(type(self), IRMutator)
-        if user:  # a PyPTO-style subclass: route through the visit_* hooks it overrides
-            for name in hooks_for(node):
-                if name in user:
-                    return getattr(self, name)(node)
-        return self._mutate_kind(node)
+        return self._dispatch(node, "mutate")
 
     def _specific(self, node: Any) -> Any:
         """PyPTO's dispatch below ``visit_expr`` / ``visit_stmt``: the kind's hook if a
         subclass overrides it, else the default rebuild."""
-        user = overridden(type(self), IRMutator)
-        for name in hooks_for(node)[1:]:
-            if name in user:
-                return getattr(self, name)(node)
-        return self._mutate_kind(node)
+        return self._dispatch(node, "specific")
 
     def _mutate_kind(self, node: Any) -> Any:
-        method = getattr(self, _hook("mutate", node), None)
-        if method is None:
-            if isinstance(node, Var):
-                return self.mutate_var(node)
-            if isinstance(node, Type):
-                return self.mutate_type(node)
+        return self._dispatch(node, "mutate_kind")
+
+    def _dispatch(self, node: Any, entry: str) -> Any:
+        name = _route(type(self), type(node), entry)
+        if name is None:
             return node  # plain values
-        return method(node)
+        if name is _SLOW:
+            user = overridden(type(self), IRMutator)
+            for hook in hooks_for(node)[0 if entry == "mutate" else 1:]:
+                if hook in user:
+                    return getattr(self, hook)(node)
+            name = _route(type(self), type(node), "mutate_kind")
+        return getattr(self, name)(node)
 
     # ---- program structure ---------------------------------------------------------
     def mutate_program(self, node: Program) -> Program:

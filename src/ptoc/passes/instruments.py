@@ -75,15 +75,28 @@ def _optional(module: str, attr: str):
 
 
 class VerificationInstrument(PassInstrument):
-    """Run the IR verifier and the produced-property checkers after every pass."""
+    """Run the IR verifier and the produced-property checkers after every pass.
+
+    A function a pass returned untouched (the same object) in a program whose function
+    signatures are the same objects as after the previous check was verified then and is
+    not verified again; only the last checked program is remembered."""
 
     is_check = True
+
+    def __init__(self):
+        self._checked: tuple = ((), {})   # (signature key, {id(fn): fn}) of the last check
 
     def after_pass(self, pass_, program, ctx) -> None:
         verify = _optional("ptoc.ir.verifier", "verify")
         if verify is not None:
+            functions = getattr(program, "functions", None)
+            key = tuple((f.name, f.func_type, id(f.params), id(f.return_types))
+                        for f in functions) if functions is not None else None
+            last_key, last = self._checked
+            seen = last if key is not None and key == last_key else {}
             try:
-                problems = verify(program)
+                problems = verify(program, verified=lambda f: seen.get(id(f)) is f) \
+                    if functions is not None else verify(program)
             except PtocError as exc:
                 raise VerificationError(f"IR verification failed after pass {pass_.name}: {exc.message}",
                                         exc.loc, hint=exc.hint or f"this is a bug in pass {pass_.name}") from exc
@@ -91,6 +104,8 @@ class VerificationInstrument(PassInstrument):
                 listed = "; ".join(str(p) for p in problems)
                 raise VerificationError(f"IR verification failed after pass {pass_.name}: {listed}",
                                         hint=f"this is a bug in pass {pass_.name}")
+            if functions is not None:
+                self._checked = (key, {id(f): f for f in functions})
         for prop in sorted(pass_.produced, key=lambda p: p.value):
             if check_property(prop, program) is False:
                 raise VerificationError(f"pass {pass_.name} declares it produces {prop.value}, "

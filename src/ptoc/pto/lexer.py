@@ -8,14 +8,16 @@ different micro-syntax (``160x64xf32``, ``key=value``) that ``ptoc.pto.types_tex
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ptoc.errors import PtoError, SourceLoc
 
 
-@dataclass(frozen=True)
-class Token:
-    """kind: ssa | sym | type | attr | ident | int | float | string | punct | eof."""
+class Token(NamedTuple):
+    """kind: ssa | sym | type | attr | ident | int | float | string | punct | eof.
+
+    A named tuple, not a dataclass: a kernel has thousands of tokens and this is the
+    cheapest immutable record to build."""
 
     kind: str
     text: str
@@ -50,8 +52,61 @@ def unescape(body: str) -> str:
     return "".join(out)
 
 
+#: One pattern for every token of well-formed text (type literals nested up to three '<'
+#: deep); anything it does not match goes to the character-by-character scanner below,
+#: which accepts the rest and words the errors.
+_FAST = re.compile(r"""
+    (?P<nl>\n) | (?P<ws>[ \t\r]+) | (?P<comment>//[^\n]*)
+  | %(?P<ssa>[A-Za-z0-9_.$-]+)
+  | @(?P<sym>[A-Za-z0-9_.$]+)
+  | (?P<lit>[!#][A-Za-z_][A-Za-z0-9_.]*
+        (?:<(?:[^<>\n]|<(?:[^<>\n]|<[^<>\n]*>)*>)*>)?)
+  | "(?P<string>(?:[^"\\\n]|\\[^\n])*)"
+  | (?P<number>-?(?:0x[0-9a-fA-F]+|\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?))
+  | (?P<ident>[A-Za-z_][A-Za-z0-9_.$]*)
+  | (?P<punct>->|[()\[\]{}<>,:=?*+])
+""", re.X)
+
+
 def tokenize(text: str, filename: str = "<pto>") -> list[Token]:
-    """Split ``text`` into tokens; ``//`` comments run to the end of the line."""
+    """Split ``text`` into tokens; ``//`` comments run to the end of the line.
+
+    One regular expression covers well-formed text (what every compile prints); text it
+    cannot cover is re-read by the careful scanner, which gives the same tokens and the
+    errors with their line and column."""
+    tokens: list[Token] = []
+    line, line_start, pos, n = 1, 0, 0, len(text)
+    append = tokens.append
+    for m in _FAST.finditer(text):
+        if m.start() != pos:
+            return _scan(text, filename)
+        pos = m.end()
+        kind = m.lastgroup
+        if kind == "nl":
+            line += 1
+            line_start = pos
+        elif kind not in ("ws", "comment"):
+            col = m.start() - line_start + 1
+            body = m.group(kind)
+            if kind == "lit":
+                if m.end() < n and text[m.end()] == "<":
+                    return _scan(text, filename)  # nested deeper, or unterminated
+                kind = "type" if body[0] == "!" else "attr"
+            elif kind == "string":
+                body = unescape(body)
+            elif kind == "number":
+                if not (body[0].isdigit() or body[1].isdigit()):
+                    return _scan(text, filename)  # "-." or ".-": the scanner decides
+                kind = "float" if any(c in body for c in ".eE") and "x" not in body else "int"
+            append(Token(kind, body, line, col))
+    if pos != n:
+        return _scan(text, filename)
+    append(Token("eof", "", line, pos - line_start + 1))
+    return tokens
+
+
+def _scan(text: str, filename: str) -> list[Token]:
+    """The character-by-character tokenizer (see ``tokenize``)."""
     tokens: list[Token] = []
     line, line_start, i, n = 1, 0, 0, len(text)
 

@@ -20,13 +20,26 @@ _INDENT = "  "
 
 def print_module(module: Module) -> str:
     """The PTO text of ``module``, ending in a newline like PyPTO's files."""
+    return _module(module, None)
+
+
+def print_numbered(module: Module, filename: str = "<pto>") -> tuple[str, Module]:
+    """The PTO text of ``module`` and the module as ``parse(text, filename)`` would give it
+    back: every op, loop and kernel carries the line it is printed on. A compile hands this
+    module to the reports and the simulator instead of parsing its own output again."""
+    numbered: list[Kernel] = []
+    text = _module(module, numbered)
+    return text, Module(tuple(numbered), module.attrs, filename=filename)
+
+
+def _module(module: Module, numbered: list[Kernel] | None) -> str:
     lines: list[str] = []
     head = "module"
     if module.attrs:
         head += f" attributes {attr_dict(module.attrs)}"
     lines.append(head + " {")
     for kernel in module.kernels:
-        _kernel(kernel, lines, _INDENT)
+        _kernel(kernel, lines, _INDENT, numbered)
     lines.append("}")
     return "\n".join(lines) + "\n"
 
@@ -64,57 +77,79 @@ def loc_suffix(loc: SourceLoc | None) -> str:
     return f' loc("{escape(loc.file)}":{loc.line}:{loc.col})'
 
 
-def _kernel(kernel: Kernel, lines: list[str], indent: str) -> None:
+def _kernel(kernel: Kernel, lines: list[str], indent: str,
+            numbered: list[Kernel] | None) -> None:
     params = ", ".join(f"{p}: {p.type}" for p in kernel.params)
     head = f"{indent}func.func @{kernel.name}({params})"
     if kernel.attrs:
         head += f" attributes {attr_dict(kernel.attrs)}"
     lines.append(head + " {")
-    for op in kernel.body:
-        _op(op, lines, indent)
+    line = len(lines)
+    body = _ops(kernel.body, lines, indent, numbered is not None)
     lines.append(f"{indent}return")
     lines.append(f"{indent}}}{loc_suffix(kernel.loc)}")
+    if numbered is not None:
+        numbered.append(Kernel(kernel.name, kernel.params, body, kernel.attrs, kernel.loc,
+                               line=line))
+
+
+def _ops(ops, lines: list[str], indent: str, number: bool) -> tuple:
+    """Print ``ops``; with ``number``, return them carrying their printed lines."""
+    if not number:
+        for op in ops:
+            _op(op, lines, indent, False)
+        return ops
+    return tuple(_op(op, lines, indent, True) for op in ops)
 
 
 def _results(values) -> str:
     return ", ".join(str(v) for v in values) + " = " if values else ""
 
 
-def _op(op: Op, lines: list[str], indent: str) -> None:
+def _op(op: Op, lines: list[str], indent: str, number: bool = False) -> Op | None:
+    """Print one op; with ``number``, return it carrying the line it starts on (and, for
+    regions, the line of the closing brace)."""
+    line = len(lines) + 1
     if isinstance(op, Instruction):
         lines.append(indent + instruction_text(op) + loc_suffix(op.loc))
-    elif isinstance(op, SyncOp):
+        return Instruction(op.opcode, op.results, op.ins, op.outs, op.attrs, op.loc,
+                           line) if number else None
+    if isinstance(op, SyncOp):
         lines.append(indent + sync_text(op) + loc_suffix(op.loc))
-    elif isinstance(op, YieldOp):
+        return SyncOp(op.kind, op.src, op.dst, op.event, op.pipe, op.loc,
+                      line) if number else None
+    if isinstance(op, YieldOp):
         text = "scf.yield"
         if op.values:
             text += " " + ", ".join(str(v) for v in op.values) + " : " + ", ".join(
                 str(v.type) for v in op.values)
         lines.append(indent + text + loc_suffix(op.loc))
-    elif isinstance(op, ForOp):
+        return YieldOp(op.values, op.loc, line) if number else None
+    if isinstance(op, ForOp):
         head = (f"{indent}{_results(op.results)}scf.for {op.iv} = {op.lower} to {op.upper} "
                 f"step {op.step}")
         if op.iter_args:
             head += " iter_args(" + ", ".join(f"{a} = {i}" for a, i in op.iter_args) + ")"
             head += " -> (" + ", ".join(str(a.type) for a, _ in op.iter_args) + ")"
         lines.append(head + " {")
-        for inner in op.body:
-            _op(inner, lines, indent + _INDENT)
+        body = _ops(op.body, lines, indent + _INDENT, number)
         lines.append(f"{indent}}}{loc_suffix(op.loc)}")
-    elif isinstance(op, IfOp):
+        return ForOp(op.iv, op.lower, op.upper, op.step, body, op.iter_args, op.results,
+                     op.loc, line, len(lines)) if number else None
+    if isinstance(op, IfOp):
         head = f"{indent}{_results(op.results)}scf.if {op.cond}"
         if op.results:
             head += " -> (" + ", ".join(str(r.type) for r in op.results) + ")"
         lines.append(head + " {")
-        for inner in op.then_body:
-            _op(inner, lines, indent + _INDENT)
+        then_body = _ops(op.then_body, lines, indent + _INDENT, number)
+        else_body = op.else_body
         if op.has_else or op.else_body:
             lines.append(f"{indent}}} else {{")
-            for inner in op.else_body:
-                _op(inner, lines, indent + _INDENT)
+            else_body = _ops(op.else_body, lines, indent + _INDENT, number)
         lines.append(f"{indent}}}{loc_suffix(op.loc)}")
-    else:  # pragma: no cover - the model has no other op kinds
-        raise TypeError(f"cannot print {type(op).__name__}")
+        return IfOp(op.cond, then_body, else_body, op.results, op.has_else, op.loc, line,
+                    len(lines)) if number else None
+    raise TypeError(f"cannot print {type(op).__name__}")  # pragma: no cover - no other kinds
 
 
 def sync_text(op: SyncOp) -> str:

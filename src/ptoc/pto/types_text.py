@@ -32,8 +32,24 @@ def parse_scalar_type(name: str, where: SourceLoc | None) -> ScalarType:
     return ScalarType(dtype_from_name(name, where))
 
 
+#: parsed literals by text: a kernel repeats a few tile types hundreds of times, and the
+#: types are immutable (failures are never cached: their errors name the use site)
+_PARSED: dict[str, PtoType] = {}
+_PARSED_MAX = 4096
+
+
 def parse_type_literal(text: str, where: SourceLoc | None) -> PtoType:
     """Parse a ``!pto.<kind><...>`` literal."""
+    found = _PARSED.get(text)
+    if found is None:
+        found = _parse_type_literal(text, where)
+        if len(_PARSED) >= _PARSED_MAX:
+            _PARSED.clear()
+        _PARSED[text] = found
+    return found
+
+
+def _parse_type_literal(text: str, where: SourceLoc | None) -> PtoType:
     m = re.fullmatch(r"!([A-Za-z_][A-Za-z0-9_.]*)(?:<(.*)>)?", text, re.S)
     if not m:
         raise PtoError(f"malformed type '{text}'", where, hint="e.g. !pto.ptr<f32>")

@@ -63,7 +63,8 @@ def compile_ir(program: Program, output_dir: str | os.PathLike | None = None, *,
             lowered = manager.run_passes(program, dump_ir=bool(dump_passes), output_dir=out,
                                          write_report=False)
             planner = ctx.memory_planner
-            kernels, allocations = _kernels(lowered, target, planner is MemoryPlanner.PYPTO)
+            kernels, modules, allocations = _kernels(lowered, target,
+                                                     planner is MemoryPlanner.PYPTO)
             for name, text in kernels.items():
                 write_text(out / "pto" / f"{safe_name(name)}.pto", text)
             write_report(ctx.diagnostics, out)
@@ -71,14 +72,14 @@ def compile_ir(program: Program, output_dir: str | os.PathLike | None = None, *,
             from ptoc.runtime.dbc_check import check_chooser_dbc
 
             # outside the compile's context: the baseline compile reports to its own sink
-            check_chooser_dbc(program, kernels, target, decisions, platform=platform)
+            check_chooser_dbc(program, modules, target, decisions, platform=platform)
         write_decisions(decisions, out)
         compiled = CompiledProgram(program=lowered, source_program=program, pto_text=kernels,
                                    allocations=allocations, diagnostics=list(ctx.diagnostics),
                                    output_dir=out, target=target,
                                    memory_planner=planner,
                                    enable_pypto_l0c_double_buffer=ctx.enable_pypto_l0c_double_buffer,
-                                   profile=manager.last_profile)
+                                   profile=manager.last_profile, _modules=modules)
         from ptoc.report.memmap_write import write_memory_maps
 
         write_memory_maps(compiled)  # report/memmap_<kernel>.html
@@ -86,22 +87,25 @@ def compile_ir(program: Program, output_dir: str | os.PathLike | None = None, *,
 
 
 def _kernels(lowered: Program, target: str, baked: bool):
-    """Level-3 PTO text per kernel and the final buffer placements."""
-    from ptoc.codegen import generate_kernels
-    from ptoc.pto import parse, print_module
+    """Level-3 PTO text and module per kernel (the module as parsing the text gives it, line
+    numbers included), and the final buffer placements."""
+    from ptoc.codegen import generate_modules
+    from ptoc.pto.printer import print_numbered
 
-    level2 = generate_kernels(lowered, target=target, with_addresses=baked)
+    # the Level-2 model goes straight to the planner and InsertSync (printing it and parsing
+    # the text back cost a third of a compile and gave the same model)
+    level2 = generate_modules(lowered, target=target, with_addresses=baked)
     texts: dict[str, str] = {}
+    modules: dict = {}
     allocations: list[Allocation] = []
-    for name, text in level2.items():
-        module = parse(text, filename=f"{name}.pto")
+    for name, module in level2.items():
         if not baked:
             module = _plan_ptoas(module, target)
         module = _insert_sync(module, target)
-        texts[name] = print_module(module)
+        texts[name], modules[name] = print_numbered(module, f"{name}.pto")
         for kernel in module.kernels:           # a core group's module holds AIC and AIV
             allocations.extend(kernel_allocations(lowered, kernel.name, module, baked))
-    return texts, allocations
+    return texts, modules, allocations
 
 
 def kernel_allocations(lowered: Program, name: str, module, baked: bool) -> list[Allocation]:

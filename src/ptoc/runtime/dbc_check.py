@@ -26,10 +26,10 @@ def chooser_dbc_decisions(log) -> list:
             if d.fields.get("gate") == "chooser" and d.fields.get("accepted")]
 
 
-def kernel_cycles(pto_texts: dict[str, str], target: str, profile=None) -> float | None:
-    """Core cycles of every kernel, once each, timed without numerics (None if one needs
-    scalar arguments the check cannot invent); a core group's wall counts once."""
-    from ptoc.pto import parse
+def kernel_cycles(modules: dict, target: str, profile=None) -> float | None:
+    """Core cycles of every kernel of the Level-3 ``modules`` (by name), once each, timed
+    without numerics (None if one needs scalar arguments the check cannot invent); a core
+    group's wall counts once."""
     from ptoc.sim.group import is_group_module, simulate_group
     from ptoc.sim.inputs import random_inputs
     from ptoc.sim.retime import build_stream, retime
@@ -37,8 +37,7 @@ def kernel_cycles(pto_texts: dict[str, str], target: str, profile=None) -> float
 
     prof = get_profile(profile, target=target)
     total = 0.0
-    for name, text in pto_texts.items():
-        module = parse(text, filename=f"{name}.pto")
+    for name, module in modules.items():
         group = is_group_module(module)
         try:
             tensors = random_inputs(list(module.kernels) if group else module.kernel(name))
@@ -53,7 +52,7 @@ def kernel_cycles(pto_texts: dict[str, str], target: str, profile=None) -> float
     return total
 
 
-def check_chooser_dbc(program, pto_texts: dict[str, str], target: str, log, *,
+def check_chooser_dbc(program, modules: dict, target: str, log, *,
                       platform: str) -> None:
     """Annotate each chooser-accepted dbC decision of ``log`` with the simulated speed-up."""
     from ptoc.backend import get_target
@@ -67,8 +66,9 @@ def check_chooser_dbc(program, pto_texts: dict[str, str], target: str, log, *,
         baseline = compile_ir(program, tmp, platform=platform, memory_planner="PYPTO",
                               enable_pypto_l0c_double_buffer=False, dump_passes=False,
                               check_dbc=False)
-        off = kernel_cycles(baseline.pto_text, target, profile)
-    on = kernel_cycles(pto_texts, target, profile)
+        off = kernel_cycles({name: baseline.pto_module(name) for name in baseline.pto_text},
+                            target, profile)
+    on = kernel_cycles(modules, target, profile)
     if not off or not on:
         return
     simulated = off / on
