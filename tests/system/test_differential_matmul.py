@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import ptoc.language as pl
 from ptoc import ir
 from ptoc.dtypes import DataType
-from ptoc.errors import PtocError
+from ptoc.pto.planner import PlanCapacityError
 
 from cases import MATMUL
 
@@ -58,9 +58,25 @@ def test_random_auto_tiled_matmuls_are_exact(problem, dbc, planner):
                                   err_msg=f"{m}x{k}x{n} {dtype} dbC={dbc} {planner}")
 
 
-@pytest.mark.xfail(strict=True, raises=PtocError,
-                   reason="under PTOAS nothing sheds pipeline depth to fit: four 24 KiB Left tiles "
-                          "are planned co-live (98304 > 65536 B); PYPTO's capacity gate fits it")
-def test_ptoas_fits_a_tile_choice_pypto_fits():
+def test_ptoas_overflow_where_pypto_ptoas_overflows_is_a_clear_error(tmp_path):
+    """240x128x144 FP32: the chooser takes 48x128 Left tiles (B held, dbC); the inner M loop
+    has a one-tile tail, and CanonicalizeIOOrder hoists each outer stage's tail extract above
+    the inner loops, so four 24 KiB Left tiles are live together. PyPTO's PTOAS path runs
+    no capacity gate (MemoryReuse is skipped) and hands ptoas these lifetimes, which cannot
+    fit 64 KiB: the PTOAS compile fails, naming the statement and the planner that fits it,
+    and the PYPTO planner (whose gate sheds depth) runs it exactly."""
     program = pl.parse_program(MATMUL.format(M=240, K=128, N=144, DT="FP32"), filename="mm.py")
-    ir.compile(program, None, memory_planner="PTOAS")
+    with pytest.raises(PlanCapacityError) as info:
+        ir.compile(program, tmp_path / "ptoas", memory_planner="PTOAS")
+    msg = str(info.value)
+    assert "Left buffer usage (98304 bytes) exceeds platform limit (65536 bytes)" in msg
+    assert "all made for the statement at mm.py:11" in msg
+    assert "memory_planner=PTOAS plans these lifetimes as written" in msg
+    assert "(fix: " in msg and "memory_planner=PYPTO" in msg
+    compiled = ir.compile(program, tmp_path / "pypto", memory_planner="PYPTO")
+    rng = np.random.default_rng(0)
+    a = rng.integers(-3, 4, (240, 128)).astype(np.float32)
+    b = rng.integers(-3, 4, (128, 144)).astype(np.float32)
+    c = np.zeros((240, 144), np.float32)
+    assert compiled.run(a, b, c).races == []
+    np.testing.assert_array_equal(c, a @ b)

@@ -35,9 +35,10 @@ from ptoc.pto.model import (
     ForOp, IfOp, Instruction, Kernel, Module, Op, ScalarType, TileBufType, Value, walk,
 )
 from ptoc.pto.planner_lifetimes import TileLife, analyse
-from ptoc.pto.planner_place import PlanMemoryError, place_space
+from ptoc.pto.planner_place import PlanCapacityError, PlanMemoryError, place_space
 
-__all__ = ["PlanMemoryError", "TileLife", "kernel_lifetimes", "plan_memory", "tile_addresses"]
+__all__ = ["PlanCapacityError", "PlanMemoryError", "TileLife", "kernel_lifetimes", "plan_memory",
+           "tile_addresses"]
 
 _I64 = ScalarType(DataType.INT64)
 
@@ -88,7 +89,7 @@ def _plan_kernel(kernel: Kernel, target: Target, spread: bool) -> Kernel:
             acc = space is MemorySpace.Acc
             addresses.update(place_space(space, [t for t in lives if t.space is space], target,
                                          spread=spread and not acc, separate=acc))
-        except PlanMemoryError:
+        except PlanCapacityError:
             # Out of room: let element-wise results overwrite their operands and try again.
             tight = tight or (analyse(kernel, target, constants, in_place=True)
                               + _ring_lives(kernel, target, rings))

@@ -33,7 +33,11 @@ from ptoc.pto.planner_lifetimes import TileLife
 
 
 class PlanMemoryError(AllocationError):
-    """The co-live tiles of one memory space do not fit its capacity."""
+    """The tiles of a kernel cannot be placed (no room, or an address the planner cannot use)."""
+
+
+class PlanCapacityError(PlanMemoryError):
+    """The co-live tiles of one memory space do not fit its capacity (or its free gaps)."""
 
 
 def place_space(space: MemorySpace, lives: list[TileLife], target: Target, *,
@@ -120,7 +124,25 @@ def _up(value: int, alignment: int) -> int:
     return -(-value // alignment) * alignment
 
 
-def _overflow(space: MemorySpace, lives: list[TileLife], capacity: int) -> PlanMemoryError:
+def _source(t: TileLife) -> str | None:
+    return f"{t.loc.file}:{t.loc.line}" if t.loc is not None and t.loc.line else None
+
+
+def _live_names(live: list[TileLife]) -> str:
+    """``%a (N bytes, mm.py:7), ...``; tiles all made for one source statement (the copies a
+    compiler makes of one tile for pipeline stages and tails, with numbered names) say so
+    once, so a name like ``%1`` still leads to the user's line."""
+    sources = {_source(t) for t in live}
+    shared = sources.pop() if len(sources) == 1 else None
+    text = ", ".join(
+        f"%{t.name} ({t.nbytes} bytes" + (f", PTO line {t.line}" if t.line else "")
+        + (f", {_source(t)}" if shared is None and _source(t) else "") + ")" for t in live)
+    if shared is not None and len(live) > 1:
+        text += f", all made for the statement at {shared}"
+    return text
+
+
+def _overflow(space: MemorySpace, lives: list[TileLife], capacity: int) -> PlanCapacityError:
     """The error naming the peak co-live set (or fragmentation when the peak fits)."""
     peak_at, peak, live = 0, 0, []
     for point in sorted({t.start for t in lives}):
@@ -128,18 +150,16 @@ def _overflow(space: MemorySpace, lives: list[TileLife], capacity: int) -> PlanM
         used = sum(t.nbytes for t in here)
         if used > peak:
             peak_at, peak, live = point, used, here
-    names = ", ".join(f"%{t.name} ({t.nbytes} bytes"
-                      + (f", PTO line {t.line}" if t.line else "") + ")"
-                      for t in sorted(live, key=lambda t: t.order))
+    names = _live_names(sorted(live, key=lambda t: t.order))
     first = min(live, key=lambda t: t.order, default=None)
     loc = first.loc if first is not None else None
     if peak > capacity:
-        return PlanMemoryError(
+        return PlanCapacityError(
             f"{space.value} buffer usage ({peak} bytes) exceeds platform limit ({capacity} "
             f"bytes): these tiles are live together: {names}", loc,
             hint=f"use smaller tiles, fewer pipeline stages, or end some {space.value} tiles' "
                  "lifetimes earlier so they can share memory")
-    return PlanMemoryError(
+    return PlanCapacityError(
         f"{space.value} buffers fit in total ({peak} of {capacity} bytes at peak) but cannot be "
         f"placed: free space is fragmented by buffers of different lifetimes or fixed "
         f"addresses; live together at the peak: {names}", loc,

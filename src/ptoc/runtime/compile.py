@@ -117,13 +117,20 @@ def kernel_allocations(lowered: Program, name: str, module, baked: bool) -> list
 
 
 def _plan_ptoas(module, target):
+    """Plan like ptoas: the lifetimes as the passes left them. PyPTO's PTOAS path has no
+    capacity gate either (MemoryReuse, which sheds pipeline depth, does not run), so a
+    program whose pipeline copies are live together past capacity fails here as it would
+    in ptoas; the error says which planner fits it."""
+    from ptoc.pto.planner import PlanCapacityError, plan_memory
+
     try:
-        from ptoc.pto.planner import plan_memory
-    except ImportError:
-        raise PtocError("memory_planner=PTOAS needs the PTO-level memory planner, which this "
-                        "build does not include yet",
-                        hint="compile with memory_planner=MemoryPlanner.PYPTO") from None
-    return plan_memory(module, target)
+        return plan_memory(module, target)
+    except PlanCapacityError as exc:
+        raise PlanCapacityError(
+            f"{exc.message} (memory_planner=PTOAS plans these lifetimes as written, as ptoas "
+            "does: nothing reduces pipeline depth to fit)", exc.loc,
+            hint=f"{exc.hint}; or compile with memory_planner=PYPTO, whose MemoryReuse sheds "
+                 "pipeline depth until the stages fit (PH-MR-001)") from None
 
 
 def _insert_sync(module, target):
