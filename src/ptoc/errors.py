@@ -167,6 +167,10 @@ class RuntimeConfigError(PtocError, ValueError):
     """Bad options or tensors passed to compile/run."""
 
 
+class JitOptionError(PtocError, TypeError):
+    """A ``@pl.jit.<kind>`` option that kind does not take (a TypeError, as in PyPTO)."""
+
+
 class MissingApiError(PtocError, AttributeError):
     """A DSL name (``pl.X``) ptoc does not provide; still an ``AttributeError`` for ``hasattr``."""
 

@@ -12,6 +12,7 @@ import pytest
 import ptoc.language as pl
 from ptoc import ir
 from ptoc.backend import BackendType, get_target
+from ptoc.errors import PtocError
 from ptoc.passes import OptimizationStrategy
 from ptoc.runtime import RunConfig, SimulatorIgnoredWarning, run
 from ptoc.runtime import config as config_module
@@ -102,3 +103,94 @@ def test_run_honours_save_kernels_dir_and_codegen_only(tmp_path):
     assert compiled == tmp_path / "k" and not c.any()
     run(pl.parse_program(ADD), a, a, c, config=RunConfig(save_kernels_dir=str(tmp_path / "r")))
     np.testing.assert_array_equal(c, 2 * a)
+
+
+BF16_IN = ADD.replace("pl.Tensor[[16, 64], pl.FP32], b", "pl.Tensor[[16, 64], pl.BF16], b") \
+    .replace("x = pl.load(a, [0, 0], [16, 64])", "x = pl.cast(pl.load(a, [0, 0], [16, 64]), pl.FP32)")
+
+
+def test_inputs_only_call_returns_torch_tensors_for_torch_inputs():
+    import torch
+
+    compiled = run(pl.parse_program(BF16_IN))
+    a = torch.randn(16, 64, dtype=torch.bfloat16)
+    b = torch.randn(16, 64)
+    c = compiled(a, b)
+    assert isinstance(c, torch.Tensor) and c.dtype == torch.float32 and c.shape == (16, 64)
+    torch.testing.assert_close(c, a.float() + b)
+    assert isinstance(compiled(np.zeros((16, 64), ir.BF16.numpy), b.numpy()), np.ndarray)
+    assert compiled(a, b, torch.zeros(16, 64)) is None  # in place: nothing returned
+
+
+def test_tensor_spec_makes_the_tensors_pypto_scripts_describe():
+    import torch
+
+    from ptoc.runtime import TensorSpec
+
+    assert torch.equal(TensorSpec("z", [2, 3], torch.float32).create_tensor(), torch.zeros(2, 3))
+    full = TensorSpec("f", [4], torch.int32, init_value=7).create_tensor()
+    assert full.dtype == torch.int32 and full.tolist() == [7, 7, 7, 7]
+    given = TensorSpec("g", [2], torch.bfloat16, init_value=torch.tensor([1.5, 2.0]))
+    assert given.create_tensor().dtype == torch.bfloat16
+    rand = TensorSpec("r", [8, 8], torch.float16, init_value=torch.randn).create_tensor()
+    assert rand.shape == (8, 8) and rand.dtype == torch.float16 and rand.std() > 0
+    made = TensorSpec("m", [3], torch.float32, init_value=lambda: [1, 2, 3]).create_tensor()
+    assert made.tolist() == [1.0, 2.0, 3.0]
+    assert TensorSpec("o", [1], torch.float32, is_output=True).is_output
+    with pytest.raises(PtocError, match="init_value is a str"):
+        TensorSpec("bad", [1], torch.float32, init_value="ones").create_tensor()
+
+
+def test_ir_module_has_pypto_names_from_later_layers_without_importing_them():
+    import subprocess
+    import sys
+
+    code = ("import sys, ptoc.ir as ir; assert 'ptoc.passes' not in sys.modules; "
+            "from ptoc.passes import OptimizationStrategy, PassManager; "
+            "from ptoc.runtime import CompiledProgram; "
+            "assert ir.OptimizationStrategy is OptimizationStrategy and ir.PassManager is "
+            "PassManager and ir.CompiledProgram is CompiledProgram and ir.FP32 is ir.DataType.FP32")
+    subprocess.run([sys.executable, "-c", code], check=True)
+    with pytest.raises(AttributeError):
+        ir.NoSuchName  # noqa: B018
+
+
+def test_program_functions_mapping_views_are_sorted_by_name_like_pypto():
+    program = pl.parse_program(ADD)
+    assert [f.name for f in program.functions] == ["add", "main"]
+    reordered = pl.parse_program(ADD.replace("def add(", "def zadd(").replace("self.add(", "self.zadd("))
+    assert [f.name for f in reordered.functions] == ["zadd", "main"]  # program order
+    assert [f.name for f in reordered.functions.values()] == ["main", "zadd"]
+    assert [gv.name for gv in reordered.functions.keys()] == ["main", "zadd"]
+    assert len(reordered.functions) == 2 and reordered["zadd"].name == "zadd"
+
+
+FORWARD = '''
+import ptoc.language as pl
+
+@pl.program
+class Forward:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16, 64], pl.FP32], c: pl.Out[pl.Tensor[[16, 64], pl.FP32]]):
+        c = self.twice(a, c)
+        return c
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def twice(self, a: pl.Tensor[[16, 64], pl.FP32], c: pl.Out[pl.Tensor[[16, 64], pl.FP32]]):
+        c = pl.store(pl.mul(pl.load(a, [0, 0], [16, 64]), 2.0), [0, 0], c)
+        return c
+'''
+
+
+def test_unannotated_function_called_before_its_definition_returns_its_body_type():
+    program = pl.parse_program(FORWARD)
+    def described(types):
+        return [(tuple(t.shape), t.dtype) for t in types]
+
+    assert described(program.functions["twice"].return_types) == [((16, 64), ir.FP32)]
+    assert described(program.functions["main"].return_types) == [((16, 64), ir.FP32)]
+    assert described([program.functions["main"].body.stmts[0].var.type]) == [((16, 64), ir.FP32)]
+    a = np.random.default_rng(2).standard_normal((16, 64)).astype(np.float32)
+    c = np.zeros_like(a)
+    run(program, a, c)
+    np.testing.assert_allclose(c, 2 * a)

@@ -59,3 +59,23 @@ def compile(program, output_dir=None, *, platform=None, backend_type=None,  # no
                       dump_passes=dump_passes, verification_level=verification_level,
                       profiling=profiling, disabled_diagnostics=disabled_diagnostics,
                       check_dbc=check_dbc)
+
+
+#: PyPTO's dtype constants on ``ir`` (``ir.FP32``, ...)
+globals().update({dtype.name: dtype for dtype in DataType})
+
+#: Names PyPTO's ``ir`` module re-exports from layers that come after ptoc's IR (passes,
+#: runtime): resolved on first use, so importing ``ptoc.ir`` still imports no later layer.
+_LATER_LAYER_NAMES = {
+    "PassManager": "ptoc.passes", "OptimizationStrategy": "ptoc.passes",
+    "PassContext": "ptoc.passes", "VerificationLevel": "ptoc.passes",
+    "CompiledProgram": "ptoc.runtime",
+}
+
+
+def __getattr__(name: str):
+    if name in _LATER_LAYER_NAMES:
+        import importlib
+
+        return getattr(importlib.import_module(_LATER_LAYER_NAMES[name]), name)
+    raise AttributeError(f"module 'ptoc.ir' has no attribute {name!r}")

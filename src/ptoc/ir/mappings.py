@@ -82,6 +82,20 @@ class FunctionMap(KeyedTuple):
     def value_of(item: Any) -> Any:
         return item
 
+    def keys(self) -> list:
+        """GlobalVars sorted by name, as PyPTO's map orders them (iteration keeps the
+        program's order)."""
+        return [self.key_of(fn) for fn in self._by_name()]
+
+    def values(self) -> list:
+        return list(self._by_name())
+
+    def items(self) -> list[tuple[Any, Any]]:
+        return [(self.key_of(fn), fn) for fn in self._by_name()]
+
+    def _by_name(self) -> list:
+        return sorted(tuple.__iter__(self), key=lambda fn: fn.name)
+
     def _find(self, key: Any):
         name = str(getattr(key, "name", key))
         for fn in tuple.__iter__(self):

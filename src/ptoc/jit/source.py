@@ -1,5 +1,5 @@
 """Reading a ``@pl.jit`` function's source: its AST (with file line numbers), its constants,
-and the ``@pl.jit.incore`` functions it can call by name.
+and the jit sub-functions it can call by name.
 
 The AST is read once; what the body can see (module globals, closure cells, default
 arguments) is read at every call, as Python would, so a changed constant is folded with
@@ -62,11 +62,11 @@ def _filled(cell) -> bool:
 
 
 def environment(source: FunctionSource) -> tuple[dict[str, Any], frozenset[str], dict[str, Any]]:
-    """Foldable constants, DSL aliases and incore kernels visible from the function."""
+    """Foldable constants, DSL aliases and the jit functions visible from the function
+    (which of them it may call depends on its kind: ``ptoc.jit.specialize``)."""
     from ptoc.jit.decorator import JITFunction
 
     namespace = source.namespace()
     env, aliases = constant_env(namespace)
-    kernels = {name: value for name, value in namespace.items()
-               if isinstance(value, JITFunction) and value.kind == "incore"}
-    return env, aliases or frozenset({"pl"}), kernels
+    callees = {name: value for name, value in namespace.items() if isinstance(value, JITFunction)}
+    return env, aliases or frozenset({"pl"}), callees

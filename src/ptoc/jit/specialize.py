@@ -3,7 +3,8 @@
 Tensor parameters take the shape and dtype of their argument (a bare ``pl.Tensor``
 annotation is allowed); scalar arguments are specialisation constants folded into the
 body. ``pl.at`` scopes stay in the body (the OutlineIncoreScopes pass makes them kernels),
-and calls to ``@pl.jit.incore`` functions become kernels specialised on their argument types.
+and calls of jit sub-functions (incore, inline, opaque; from a host entry also ``@pl.jit``
+entries) become functions of their kind specialised on their argument types.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ptoc.dtypes import DataType, Direction, FunctionType
+from ptoc.dtypes import DataType, Direction, FunctionType, Level, Role
 from ptoc.errors import PtocError, count, were_given
 from ptoc.ir.nodes import Program
 from ptoc.ir.types import TensorType, Type
@@ -46,14 +47,28 @@ def argument_types(jit, args: tuple) -> tuple[dict[str, Type], dict[str, Any]]:
     return types, scalars
 
 
+#: the IR function type of each jit kind
+FUNCTION_TYPES = {"entry": FunctionType.Orchestration, "host": FunctionType.Orchestration,
+                  "incore": FunctionType.InCore, "inline": FunctionType.Inline,
+                  "opaque": FunctionType.Opaque}
+
+#: the jit kinds a function of each kind may call by name (PyPTO: only a host entry
+#: reaches other entries, the chip orchestrators it dispatches)
+CALLEE_KINDS = {"host": frozenset({"entry", "incore", "inline", "opaque"})}
+_SUB_FUNCTIONS = frozenset({"incore", "inline", "opaque"})
+
+
 def specialize(jit, args: tuple) -> Program:
     """The program for one call signature (see the module docstring)."""
+    if jit.kind in ("inline", "opaque"):
+        raise PtocError(f"@pl.jit.{jit.kind} function {jit.name} is a sub-function: it runs "
+                        "when a @pl.jit entry calls it", hint=f"call {jit.name}(...) from a "
+                        "@pl.jit function and call that one")
     types, scalars = argument_types(jit, args)
     builder = _ProgramBuilder()
-    entry_type = FunctionType.InCore if jit.kind == "incore" else FunctionType.Orchestration
+    entry_type = FUNCTION_TYPES[jit.kind]
     entry = builder.parse(jit, types, scalars, entry_type)
-    if entry_type is FunctionType.Orchestration and not builder.kernels \
-            and not _has_scopes(entry.body):
+    if jit.kind == "entry" and not builder.kernels and not _has_scopes(entry.body):
         if not jit.auto_scope:
             raise PtocError(f"@pl.jit(auto_scope=False) function {jit.name} has no pl.at scope "
                             "and calls no @pl.jit.incore kernel",
@@ -88,16 +103,26 @@ class _ProgramBuilder:
         from ptoc.jit.source import environment
 
         env, aliases, kernels = environment(jit.source)
+
+        def resolve(callee, arg_types: list, node: ast.AST, signatures: dict) -> str:
+            if callee.kind not in CALLEE_KINDS.get(jit.kind, _SUB_FUNCTIONS):
+                raise ctx.error(node, f"@pl.jit{_spelling(jit)} function {jit.name} cannot call "
+                                f"the @pl.jit{_spelling(callee)} function {callee.name}: only a "
+                                "@pl.jit.host entry calls other entries (as in PyPTO)",
+                                hint=f"make {callee.name} @pl.jit.opaque or @pl.jit.incore, or "
+                                     f"call both from a @pl.jit.host function")
+            return self.resolve(callee, arg_types, node, signatures)
+
         ctx = ParseContext(jit.source.filename, env, aliases, specialization=dict(scalars),
-                           kernels=kernels, resolve_kernel=self.resolve)
+                           kernels=kernels, resolve_kernel=resolve)
         parser = FunctionParser(ctx, self.signatures, self.kernels)
-        function = parser.function_from_def(jit.source.node, func_type, {}, types)
+        function = parser.function_from_def(jit.source.node, func_type, _attrs(jit), types)
         if func_type is FunctionType.Orchestration:
             _check_directions(jit, function)
         return function
 
     def resolve(self, kernel, arg_types: list, node: ast.AST, signatures: dict) -> str:
-        """Specialise an incore callee on its argument types; returns the kernel's name."""
+        """Specialise a callee on its argument types; returns its function's name."""
         key = (id(kernel), tuple(_type_key(t) for t in arg_types))
         if key in self.specialized:
             return self.specialized[key]
@@ -106,7 +131,7 @@ class _ProgramBuilder:
             raise PtocError(f"{kernel.name} takes {count(len(params), 'argument')} but "
                             f"{were_given(len(arg_types))}")
         types = {p: t for p, t in zip(params, arg_types) if isinstance(t, TensorType)}
-        function = self.parse(kernel, types, {}, FunctionType.InCore)
+        function = self.parse(kernel, types, {}, FUNCTION_TYPES[kernel.kind])
         name = function.name
         suffix = 1
         while name in self.signatures:
@@ -120,6 +145,20 @@ class _ProgramBuilder:
                                  function.return_types)
         self.specialized[key] = name
         return name
+
+
+def _spelling(jit) -> str:
+    return "" if jit.kind == "entry" else f".{jit.kind}"
+
+
+def _attrs(jit) -> dict:
+    """Function attributes of a jit kind: a host entry is the HOST-level orchestrator; an
+    incore kernel records the ``level=`` it was declared with."""
+    if jit.kind == "host":
+        return {"level": Level.HOST.value, "role": Role.Orchestrator.value}
+    if jit.level is not None:
+        return {"level": jit.level.value}
+    return {}
 
 
 def _type_key(ty: Type) -> tuple:

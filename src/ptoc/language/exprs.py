@@ -388,8 +388,13 @@ class ExprParser:
         return op.name
 
     def kernel_call(self, node: ast.Call, ref: KernelRef) -> Call:
-        """``cube(a, b, tmp)``: specialise the incore function on the argument types."""
+        """``cube(a, b, tmp)``: specialise the jit sub-function on the argument types."""
         args, kwargs = self.call_arguments(node)
+        if "device" in kwargs:
+            raise self.ctx.error(node, f"{ref.name}(..., device=...) dispatches to one rank of "
+                                 "a multi-chip run; ptoc simulates a single chip",
+                                 hint="drop device= to run it on the simulated chip, or run "
+                                      "the distributed program with PyPTO")
         if kwargs:
             raise self.ctx.error(node, f"{ref.name}(...) takes positional arguments only")
         for index, value in enumerate(args):

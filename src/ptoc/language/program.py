@@ -97,20 +97,51 @@ def parse_class(node: ast.ClassDef, ctx: ParseContext) -> Program:
     if not methods:
         raise ctx.error(node, f"program '{node.name}' has no functions",
                         hint="add a @pl.function(type=pl.FunctionType.InCore) method")
-    signatures: dict[str, Any] = {}
+    declared: dict[str, Any] = {}
     for method in methods:
-        if method.name in signatures:
+        if method.name in declared:
             raise ctx.error(method, f"function '{method.name}' is defined twice")
-        parser = FunctionParser(ctx, signatures)
+        parser = FunctionParser(ctx, declared)
         params, returns, _ = wrap_errors(ctx, method, parser.signature, method)
-        signatures[method.name] = ([(p.var.name, p.var.type) for p in params], returns)
+        declared[method.name] = ([(p.var.name, p.var.type) for p in params], returns)
+    # A method without a return annotation returns what its body returns (as in PyPTO).
+    # Bodies are parsed in order, each derived return type known to the methods after it;
+    # a call to a later un-annotated method needs another round (one per forward chain).
+    derived = {name for name, (_, returns) in declared.items() if not returns}
+    rounds = 1 + len(_forward_calls(methods, derived))
+    for _ in range(rounds):
+        functions = _parse_bodies(methods, declared, derived, ctx)
+    return Program(node.name, tuple(functions), ctx.loc(node))
+
+
+def _forward_calls(methods: list, derived: set[str]) -> set[str]:
+    """Un-annotated methods called (``self.name(...)``) by a method defined before them."""
+    position = {method.name: i for i, method in enumerate(methods)}
+    forward = set()
+    for i, method in enumerate(methods):
+        for node in ast.walk(method):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                    isinstance(node.func.value, ast.Name) and node.func.value.id == "self" and \
+                    node.func.attr in derived and position[node.func.attr] >= i:
+                forward.add(node.func.attr)
+    return forward
+
+
+def _parse_bodies(methods: list, declared: dict, derived: set[str], ctx: ParseContext) -> list:
+    """Every method's body (with the functions its scopes and external calls add); the
+    return types derived from a body go into ``declared`` for the methods parsed after."""
+    ctx.joined.clear()
+    signatures = dict(declared)
     functions: list = []
     for method in methods:
         outlined: list = []
         parsed = wrap_errors(ctx, method, FunctionParser(ctx, signatures, outlined).function, method)
         functions.extend(outlined)
         functions.append(parsed)
-    return Program(node.name, tuple(functions), ctx.loc(node))
+        if method.name in derived:
+            declared[method.name] = signatures[method.name] = (declared[method.name][0],
+                                                              parsed.return_types)
+    return functions
 
 
 def program(cls=None, **_options):

@@ -45,6 +45,9 @@ from ptoc.passes.manager import (
 )
 from ptoc.passes.properties import IRProperty, register_property_checker
 
+# ---- InlineFunctions: Inline helpers spliced into their callers (first pass) ----
+from ptoc.passes.inline_functions import inline_functions
+
 # ---- frontend: outlining of with-regions (OutlineHierarchyScopes .. OutlineClusterScopes) ----
 from ptoc.passes.frontend import (
     outline_cluster_scopes, outline_hierarchy_scopes, outline_incore_scopes,

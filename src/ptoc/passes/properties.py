@@ -18,6 +18,7 @@ from ptoc.errors import PassError
 class IRProperty(enum.Enum):
     """Facts about a program, in roughly the order the default pipeline establishes them."""
 
+    InlineFunctionsEliminated = "InlineFunctionsEliminated"  # no Inline function is left
     SSAForm = "SSAForm"                        # every Var assigned once; loops carry iter-args
     TileOpsOnly = "TileOpsOnly"                # InCore bodies use tile-level ops only
     L0Tiled = "L0Tiled"                        # matmuls fit L0 (AutoTileMatmulL0 ran)

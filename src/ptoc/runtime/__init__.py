@@ -10,6 +10,7 @@ from ptoc.runtime.compiled import CompiledProgram
 from ptoc.runtime.config import RunConfig, SimulatorIgnoredWarning
 from ptoc.runtime.dispatch import KernelRun
 from ptoc.runtime.execute import RunResult
+from ptoc.runtime.tensor_spec import TensorSpec
 
 
 def compile_program(program, work_dir, *, memory_planner=None,

@@ -22,7 +22,7 @@ from ptoc.errors import RuntimeConfigError, count, were_given
 from ptoc.ir.nodes import Program
 from ptoc.ir.types import ScalarType, TensorType
 from ptoc.runtime.config import RunConfig
-from ptoc.runtime.tensors import check_tensor, to_numpy, write_back
+from ptoc.runtime.tensors import check_tensor, is_torch, to_numpy, to_torch, write_back
 from ptoc.sim.global_memory import GlobalMemory, GMTensor
 
 
@@ -161,11 +161,15 @@ class CompiledProgram:
         return profile.floor_cycles(staged_bytes=staged) + (launches - 1) * profile.floor_cycles()
 
     def __call__(self, *tensors, config: RunConfig | None = None):
+        """Run; given inputs only, return the outputs (torch tensors when any argument is a
+        torch tensor, as PyPTO returns torch; numpy arrays otherwise)."""
         result = self.run(*tensors, config=config)
         inputs_only = len(tensors) < len(self.entry.params)
         if not inputs_only:
             return None
         values = list(result.outputs.values())
+        if any(is_torch(t) for t in tensors):
+            values = [to_torch(v) for v in values]
         return values[0] if len(values) == 1 else tuple(values)
 
     def _bind(self, entry, tensors, memory) -> tuple[list, list]:

@@ -27,6 +27,16 @@ def to_numpy(value, name: str) -> np.ndarray:
                              "torch tensor", hint="pass numpy arrays (or torch tensors)")
 
 
+def to_torch(values: np.ndarray):
+    """A torch tensor holding a copy of a simulator array (bf16 via its bits)."""
+    import torch
+
+    if values.dtype == DataType.BF16.numpy:
+        raw = np.ascontiguousarray(values).view(np.int16)
+        return torch.from_numpy(raw.copy()).view(torch.bfloat16)
+    return torch.from_numpy(np.ascontiguousarray(values).copy())
+
+
 def write_back(target, values: np.ndarray) -> None:
     """Copy a result into the caller's tensor in place (numpy or torch)."""
     if isinstance(target, np.ndarray):
@@ -35,10 +45,8 @@ def write_back(target, values: np.ndarray) -> None:
     import torch
 
     if target.dtype == torch.bfloat16:
-        raw = np.ascontiguousarray(values.astype(DataType.BF16.numpy)).view(np.int16)
-        target.copy_(torch.from_numpy(raw.copy()).view(torch.bfloat16).reshape(target.shape))
-    else:
-        target.copy_(torch.from_numpy(np.ascontiguousarray(values)).reshape(target.shape))
+        values = values.astype(DataType.BF16.numpy, copy=False)
+    target.copy_(to_torch(values).reshape(target.shape))
 
 
 def check_tensor(value: np.ndarray, name: str, shape: tuple, dtype: DataType) -> None:
