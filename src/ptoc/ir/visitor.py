@@ -573,6 +573,16 @@ def _same(a, b) -> bool:
     return len(a) == len(b) and all(x is y for x, y in zip(a, b))
 
 
+def map_if_bodies(stmt: IfStmt, rewrite) -> IfStmt:
+    """``stmt`` with ``rewrite`` applied to its then and else bodies; the same node when
+    neither body changed (passes rebuild only what they touched)."""
+    then_body = rewrite(stmt.then_body)
+    else_body = rewrite(stmt.else_body) if stmt.else_body is not None else None
+    if then_body is stmt.then_body and else_body is stmt.else_body:
+        return stmt
+    return replace(stmt, then_body=then_body, else_body=else_body)
+
+
 def substitute(node: Any, mapping: dict[Var, Expr]) -> Any:
     """``node`` with every use of each mapped Var replaced by its expression.
 
@@ -609,5 +619,5 @@ def defined_names(node) -> set[str]:
     return names
 
 
-__all__ = ["IRVisitor", "IRMutator", "substitute", "clone_with_fresh_vars", "fold_constants",
+__all__ = ["IRVisitor", "IRMutator", "map_if_bodies", "substitute", "clone_with_fresh_vars", "fold_constants",
            "defined_names"]

@@ -29,7 +29,7 @@ from ptoc.ir.nodes import (
     ReturnStmt, SeqStmts, Stmt, UnaryOp, Var, YieldStmt,
 )
 from ptoc.ir.types import TileType
-from ptoc.ir.visitor import IRMutator
+from ptoc.ir.visitor import IRMutator, map_if_bodies
 from ptoc.ops import make_call
 from ptoc.passes.auto_tile_analysis import (
     HintLog, MatmulSite, acc_fits_l0c, cast_foldable_to_fixpipe, choose, match_matmul, row_outer,
@@ -220,11 +220,7 @@ class _Rewriter:
                 new = apply_pipeline_dbc(new)
             return new
         if isinstance(s, IfStmt):
-            then_body = self.seq(s.then_body)
-            else_body = self.seq(s.else_body) if s.else_body is not None else None
-            if then_body is s.then_body and else_body is s.else_body:
-                return s
-            return replace(s, then_body=then_body, else_body=else_body)
+            return map_if_bodies(s, self.seq)
         if isinstance(s, SeqStmts):
             return self.seq(s)
         return s

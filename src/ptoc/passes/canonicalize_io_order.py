@@ -27,7 +27,7 @@ from ptoc.ir.nodes import (
     YieldStmt,
 )
 from ptoc.ir.types import ScalarType, TileType
-from ptoc.ir.visitor import IRVisitor
+from ptoc.ir.visitor import IRVisitor, map_if_bodies
 from ptoc.passes.base import function_pass
 from ptoc.passes.lower_pipeline_loops import (
     DOUBLE_BUFFER_C, MEMBERSHIP, STAGES, is_cube_accumulator,
@@ -87,11 +87,7 @@ class _Reorderer:
                 return replace(stmt, body=body, kind=ForKind.Sequential, attrs=attrs)
             return stmt if body is stmt.body else replace(stmt, body=body)
         if isinstance(stmt, IfStmt):
-            then_body = self.seq(stmt.then_body, policy)
-            else_body = self.seq(stmt.else_body, policy) if stmt.else_body is not None else None
-            if then_body is stmt.then_body and else_body is stmt.else_body:
-                return stmt
-            return replace(stmt, then_body=then_body, else_body=else_body)
+            return map_if_bodies(stmt, lambda b: self.seq(b, policy))
         return stmt
 
 

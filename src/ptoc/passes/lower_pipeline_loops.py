@@ -27,7 +27,7 @@ from ptoc.ir.nodes import (
     UnaryOp, Var, YieldStmt,
 )
 from ptoc.ir.types import ScalarType, TileType
-from ptoc.ir.visitor import IRMutator, clone_with_fresh_vars
+from ptoc.ir.visitor import IRMutator, clone_with_fresh_vars, map_if_bodies
 from ptoc.passes.base import function_pass
 from ptoc.passes.manager import register_default_pass
 
@@ -69,11 +69,7 @@ class _Lowerer:
         if isinstance(stmt, ForStmt):
             return self.loop(stmt)
         if isinstance(stmt, IfStmt):
-            then_body = self.body(stmt.then_body)
-            else_body = self.body(stmt.else_body) if stmt.else_body is not None else None
-            if then_body is stmt.then_body and else_body is stmt.else_body:
-                return [stmt]
-            return [replace(stmt, then_body=then_body, else_body=else_body)]
+            return [map_if_bodies(stmt, self.body)]
         return [stmt]
 
     def loop(self, loop: ForStmt) -> list[Stmt]:

@@ -39,7 +39,7 @@ from ptoc.ir.nodes import (
     YieldStmt,
 )
 from ptoc.ir.types import TileType
-from ptoc.ir.visitor import IRVisitor, clone_with_fresh_vars
+from ptoc.ir.visitor import IRVisitor, clone_with_fresh_vars, map_if_bodies
 from ptoc.ops.registry import get_op, has_op
 from ptoc.passes.base import function_pass
 from ptoc.passes.context import MemoryPlanner
@@ -74,12 +74,7 @@ class _Slotter:
 
     def stmt(self, stmt: Stmt, declined_above: bool) -> Stmt:
         if isinstance(stmt, IfStmt):
-            then_body = self.body(stmt.then_body, declined_above)
-            else_body = self.body(stmt.else_body, declined_above) \
-                if stmt.else_body is not None else None
-            if then_body is stmt.then_body and else_body is stmt.else_body:
-                return stmt
-            return replace(stmt, then_body=then_body, else_body=else_body)
+            return map_if_bodies(stmt, lambda b: self.body(b, declined_above))
         if not isinstance(stmt, ForStmt):
             return stmt
         if stmt.kind is not ForKind.Pipeline or stmt.attrs.get(STAGES, 1) <= 1:

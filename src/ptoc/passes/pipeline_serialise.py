@@ -18,7 +18,7 @@ from dataclasses import replace
 from typing import Mapping
 
 from ptoc.ir.nodes import AssignStmt, Call, ForStmt, Function, IfStmt, SeqStmts, Stmt, Var
-from ptoc.ir.visitor import IRVisitor
+from ptoc.ir.visitor import IRVisitor, map_if_bodies
 from ptoc.passes.canonicalize_io_order import schedule_by_priority
 from ptoc.passes.memref_rewrite import membership_of, walk_stmts
 from ptoc.passes.pipeline_capacity_gate import parse_membership
@@ -73,11 +73,7 @@ def _inner(stmt: Stmt, seq) -> Stmt:
         body = seq(stmt.body, True)
         return stmt if body is stmt.body else replace(stmt, body=body)
     if isinstance(stmt, IfStmt):
-        then_body = seq(stmt.then_body, False)
-        else_body = seq(stmt.else_body, False) if stmt.else_body is not None else None
-        if then_body is stmt.then_body and else_body is stmt.else_body:
-            return stmt
-        return replace(stmt, then_body=then_body, else_body=else_body)
+        return map_if_bodies(stmt, lambda b: seq(b, False))
     return stmt
 
 

@@ -27,7 +27,7 @@ from ptoc.ir.nodes import (
     AssignStmt, BinOp, Call, ConstInt, EvalStmt, Expr, ForStmt, Function, IfStmt, IterArg,
     SeqStmts, Stmt, Var, YieldStmt,
 )
-from ptoc.ir.visitor import clone_with_fresh_vars
+from ptoc.ir.visitor import clone_with_fresh_vars, map_if_bodies
 from ptoc.passes.base import function_pass
 from ptoc.passes.manager import register_default_pass
 from ptoc.passes.mixed.prune import uses
@@ -86,11 +86,7 @@ class _Rewriter:
 
     def stmt(self, s: Stmt) -> list[Stmt]:
         if isinstance(s, IfStmt):
-            then_body = self.seq(s.then_body)
-            else_body = self.seq(s.else_body) if s.else_body is not None else None
-            if then_body is s.then_body and else_body is s.else_body:
-                return [s]
-            return [replace(s, then_body=then_body, else_body=else_body)]
+            return [map_if_bodies(s, self.seq)]
         if not isinstance(s, ForStmt):
             return [s]
         body = self.seq(s.body)
