@@ -184,3 +184,41 @@ def test_a_column_slice_as_a_task_argument_is_refused_not_misread():
     with pytest.raises(RuntimeConfigError, match="strided slice"):
         compiled.run(x, np.ones((64, 128), np.float32), np.array([1, 0], np.int32),
                      np.zeros_like(x))
+
+
+CAST = """import ptoc.language as pl
+
+@pl.program
+class Cast:
+    @pl.function(type=pl.FunctionType.InCore)
+    def scale(self, x: pl.Tensor[[16, 64], pl.FP32], s: pl.Scalar[pl.FP32],
+              y: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+        t = pl.load(x, [0, 0], [16, 64])
+        y = pl.store(pl.mul(t, s), [0, 0], y)
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[64, 64], pl.FP32], cfg: pl.Tensor[[2], pl.FP32],
+             y: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+        n = pl.cast(pl.tensor.read(cfg, [0]), pl.INDEX)
+        s = pl.cast(pl.cast(pl.tensor.read(cfg, [1]), pl.INT32), pl.FP32)
+        for i in pl.range(n):
+            xv = pl.slice(x, [16, 64], [i * 16, 0])
+            yv = pl.slice(y, [16, 64], [i * 16, 0])
+            yv = self.scale(xv, s, yv)
+        return y
+"""
+
+
+@pytest.mark.parametrize("count,scale", [(2.9, 3.7), (4.0, -2.5), (-0.5, 1.0)])
+def test_scalar_casts_in_orchestration_truncate_as_in_kernels(count, scale):
+    """pl.cast of a host scalar: float -> index/int truncates toward zero (arith.fptosi),
+    int -> float is exact here; the loop runs int(count) times with int(scale)."""
+    compiled = ir.compile(pl.parse_program(CAST))
+    x = rng.standard_normal((64, 64)).astype(np.float32)
+    y = np.zeros_like(x)
+    compiled.run(x, np.array([count, scale], np.float32), y)
+    want = np.zeros_like(x)
+    rows = 16 * max(int(count), 0)
+    want[:rows] = x[:rows] * np.float32(int(scale))
+    np.testing.assert_array_equal(y, want)

@@ -16,7 +16,8 @@ from typing import Callable
 import numpy as np
 
 from ptoc.dtypes import DataType
-from ptoc.errors import RuntimeConfigError
+from ptoc.errors import PtocError, RuntimeConfigError
+from ptoc.sim.core.scalars import cast
 from ptoc.sim.global_memory import GMTensor
 
 
@@ -133,6 +134,18 @@ def scalar_extreme(pick: Callable):
     return evaluate
 
 
+def scalar_cast(args: dict, loc):
+    """``pl.cast`` of a scalar with the kernel's meaning (``arith`` casts: a float becomes an
+    integer truncated toward zero, fixed-width integers wrap, floats round to the dtype)."""
+    dtype = args["target_type"]
+    code = "arith.sitofp" if dtype.is_float else "arith.fptosi"
+    try:
+        return cast(code, args["value"], "cast", dtype)
+    except PtocError as exc:
+        raise RuntimeConfigError(f"orchestration: pl.cast({args['value']!r}, {dtype.name}) "
+                                 f"fails: {exc.message}", loc, hint=exc.hint) from None
+
+
 #: op name -> evaluate(args, loc)
 HOST_OPS: dict[str, Callable] = {
     "tensor.read": tensor_read, "tensor.write": tensor_write, "tensor.dim": tensor_dim,
@@ -140,4 +153,5 @@ HOST_OPS: dict[str, Callable] = {
     "tile.max": scalar_extreme(max), "tile.min": scalar_extreme(min),
     "array.create": array_create, "array.get_element": array_get,
     "array.update_element": array_update, "system.task_dummy": task_dummy,
+    "scalar.cast": scalar_cast,
 }

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ptoc.dtypes import Direction, FunctionType, ScopeKind
+from ptoc.dtypes import DataType, Direction, FunctionType, ScopeKind
 from ptoc.errors import InternalError, RuntimeConfigError
 from ptoc.ir.aliases import returned_params
 from ptoc.ir.nodes import (
@@ -218,7 +218,7 @@ class Orchestrator:
         writes (the device runtime makes such a read wait for its producers)."""
         evaluate = HOST_OPS[expr.op]
         names = [p.name for p in get_op(expr.op).params]
-        args = {name: self.value(a, env, stmt) if not isinstance(a, (int, float, str)) else a
+        args = {name: a if isinstance(a, (int, float, str, DataType)) else self.value(a, env, stmt)
                 for name, a in zip(names, expr.args)}
         args.update({k: v if not hasattr(v, "type") else self.value(v, env, stmt)
                      for k, v in expr.kwargs})
