@@ -186,17 +186,7 @@ def test_a_column_slice_as_a_task_argument_is_refused_not_misread():
                      np.zeros_like(x))
 
 
-CAST = """import ptoc.language as pl
-
-@pl.program
-class Cast:
-    @pl.function(type=pl.FunctionType.InCore)
-    def scale(self, x: pl.Tensor[[16, 64], pl.FP32], s: pl.Scalar[pl.FP32],
-              y: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
-        t = pl.load(x, [0, 0], [16, 64])
-        y = pl.store(pl.mul(t, s), [0, 0], y)
-        return y
-
+CAST = ROWS.split("    @pl.function(type=pl.FunctionType.Orchestration)")[0] + """\
     @pl.function(type=pl.FunctionType.Orchestration)
     def main(self, x: pl.Tensor[[64, 64], pl.FP32], cfg: pl.Tensor[[2], pl.FP32],
              y: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
