@@ -74,6 +74,8 @@ ELSEWHERE = {
     **{n: "cross-core and core-group ops (issue 12): tests/system/test_mixed_kernels.py"
        for n in _names("Cross-core transfer") + _names("Block identity")
        + ("reserve_buffer", "import_peer_buffer")},
+    **{n: "orchestration arrays of task ids (issue 13): tests/runtime/test_task_ids.py"
+       for n in _names("Arrays")},
 }
 
 
