@@ -212,13 +212,46 @@ def test_unsupported_forms_raise_with_a_fix(body, message):
     assert message in str(err.value) and "fix:" in str(err.value)
 
 
-def test_on_chip_value_used_by_a_non_tensor_statement_is_an_error():
+def test_a_returned_on_chip_value_is_stored_into_an_added_out_parameter():
+    """The kernel gains ``ret0_out`` and stores the tile there; its caller allocates it."""
+    params = "x: pl.Tensor[[32, 64], pl.FP32], y: pl.Tensor[[32, 64], pl.FP32]"
+    ret = "pl.Tensor[[32, 64], pl.FP32]"
+    host = """\
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[32, 64], pl.FP32], y: pl.Tensor[[32, 64], pl.FP32]) -> pl.Tensor[[32, 64], pl.FP32]:
+{call}
+        return s
+"""
+    before = kernel(params, ret, """\
+        s = pl.sub(x, y)
+        return s
+""") + host.format(call="        s = self.k(x, y)")
+    expected = kernel(params + ", ret0_out: pl.Out[pl.Tensor[[32, 64], pl.FP32]]", ret, """\
+        xv: pl.Tile[[32, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0], [32, 64], [32, 64], target_memory=pl.Mem.Vec)
+        yv: pl.Tile[[32, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(y, [0, 0], [32, 64], [32, 64], target_memory=pl.Mem.Vec)
+        s: pl.Tile[[32, 64], pl.FP32, pl.Mem.Vec] = pl.tile.sub(xv, yv)
+        ret0_store: pl.Tensor[[32, 64], pl.FP32] = pl.tile.store(s, [0, 0], ret0_out)
+        return ret0_store
+""") + host.format(call="""\
+        ret0_out: pl.Tensor[[32, 64], pl.FP32] = pl.tensor.create([32, 64], dtype=pl.FP32)
+        s = self.k(x, y, ret0_out)""")
+    assert_structural_equal(convert(before), pl.parse_program(expected))
+
+
+def test_an_out_parameter_rebound_to_a_kernel_result_is_an_error():
+    """``out = <value computed in a kernel>`` would leave the caller's tensor unwritten."""
+    src = kernel("x: pl.Tensor[[32, 64], pl.FP32]", "pl.Tensor[[32, 64], pl.FP32]", """\
+        e = pl.exp(x)
+        return e
+""") + """\
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[32, 64], pl.FP32], out: pl.Out[pl.Tensor[[32, 64], pl.FP32]]) -> pl.Tensor[[32, 64], pl.FP32]:
+        out = self.k(x)
+        return out
+"""
     with pytest.raises(PassError) as err:
-        convert(kernel(MM_PARAMS, MM_RET, """\
-        c = pl.matmul(a, b)
-        return c
-"""))
-    assert "'c'" in str(err.value) and "out[:] = c" in str(err.value)
+        convert(src)
+    assert "output parameter 'out' of 'main'" in str(err.value) and "out[:] =" in str(err.value)
 
 
 E2E = """\
@@ -268,3 +301,33 @@ def test_tensor_level_kernels_compile_and_run_on_the_simulator(tmp_path, flag):
     assert not result.races
     np.testing.assert_allclose(out, a @ b, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(out2, np.exp(x[32:, 64:]) + x[32:, 64:], rtol=1e-5, atol=1e-5)
+
+
+def test_a_group_wrapper_forwards_the_added_out_parameter_to_its_kernel():
+    kernel_src = """\
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[32, 64], pl.FP32]{extra}) -> pl.Tensor[[32, 64], pl.FP32]:
+{body}
+"""
+    wrapper_src = """\
+    @pl.function(type=pl.FunctionType.Group)
+    def g(self, x: pl.Tensor[[32, 64], pl.FP32]{extra}) -> pl.Tensor[[32, 64], pl.FP32]:
+        e: pl.Tensor[[32, 64], pl.FP32] = self.k(x{args})
+        return e
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[32, 64], pl.FP32]) -> pl.Tensor[[32, 64], pl.FP32]:
+{create}        e: pl.Tensor[[32, 64], pl.FP32] = self.g(x{args})
+        return e
+"""
+    out = ", ret0_out: pl.Out[pl.Tensor[[32, 64], pl.FP32]]"
+    before = HEADER.rsplit("    @pl.function", 1)[0] + kernel_src.format(extra="", body="""\
+        e: pl.Tensor[[32, 64], pl.FP32] = pl.exp(x)
+        return e""") + wrapper_src.format(extra="", args="", create="")
+    expected = HEADER.rsplit("    @pl.function", 1)[0] + kernel_src.format(extra=out, body="""\
+        xv: pl.Tile[[32, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0], [32, 64], [32, 64], target_memory=pl.Mem.Vec)
+        e: pl.Tile[[32, 64], pl.FP32, pl.Mem.Vec] = pl.tile.exp(xv)
+        ret0_store: pl.Tensor[[32, 64], pl.FP32] = pl.tile.store(e, [0, 0], ret0_out)
+        return ret0_store""") + wrapper_src.format(extra=out, args=", ret0_out", create="""\
+        ret0_out: pl.Tensor[[32, 64], pl.FP32] = pl.tensor.create([32, 64], dtype=pl.FP32)
+""")
+    assert_structural_equal(convert(before), pl.parse_program(expected))

@@ -11,7 +11,9 @@ base tensor directly. Orchestration functions are not touched.
 Each op's registry entry says how: ``OpDef.tile_form`` names the tile op and the scratch tiles
 to allocate, ``compiler_scratch`` the scratch a tile op leaves to the compiler, and
 ``composite`` expands an op with no instruction (``sin``) into primitives. A loop or branch
-that carries a value computed on chip carries its tile. First, though, a run of tensor ops
+that carries a value computed on chip carries its tile. A kernel that returns a value
+computed on chip stores it into an ``Out`` parameter added for it (``ret<i>_out``), which
+wrappers forward and hosts allocate (``ptoc.passes.added_outputs``), as PyPTO does. First, though, a run of tensor ops
 whose tiles would overflow Vec is rewritten into a loop over row blocks
 (``ptoc.passes.tensor_chunking``, a ptoc extension; PyPTO rejects such programs).
 
@@ -29,13 +31,14 @@ from ptoc.errors import PassError
 from ptoc.ir.aliases import tensor_aliases
 from ptoc.ir.nodes import (
     AssignStmt, BinOp, Call, ConstInt, EvalStmt, Expr, ForStmt, Function, IfStmt, IterArg,
-    ListExpr, ReturnStmt, SeqStmts, Stmt, UnaryOp, Var, YieldStmt,
+    ListExpr, Param, Program, ReturnStmt, SeqStmts, Stmt, UnaryOp, Var, YieldStmt,
 )
 from ptoc.ir.types import TensorType, TileType, static_shape
-from ptoc.ir.visitor import fold_constants
+from ptoc.ir.visitor import IRVisitor, fold_constants
 from ptoc.ops import get_op, has_op, make_call
 from ptoc.ops.cast import is_accumulator_cast
-from ptoc.passes.base import function_pass
+from ptoc.passes.added_outputs import HOSTS, thread_added_outputs
+from ptoc.passes.base import program_pass
 from ptoc.passes.memref_rewrite import last_yield
 from ptoc.passes.tensor_chunking import chunk_tensor_runs
 from ptoc.passes.manager import register_default_pass
@@ -47,16 +50,63 @@ _TENSOR_SLOT = {"tile.load": 0, "tile.store": 2}
 _OFFSETS_SLOT = {"tile.load": 1, "tile.store": 1}
 
 
-@function_pass(name="ConvertTensorToTileOps", required=("SSAForm",), produced=("TileOpsOnly",),
-               func_types=KERNEL_TYPES)
-def convert_tensor_to_tile_ops(function: Function, ctx) -> Function:
-    """Lower the tensor-level ops of one kernel (see the module docstring)."""
+@program_pass(name="ConvertTensorToTileOps", required=("SSAForm",), produced=("TileOpsOnly",))
+def convert_tensor_to_tile_ops(program: Program, ctx) -> Program:
+    """Lower the tensor-level ops of every kernel (see the module docstring); the Out
+    parameters added for returned on-chip values reach the kernels from the host."""
+    functions, added = [], {}
+    for fn in program.functions:
+        if fn.func_type in KERNEL_TYPES:
+            fn, outputs = _convert_kernel(fn, ctx)
+            if outputs:
+                added[fn.name] = outputs
+        functions.append(fn)
+    if all(a is b for a, b in zip(functions, program.functions)):
+        return program
+    for fn in functions:
+        if fn.func_type in HOSTS:
+            _check_no_rebound_outputs(fn, added)
+    return thread_added_outputs(replace(program, functions=tuple(functions)), added)
+
+
+def _check_no_rebound_outputs(host: Function, added: dict) -> None:
+    """``out = pl.add(a, b)`` on an Out parameter rebinds the name: the value lands in a
+    tensor the host allocates and the parameter is never written. PyPTO compiles this and
+    leaves the caller's buffer as it was; ptoc refuses it (a silent wrong result otherwise)."""
+    used: set[Var] = set()
+
+    class _Uses(IRVisitor):
+        def visit_var(self, var: Var) -> None:
+            used.add(var)
+
+    _Uses().visit(host.body)
+    outputs = {p.var.name: p.var for p in host.params
+               if p.direction is not Direction.In and p.var not in used}
+
+    class _Rebinds(IRVisitor):
+        def visit_assign_stmt(self, stmt: AssignStmt) -> None:
+            call = stmt.value
+            if isinstance(call, Call) and call.is_function and call.op in added \
+                    and stmt.var.name in outputs:
+                name = stmt.var.name
+                raise PassError(
+                    f"'{name} = ...' rebinds the name of the output parameter '{name}' of "
+                    f"'{host.name}' to a value computed in '{call.op}': nothing writes the "
+                    "parameter, the caller's tensor would keep its old contents", stmt.loc,
+                    hint=f"write the output with {name}[:] = ... (or pl.assemble / pl.store)")
+            super().visit_assign_stmt(stmt)
+
+    _Rebinds().visit(host.body)
+
+
+def _convert_kernel(function: Function, ctx) -> tuple[Function, tuple[Var, ...]]:
     function = chunk_tensor_runs(function, ctx.get_backend())
     conv = _Converter(function)
     body = conv.seq(function.body, {})
     if conv.changed:
-        function = replace(function, body=_drop_dead_views(body))
-    return _lift_written_params(function)
+        function = replace(function, body=_drop_dead_views(body), params=function.params + tuple(
+            Param(v, Direction.Out) for v in conv.outputs))
+    return _lift_written_params(function), conv.outputs
 
 
 def _lift_written_params(function: Function) -> Function:
@@ -98,6 +148,7 @@ class _Converter:
     def __init__(self, function: Function):
         self.function = function
         self.changed = False
+        self.outputs: tuple[Var, ...] = ()  # Out params added for returned on-chip values
 
     def fail(self, message: str, stmt: Stmt | None, hint: str) -> PassError:
         return PassError(f"ConvertTensorToTileOps in '{self.function.name}': {message}",
@@ -133,6 +184,8 @@ class _Converter:
             return self.loop(stmt, env, cache)
         if isinstance(stmt, YieldStmt):
             return [replace(stmt, values=tuple(self.carried(v, env) for v in stmt.values))]
+        if isinstance(stmt, ReturnStmt):
+            return self.exit_stores(stmt, env)
         self.check_no_tile_values(stmt, env)
         if isinstance(stmt, IfStmt):
             return self.branch(stmt, env, cache)
@@ -207,6 +260,31 @@ class _Converter:
             else:
                 out.append(rv)
         return tuple(out)
+
+    def exit_stores(self, stmt: ReturnStmt, env: dict) -> list[Stmt]:
+        """A returned value computed on chip is stored into a new Out parameter
+        ``ret<i>_out`` (the caller allocates it), and the store's result is returned."""
+        out: list[Stmt] = []
+        values = list(stmt.values)
+        taken = {p.var.name for p in self.function.params}
+        for i, value in enumerate(values):
+            if not self.is_tile(value, env):
+                continue
+            name = f"ret{i}_out"
+            while name in taken:
+                name += "_"
+            param = Var(name, value.type, stmt.loc)
+            stored = Var(f"ret{i}_store", value.type, stmt.loc)
+            zeros = [ConstInt(0) for _ in value.type.shape]
+            out.append(AssignStmt(stored, make_call("tile.store", (env[value], zeros, param),
+                                                    loc=stmt.loc), loc=stmt.loc))
+            self.outputs += (param,)
+            values[i] = stored
+        if not out:
+            self.check_no_tile_values(stmt, env)
+            return [stmt]
+        self.changed = True
+        return out + [replace(stmt, values=tuple(values))]
 
     @staticmethod
     def is_tile(value: Expr, env: dict) -> bool:

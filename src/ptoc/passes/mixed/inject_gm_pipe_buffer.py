@@ -22,18 +22,15 @@ from dataclasses import replace
 from ptoc.backend.cross_core import DIR_C2V, DIR_V2C, cluster_model
 from ptoc.dtypes import DataType, Direction, FunctionType
 from ptoc.errors import PassError
-from ptoc.ir.nodes import (
-    AssignStmt, Call, EvalStmt, ForStmt, Function, IfStmt, Param, Program, SeqStmts, Var,
-)
+from ptoc.ir.nodes import Call, Function, Param, Program, Var
 from ptoc.ir.types import TensorType
 from ptoc.ir.visitor import IRMutator, IRVisitor
-from ptoc.ops import make_call
+from ptoc.passes.added_outputs import HOSTS, allocate_at_calls, callees
 from ptoc.passes.base import program_pass
 from ptoc.passes.manager import register_default_pass
 
 PARAM = "__gm_pipe_buffer"
 INIT_OPS = ("system.aic_initialize_pipe", "system.aiv_initialize_pipe")
-HOSTS = (FunctionType.Orchestration, FunctionType.Opaque)
 
 
 @program_pass(name="InjectGMPipeBuffer", required=("SSAForm",))
@@ -52,7 +49,7 @@ def inject_gm_pipe_buffer(program: Program, ctx) -> Program:
     while work:
         name = work.pop()
         for caller in program.functions:
-            if caller.func_type in HOSTS or name not in _callees(caller):
+            if caller.func_type in HOSTS or name not in callees(caller):
                 continue
             size = max(needs.get(caller.name, 0), needs[name])
             if needs.get(caller.name) != size:
@@ -62,8 +59,9 @@ def inject_gm_pipe_buffer(program: Program, ctx) -> Program:
     for fn in program.functions:
         if fn.name in needs:
             fn = _with_param(fn, needs[fn.name], set(needs))
-        elif fn.func_type in HOSTS and set(_callees(fn)) & set(needs):
-            fn = _allocate_in_host(fn, needs)
+        elif fn.func_type in HOSTS and set(callees(fn)) & set(needs):
+            fn = allocate_at_calls(fn, {name: (Var(PARAM, _buffer_type(size), fn.loc),)
+                                        for name, size in needs.items()})
         functions.append(fn)
     return replace(program, functions=tuple(functions))
 
@@ -87,19 +85,6 @@ def _ring_bytes(fn: Function) -> int:
     if fn.func_type in (FunctionType.AIC, FunctionType.AIV):
         _Inits().visit(fn.body)
     return total
-
-
-def _callees(fn: Function) -> list[str]:
-    names: list[str] = []
-
-    class _Calls(IRVisitor):
-        def visit_call(self, call: Call) -> None:
-            if call.is_function:
-                names.append(call.op)
-            super().visit_call(call)
-
-    _Calls().visit(fn.body)
-    return names
 
 
 def _buffer_type(nbytes: int) -> TensorType:
@@ -130,29 +115,3 @@ def _with_param(fn: Function, nbytes: int, takes: set[str]) -> Function:
     buffer = Var(PARAM, _buffer_type(nbytes), fn.loc)
     body = _Forward(buffer, takes).mutate(fn.body)
     return replace(fn, params=fn.params + (Param(buffer, Direction.Out),), body=body)
-
-
-def _allocate_in_host(fn: Function, needs: dict[str, int]) -> Function:
-    """Before each call of a function that takes the buffer: allocate one and pass it."""
-
-    def rewrite(seq: SeqStmts) -> SeqStmts:
-        out = []
-        for s in seq.stmts:
-            if isinstance(s, ForStmt):
-                s = replace(s, body=rewrite(s.body))
-            elif isinstance(s, IfStmt):
-                s = replace(s, then_body=rewrite(s.then_body), else_body=None if
-                            s.else_body is None else rewrite(s.else_body))
-            call = s.value if isinstance(s, AssignStmt) else getattr(s, "expr", None)
-            if isinstance(call, Call) and call.is_function and call.op in needs:
-                buffer = Var(PARAM, _buffer_type(needs[call.op]), s.loc)
-                create = make_call("tensor.create", (list(buffer.type.shape),),
-                                   {"dtype": DataType.FP32}, loc=s.loc)
-                out.append(AssignStmt(buffer, create, s.loc))
-                call = replace(call, args=call.args + (buffer,))
-                s = replace(s, value=call) if isinstance(s, AssignStmt) else \
-                    EvalStmt(call, s.loc)
-            out.append(s)
-        return replace(seq, stmts=tuple(out))
-
-    return replace(fn, body=rewrite(fn.body))
