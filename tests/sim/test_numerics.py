@@ -135,8 +135,6 @@ def test_tcvt_float_to_bf16_modes(mode, expected_ulps):
 @given(st.floats(-2.0**100, 2.0**100, allow_nan=False, width=32),
        st.sampled_from([DataType.BF16, DataType.FP16]))
 def test_directed_modes_bracket_the_value(x, dtype):
-    if dtype is DataType.FP16 and abs(x) > 60000:
-        return
     arr = np.array([x], np.float32)
     lo = convert(arr, dtype, "floor").astype(np.float64)[0]
     hi = convert(arr, dtype, "ceil").astype(np.float64)[0]
@@ -147,6 +145,20 @@ def test_directed_modes_bracket_the_value(x, dtype):
     assert abs(tr) <= abs(x) and tr in (lo, hi)
     rd = convert(arr, dtype, "round").astype(np.float64)[0]
     assert rd in (lo, hi) and abs(rd - x) <= abs(near - x)
+
+
+@pytest.mark.parametrize("mode,expected", [
+    # fp16: largest finite 65504, next would-be value 65536; halfway (65520) and beyond is
+    # inf under round-to-nearest, a directed mode toward zero stays at the largest finite
+    ("rint", [65504, 65504, np.inf, np.inf, -65504, -np.inf, -np.inf]),
+    ("round", [65504, 65504, np.inf, np.inf, -65504, -np.inf, -np.inf]),
+    ("floor", [65504, 65504, 65504, 65504, -65504, -np.inf, -np.inf]),
+    ("ceil", [65504, np.inf, np.inf, np.inf, -65504, -65504, -65504]),
+    ("trunc", [65504, 65504, 65504, 65504, -65504, -65504, -65504]),
+])
+def test_int32_to_fp16_overflow_follows_ieee_rounding(mode, expected):
+    x = np.array([65504, 65519, 65520, 1 << 24, -65504, -65520, -70000], np.int32)
+    np.testing.assert_array_equal(convert(x, DataType.FP16, mode).astype(np.float64), expected)
 
 
 def test_unknown_mode_is_a_ptoc_error():

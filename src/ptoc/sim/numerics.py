@@ -161,7 +161,8 @@ _UINT_OF_WIDTH = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 def _round_to_float(x: np.ndarray, target: np.dtype, mode: str) -> np.ndarray:
     """Round float64 ``x`` to ``target`` (which must hold a subset of float64's values)."""
-    nearest = x.astype(target)                     # numpy/ml_dtypes casts round half to even
+    with np.errstate(over="ignore"):               # overflow to inf is the IEEE result
+        nearest = x.astype(target)                 # numpy/ml_dtypes casts round half to even
     if mode in ("none", "rint"):
         return nearest
     back = nearest.astype(np.float64)
@@ -178,13 +179,25 @@ def _round_to_float(x: np.ndarray, target: np.dtype, mode: str) -> np.ndarray:
     elif mode == "trunc":
         pick_hi = x < 0
     elif mode == "round":
-        d_lo, d_hi = x - lo64, hi64 - x
+        # past the largest finite value the upper neighbour is inf; IEEE rounds to it from
+        # halfway to the next power of two on, so measure the distance to that value
+        beyond = _overflow_threshold(target)
+        d_lo = x - np.where(np.isinf(lo64), -beyond, lo64)
+        d_hi = np.where(np.isinf(hi64), beyond, hi64) - x
         pick_hi = np.where(d_lo == d_hi, x > 0, d_hi < d_lo)
     else:  # odd
         bits_lo = lo.view(_UINT_OF_WIDTH[target.itemsize])
         pick_hi = (bits_lo & 1) == 0
     out = np.where(inexact, np.where(pick_hi, hi, lo), nearest)
     return out.astype(target)
+
+
+def _overflow_threshold(target: np.dtype) -> float:
+    """The value one ulp above ``target``'s largest finite value (65536 for fp16): a
+    round-to-nearest conversion overflows to inf from halfway between the two on."""
+    top = _step(np.array([np.inf], np.float64).astype(target), target, down=True)
+    below = _step(top, target, down=True)
+    return float(2 * top.astype(np.float64)[0] - below.astype(np.float64)[0])
 
 
 def _step(values: np.ndarray, target: np.dtype, *, down: bool) -> np.ndarray:
