@@ -36,6 +36,7 @@ CASES = [
     ("undefined_name", body("t = pl.load(z, [0, 0], [64, 64])"), ParseError, 0, "name 'z' is not defined"),
     ("undefined_typo", body("tile = pl.load(x, [0, 0], [64, 64])", "u = pl.exp(tlie)"), ParseError, 1, "did you mean 'tile'"),
     ("plain_range", body("for i in range(4):", "    t = pl.load(x, [0, 0], [64, 64])"), ParseError, 0, "use pl.range"),
+    ("split_aiv_region", body("for lane in pl.split_aiv(2, mode=pl.SplitMode.NONE):", "    t = pl.load(x, [0, 0], [64, 64])"), ParseError, 0, "optimizations=[pl.split("),
     ("while_loop", body("while n > 0:", "    pass"), ParseError, 0, "'while' statements are not supported"),
     ("pipeline_without_stage", body("for i in pl.pipeline(0, 4, 1):", "    t = pl.load(x, [0, 0], [64, 64])"), ParseError, 0, "needs stage="),
     ("stage_on_range", body("for i in pl.range(0, 4, 1, stage=2):", "    pass"), ParseError, 0, "only valid on pl.pipeline"),

@@ -570,6 +570,13 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser):
                 hint="use pl.range(...) for a sequential loop, pl.unroll(...) to unroll, "
                      "pl.pipeline(..., stage=N) to software-pipeline, pl.parallel(...) for "
                      "independent iterations")
+        if isinstance(func, DslPath) and func.dotted == "split_aiv":
+            raise self.ctx.error(
+                node, "pl.split_aiv regions (the hand-placed AIV-lane form of a mixed kernel) "
+                      "are not supported by ptoc yet",
+                hint="mark the pl.at scope optimizations=[pl.split(pl.SplitMode.UP_DOWN)] (or "
+                     "LEFT_RIGHT) and write the cube and vector ops in its body: the compiler "
+                     "inserts the aiv_shard/aic_gather transfers itself")
         if not (isinstance(func, DslPath) and func.dotted in LOOP_FUNCS):
             raise self.ctx.error(node, f"cannot loop over '{ast.unparse(it)}'",
                                  hint="loop with pl.range / pl.pipeline / pl.unroll / pl.parallel")
