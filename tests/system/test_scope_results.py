@@ -54,6 +54,15 @@ def rebinds_out(x: pl.Tensor[[32, 64], pl.FP32], out: pl.Out[pl.Tensor[[32, 64],
     return out
 
 
+@pl.jit
+def rebinds_out_through_a_cluster(x: pl.Tensor[[32, 64], pl.FP32],
+                                  out: pl.Out[pl.Tensor[[32, 64], pl.FP32]]):
+    with pl.cluster():
+        with pl.at(level=pl.Level.CORE_GROUP):
+            out = pl.exp(x)
+    return out
+
+
 def _gemm_inputs():
     a = rng.standard_normal((64, 96)).astype(np.float16)
     b = rng.standard_normal((96, 64)).astype(np.float16)
@@ -82,7 +91,9 @@ def test_two_values_of_one_scope_each_get_an_output():
     np.testing.assert_array_equal(out, np.abs(x - y))
 
 
-def test_rebinding_an_out_parameter_is_refused_not_left_unwritten():
+@pytest.mark.parametrize("fn", [rebinds_out, rebinds_out_through_a_cluster],
+                         ids=["plain", "cluster"])
+def test_rebinding_an_out_parameter_is_refused_not_left_unwritten(fn):
     x = np.zeros((32, 64), np.float32)
     with pytest.raises(PassError, match=r"rebinds the name of the output parameter 'out'.*out\[:\] ="):
-        rebinds_out(x, np.zeros_like(x))
+        fn(x, np.zeros_like(x))

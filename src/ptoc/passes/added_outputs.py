@@ -22,12 +22,13 @@ HOSTS = (FunctionType.Orchestration, FunctionType.Opaque)
 WRAPPERS = (FunctionType.Spmd, FunctionType.Group)
 
 
-def thread_added_outputs(program: Program, added: dict[str, tuple[Var, ...]]) -> Program:
-    """``added`` maps a function name to the Out parameters already appended to it; wrappers
-    that call such a function forward fresh copies, hosts allocate them at each call."""
+def with_wrappers(program: Program, added: dict[str, tuple[Var, ...]]
+                  ) -> dict[str, tuple[Var, ...]]:
+    """``added`` plus, for each Spmd/Group wrapper calling such a function, fresh copies of
+    the parameters it will forward (a wrapper may call a wrapper)."""
     added = dict(added)
     changed = True
-    while changed:  # a wrapper may call a wrapper
+    while changed:
         changed = False
         for fn in program.functions:
             if fn.func_type in WRAPPERS and fn.name not in added:
@@ -36,6 +37,13 @@ def thread_added_outputs(program: Program, added: dict[str, tuple[Var, ...]]) ->
                 if extra:
                     added[fn.name] = tuple(Var(v.name, v.type, fn.loc) for v in extra)
                     changed = True
+    return added
+
+
+def thread_added_outputs(program: Program, added: dict[str, tuple[Var, ...]]) -> Program:
+    """``added`` maps a function name to the Out parameters already appended to it (wrappers
+    included, see ``with_wrappers``); wrappers forward theirs, hosts allocate them at each
+    call."""
     functions = []
     for fn in program.functions:
         if fn.func_type in WRAPPERS and fn.name in added:

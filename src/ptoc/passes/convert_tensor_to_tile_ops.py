@@ -37,7 +37,7 @@ from ptoc.ir.types import TensorType, TileType, static_shape
 from ptoc.ir.visitor import IRVisitor, fold_constants
 from ptoc.ops import get_op, has_op, make_call
 from ptoc.ops.cast import is_accumulator_cast
-from ptoc.passes.added_outputs import HOSTS, thread_added_outputs
+from ptoc.passes.added_outputs import HOSTS, thread_added_outputs, with_wrappers
 from ptoc.passes.base import program_pass
 from ptoc.passes.memref_rewrite import last_yield
 from ptoc.passes.tensor_chunking import chunk_tensor_runs
@@ -63,10 +63,12 @@ def convert_tensor_to_tile_ops(program: Program, ctx) -> Program:
         functions.append(fn)
     if all(a is b for a, b in zip(functions, program.functions)):
         return program
+    program = replace(program, functions=tuple(functions))
+    added = with_wrappers(program, added)
     for fn in functions:
         if fn.func_type in HOSTS:
             _check_no_rebound_outputs(fn, added)
-    return thread_added_outputs(replace(program, functions=tuple(functions)), added)
+    return thread_added_outputs(program, added)
 
 
 def _check_no_rebound_outputs(host: Function, added: dict) -> None:
