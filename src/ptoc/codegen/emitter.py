@@ -38,6 +38,7 @@ from ptoc.ir.nodes import (
     AssignStmt, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, Expr, ForStmt, Function, IfStmt,
     IterArg, ReturnStmt, SeqStmts, Stmt, Var, YieldStmt,
 )
+from ptoc.ir.dynamic import dynamic_dims
 from ptoc.ir.types import ScalarType as IrScalarType, TensorType, TileType
 from ptoc.pto.model import EnumAttr, ForOp, IfOp, Kernel, Op, PtrType, ScalarType, Value, YieldOp
 
@@ -116,6 +117,13 @@ class KernelEmitter(ScalarLowering, BufferBinding):
                     f"kernel '{fn.name}': parameter '{p.var.name}' has type "
                     f"{describe(ty)}, which has no PTO kernel argument form", p.var.loc,
                     hint="pass DDR tensors (pl.Tensor) and scalars only")
+        for var in dynamic_dims(fn):   # PyPTO: one trailing index argument per pl.dynamic dim
+            if var in self.scalars:
+                continue  # also a declared parameter (MaterializeValidShapeSymbols)
+            name = f"arg{len(params)}"
+            self.names.reserve(name)
+            params.append(Value(name, ScalarType(DataType.INDEX)))
+            self.scalars[var] = params[-1]
         if uses_block_identity(fn.body):
             self.block_params = []
             for name in BLOCK_PARAMS:
@@ -124,7 +132,7 @@ class KernelEmitter(ScalarLowering, BufferBinding):
             params.extend(self.block_params)
         body: list[Op] = []
         self._region = body
-        for p, param in zip(fn.params, params):
+        for p, param in zip(fn.params, params):  # zip stops at the declared parameters
             if isinstance(p.var.type, TensorType):
                 self._make_view(p.var, param)
         self._prename_tiles(fn.body)

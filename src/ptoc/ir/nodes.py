@@ -98,6 +98,16 @@ class Var(Expr):
 
 
 @dataclass(frozen=True, eq=False)
+class DimVar(Var):
+    """A ``pl.dynamic`` dimension: a program-wide symbol (an ``INDEX`` scalar) that types
+    name and no statement defines. A kernel whose tensor parameters name one receives its
+    value at launch (``ptoc.ir.dynamic``); orchestration reads it off its arguments."""
+
+    def __repr__(self) -> str:
+        return f"DimVar({self.name})"
+
+
+@dataclass(frozen=True, eq=False)
 class IterArg(Var):
     """A loop-carried variable: bound to ``init`` on entry, to the yielded value after each trip."""
 

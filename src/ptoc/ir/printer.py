@@ -21,9 +21,9 @@ from typing import Any
 
 from ptoc.dtypes import DataType, Direction, ForKind, Level, MemorySpace, ScopeKind
 from ptoc.ir.nodes import (
-    AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, Expr, ForStmt, Function,
-    IfStmt, ListExpr, Program, ReturnStmt, ScopeStmt, SeqStmts, Stmt, Submit, TupleGetItem, UnaryOp,
-    Var, YieldStmt,
+    AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, DimVar, EvalStmt, Expr, ForStmt,
+    Function, IfStmt, ListExpr, Program, ReturnStmt, ScopeStmt, SeqStmts, Stmt, Submit,
+    TupleGetItem, UnaryOp, Var, YieldStmt,
 )
 from ptoc.ir.types import (
     ArrayType, MemRef, PtrType, ScalarType, TensorType, TileLayout, TileType, TileView, TupleType, Type,
@@ -54,18 +54,45 @@ def print_program(program: Program, *, module: str = "ptoc") -> str:
 
     ``module`` names the package in the two header lines (``"pypto"`` prints them as PyPTO).
     """
+    dims = _dim_names(program)
     lines = [f"# {module}.program: {program.name}", f"import {module}.language as pl", "",
-             "@pl.program", f"class {program.name}:"]
+             *_dim_declarations(dims), "@pl.program", f"class {program.name}:"]
     for fn in program.functions:
-        lines.extend(_FunctionPrinter(fn).lines(INDENT, in_program=True))
+        lines.extend(_FunctionPrinter(fn, dims).lines(INDENT, in_program=True))
     if not program.functions:
         lines.append(INDENT + "pass")
     return "\n".join(lines) + "\n"
 
 
 def print_function(fn: Function) -> str:
-    """One function (decorator, signature, body) at column 0, outside a program (no ``self``)."""
-    return "\n".join(_FunctionPrinter(fn).lines("", in_program=False)) + "\n"
+    """One function (decorator, signature, body) at column 0, outside a program (no ``self``),
+    after the ``pl.dynamic`` declarations of the dimensions it names."""
+    dims = _dim_names(fn)
+    return "\n".join([*_dim_declarations(dims),
+                      *_FunctionPrinter(fn, dims).lines("", in_program=False)]) + "\n"
+
+
+def _dim_names(node: Program | Function) -> dict[DimVar, str]:
+    """A distinct printed name per ``pl.dynamic`` dimension (``N``, ``N_1`` for a second
+    symbol named ``N``), reserved in every function so no variable takes it."""
+    from ptoc.ir.dynamic import program_dim_vars
+
+    names: dict[DimVar, str] = {}
+    used: set[str] = set()
+    for var in program_dim_vars(node):
+        base = name = _sanitize(var.name)
+        n = 1
+        while name in used:
+            name, n = f"{base}_{n}", n + 1
+        used.add(name)
+        names[var] = name
+    return names
+
+
+def _dim_declarations(dims: dict[DimVar, str]) -> list[str]:
+    if not dims:
+        return []
+    return [f'{name} = pl.dynamic("{name}")' for name in sorted(dims.values())] + [""]
 
 
 def format_node(node: Any) -> str:
@@ -103,6 +130,11 @@ class Namer:
         self._reserved = set(reserved_hints or ())
         self._next_suffix: dict[str, int] = {}  # per hint, so many same-hint Vars stay linear
         self._shadows = shadows or {}  # var -> dead same-block var whose name it may take
+
+    def preset(self, var: Var, name: str) -> None:
+        """Give ``var`` the name ``name`` (a program-wide symbol); no other Var takes it."""
+        self._names[var] = name
+        self._used.add(name)
 
     def name(self, var: Var) -> str:
         found = self._names.get(var)
@@ -301,11 +333,13 @@ def flatten(stmt: Stmt) -> list[Stmt]:
 class _FunctionPrinter:
     """Prints one function; owns the function's Namer so names are consistent."""
 
-    def __init__(self, fn: Function | None):
+    def __init__(self, fn: Function | None, dims: dict[DimVar, str] | None = None):
         self.fn = fn
         self.namer = Namer(_collect_hints(fn), _shadowing_plan(fn)) if fn is not None else Namer()
         # result var -> the type the parser gives it when a multi-value yield prints no types
         self.implied: dict[Var, Type] = {}
+        for var, name in (dims or {}).items():
+            self.namer.preset(var, name)
 
     # ---- function -------------------------------------------------------------------
     def lines(self, indent: str, *, in_program: bool) -> list[str]:

@@ -18,8 +18,8 @@ from ptoc.dtypes import DataType, ForKind
 from ptoc.errors import PtocError, SourceLoc, VerificationError
 from ptoc.ir.equality import equal_by_identity
 from ptoc.ir.nodes import (
-    AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, Expr, ForStmt, Function,
-    IfStmt, IterArg, ListExpr, Program, ReturnStmt, ScopeStmt, SeqStmts, Stmt, Submit,
+    AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, DimVar, EvalStmt, Expr, ForStmt,
+    Function, IfStmt, IterArg, ListExpr, Program, ReturnStmt, ScopeStmt, SeqStmts, Stmt, Submit,
     TupleGetItem, UnaryOp, Var, YieldStmt,
 )
 from ptoc.ir.printer import flatten, format_node
@@ -156,6 +156,9 @@ class _FunctionVerifier:
         if not isinstance(var, Var):
             raise self.error(f"{what} is {type(var).__name__}, not a variable",
                              "bind results to ptoc.ir.Var objects")
+        if isinstance(var, DimVar):
+            raise self.error(f"{what} is the pl.dynamic dimension '{var.name}', which no "
+                             "statement may define", "bind the value to a new variable")
         if var in self.defined:
             first = self.defined[var]
             where = f" (first defined at {first})" if first is not None else ""
@@ -168,8 +171,8 @@ class _FunctionVerifier:
         self.scopes[-1].add(var)
 
     def use(self, var: Var) -> None:
-        if any(var in scope for scope in self.scopes):
-            return
+        if isinstance(var, DimVar) or any(var in scope for scope in self.scopes):
+            return  # a pl.dynamic dimension is a program-wide symbol
         if var in self.defined:
             raise self.error(
                 f"variable '{var.name}' is used outside the loop or branch body that defines it",

@@ -12,6 +12,7 @@ from ptoc.dtypes import (
     PadValue, Role, ScopeMode, SplitMode,
 )
 from ptoc.ir.types import TileLayout
+from ptoc.language.dynamic import DynVar, dynamic
 from ptoc.language.program import (
     function, loads, loads_program, parse, parse_program, program,
 )

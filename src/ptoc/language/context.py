@@ -2,7 +2,8 @@
 
 Closure folding: names that are not kernel variables resolve to Python constants captured
 from the scope that defined the kernel (ints, floats, bools, strings, dtypes, enums), so
-``pl.Tensor[[M, K], pl.FP32]`` with ``M = 64`` outside the class parses to a static shape.
+``pl.Tensor[[M, K], pl.FP32]`` with ``M = 64`` outside the class parses to a static shape;
+a ``pl.dynamic`` object resolves to its dimension symbol.
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ def constant_env(namespace: dict[str, Any]) -> tuple[dict[str, Any], frozenset[s
     import enum
 
     from ptoc.dtypes import DataType
+    from ptoc.language.dynamic import DynVar
 
     env: dict[str, Any] = {}
     aliases: set[str] = set()
@@ -81,6 +83,8 @@ def constant_env(namespace: dict[str, Any]) -> tuple[dict[str, Any], frozenset[s
             aliases.add(name)
         elif isinstance(value, _FOLDABLE + (DataType, enum.Enum)):
             env[name] = value
+        elif isinstance(value, DynVar):
+            env[name] = value.var
         elif isinstance(value, (tuple, list)) and all(isinstance(v, _FOLDABLE) for v in value):
             env[name] = tuple(value)
     return env, frozenset(aliases)

@@ -26,6 +26,7 @@ from ptoc.ir.nodes import (
 from ptoc.ir.types import ArrayType, ScalarType, TensorType, TileLayout, TileType, TupleType
 from ptoc.language.context import DslPath, SelfRef
 from ptoc.language.tasks import SUBMIT_FUNCS, NoDepArg
+from ptoc.language.dynamic import DynVar
 from ptoc.ops.checks import describe_type
 from ptoc.ops import get_op, has_op, make_call, ops_for_dsl_name, to_expr
 from ptoc.ops.catalog import not_run_reason
@@ -296,6 +297,8 @@ class ExprParser:
         name = func.dotted
         if name == "const":
             return self.const_call(node)
+        if name == "dynamic":
+            return self.dynamic_call(node)
         if name in SCOPE_OPTIMIZATIONS:
             return self.scope_optimization(node, name)
         if name in SUBMIT_FUNCS:
@@ -440,6 +443,13 @@ class ExprParser:
             raise self.ctx.error(node, f"pl.const({value}, {dtype!r}) gives a float to an integer "
                                  "dtype")
         return ConstInt(int(value), dtype)
+
+    def dynamic_call(self, node: ast.Call) -> Expr:
+        """``N = pl.dynamic("N")`` in parsed text (printed IR declares its dimensions so)."""
+        if len(node.args) != 1 or node.keywords or not isinstance(node.args[0], ast.Constant):
+            raise self.ctx.error(node, "pl.dynamic takes one name string",
+                                 hint='write N = pl.dynamic("N")')
+        return DynVar(node.args[0].value).var
 
     def function_call(self, node: ast.Call, name: str) -> Call:
         args, kwargs = self.call_arguments(node)

@@ -22,6 +22,7 @@ from ptoc.errors import RuntimeConfigError, count, were_given
 from ptoc.ir.nodes import Program
 from ptoc.ir.types import ScalarType, TensorType
 from ptoc.runtime.config import RunConfig
+from ptoc.runtime.dims import DimBindings
 from ptoc.runtime.tensors import check_tensor, is_torch, to_numpy, to_torch, write_back
 from ptoc.sim.global_memory import GlobalMemory, GMTensor
 
@@ -105,8 +106,8 @@ class CompiledProgram:
         check_run(self, config.sim_limits)
         memory = GlobalMemory()
         with out_of_memory_as_error(f"running {entry.name}", entry_tensor_bytes(self)):
-            originals, values = self._bind(entry, tensors, memory)
-            runs, chip = run_program(self, entry, values, memory, config)
+            originals, values, dims = self._bind(entry, tensors, memory)
+            runs, chip = run_program(self, entry, values, memory, config, dims)
         outputs = {}
         for param, original, value in zip(entry.params, originals, values):
             if isinstance(param.var.type, TensorType) and param.direction is not Direction.In:
@@ -172,9 +173,10 @@ class CompiledProgram:
             values = [to_torch(v) for v in values]
         return values[0] if len(values) == 1 else tuple(values)
 
-    def _bind(self, entry, tensors, memory) -> tuple[list, list]:
+    def _bind(self, entry, tensors, memory) -> tuple[list, list, dict]:
         """Match call arguments to entry parameters (all of them, or the inputs only) and
-        stage each tensor into ``memory`` (a GM tensor named after its parameter)."""
+        stage each tensor into ``memory`` (a GM tensor named after its parameter); the
+        sizes of the ``pl.dynamic`` dimensions come from the tensors passed."""
         params = entry.params
         outs = [p for p in params if p.direction is Direction.Out]
         if len(tensors) == len(params):
@@ -187,6 +189,12 @@ class CompiledProgram:
             raise RuntimeConfigError(
                 f"{entry.name} takes {count(len(params), 'argument')} ({names}) or its "
                 f"{count(len(params) - len(outs), 'input')}, but {were_given(len(tensors))}")
+        dims = DimBindings()
+        for param, value in zip(params, given):
+            if value is not None and isinstance(param.var.type, TensorType):
+                dims.bind_shape(tuple(param.var.type.shape),
+                                tuple(to_numpy(value, param.var.name).shape),
+                                f"argument '{param.var.name}'")
         originals, values, staged = [], [], []
         for param, value in zip(params, given):
             ty = param.var.type
@@ -196,18 +204,19 @@ class CompiledProgram:
                 originals.append(None)
                 values.append(value)
                 continue
+            shape = dims.shape(tuple(ty.shape), f"argument '{param.var.name}'")
             if value is None:
                 originals.append(None)
-                values.append(memory.alloc(param.var.name, tuple(ty.shape), ty.dtype))
+                values.append(memory.alloc(param.var.name, shape, ty.dtype))
                 continue
             array = to_numpy(value, param.var.name)
-            check_tensor(array, param.var.name, tuple(ty.shape), ty.dtype)
+            check_tensor(array, param.var.name, shape, ty.dtype)
             if param.direction is not Direction.In and not array.flags.writeable:
                 raise RuntimeConfigError(f"output tensor '{param.var.name}' is read-only")
             originals.append(value)
             values.append(_staged(memory, param, array, staged))
             staged.append((param, array, values[-1]))
-        return originals, values
+        return originals, values, dims.values
 
 
 def _staged(memory, param, array: np.ndarray, staged: list):

@@ -82,9 +82,10 @@ def _called_functions(program) -> set[str]:
 
 
 def run_program(compiled, entry: Function, values: list, memory: GlobalMemory,
-                config: RunConfig) -> tuple[list[KernelRun], object]:
-    """Interpret ``entry`` on ``values`` (GM tensors and scalars) and run its tasks; returns
-    (one KernelRun per task run alone, the ChipResult or None)."""
+                config: RunConfig, dims: dict | None = None) -> tuple[list[KernelRun], object]:
+    """Interpret ``entry`` on ``values`` (GM tensors and scalars; ``dims``: the sizes of
+    its ``pl.dynamic`` dimensions) and run its tasks; returns (one KernelRun per task run
+    alone, the ChipResult or None)."""
     from ptoc.sim.limits import DEFAULT_LIMITS
 
     limits = config.sim_limits or DEFAULT_LIMITS
@@ -96,7 +97,7 @@ def run_program(compiled, entry: Function, values: list, memory: GlobalMemory,
         trace_dir = compiled.output_dir / "trace" if config.trace else None
         dispatcher = InOrderDispatcher(target=compiled.target, profile=config.profile,
                                        mode=config.sim_mode, trace_dir=trace_dir, limits=limits)
-    Orchestrator(compiled, memory, dispatcher, limits=limits).run(entry, values)
+    Orchestrator(compiled, memory, dispatcher, limits=limits).run(entry, values, dims)
     return dispatcher.runs, dispatcher.finish()
 
 

@@ -26,14 +26,19 @@ import numpy as np
 from ptoc.dtypes import DataType, Direction, FunctionType, ScopeKind
 from ptoc.errors import InternalError, RuntimeConfigError
 from ptoc.ir.aliases import returned_params
+from ptoc.ir.dynamic import dynamic_dims
 from ptoc.ir.nodes import (
-    AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, ForStmt, Function,
-    IfStmt, ListExpr, ReturnStmt, ScopeStmt, Submit, TupleGetItem, UnaryOp, Var, YieldStmt,
+    AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, DimVar, EvalStmt, ForStmt,
+    Function, IfStmt, ListExpr, ReturnStmt, ScopeStmt, Submit, TupleGetItem, UnaryOp, Var,
+    YieldStmt,
 )
+from ptoc.ir.printer import format_node
 from ptoc.ops import get_op
 from ptoc.pto.launch import BLOCK_PARAMS, block_arguments
 from ptoc.runtime.host_ops import HOST_OPS, task_ids
 from ptoc.ir.types import TensorType
+from ptoc.runtime.dims import DimBindings
+from ptoc.sim.core.memory import MemoryAccessError
 from ptoc.sim.errors import SimLimitError
 from ptoc.sim.global_memory import GlobalMemory, GMTensor
 from ptoc.sim.task import Task
@@ -77,14 +82,17 @@ class Orchestrator:
         self.wrapper_directions: dict = {}  # id(wrapper param) -> its caller's direction
         self.launch_deps: tuple[int, ...] = ()  # explicit deps of the submit being run
 
-    def run(self, entry: Function, values: list) -> list:
+    def run(self, entry: Function, values: list, dims: dict | None = None) -> list:
+        """Run the entry function on ``values``; ``dims`` are the sizes of the ``pl.dynamic``
+        dimensions its parameters name (from the tensors passed)."""
         if is_launchable(entry):
             return self.launch(entry, values, None)
-        return self.interpret(entry, values)
+        return self.interpret(entry, values, dims)
 
-    def interpret(self, function: Function, values: list) -> list:
+    def interpret(self, function: Function, values: list, dims: dict | None = None) -> list:
         """Run a host-side function's body; its returned values."""
-        env: dict[int, Any] = {id(p.var): v for p, v in zip(function.params, values)}
+        env: dict[int, Any] = {id(v): n for v, n in (dims or {}).items()}
+        env.update({id(p.var): v for p, v in zip(function.params, values)})
         out = self.block(function.body.stmts, env)
         return list(out) if isinstance(out, _Return) else []
 
@@ -168,6 +176,12 @@ class Orchestrator:
     # -- expressions -----------------------------------------------------------------------
     def value(self, expr, env, stmt):
         if isinstance(expr, Var):
+            if id(expr) not in env and isinstance(expr, DimVar):
+                raise RuntimeConfigError(
+                    f"pl.dynamic dimension {expr.name} has no value here: no tensor parameter "
+                    "of the entry function declares it", getattr(stmt, "loc", None),
+                    hint=f"read the size with pl.tensor.dim, or name {expr.name} in a "
+                         "parameter's shape")
             return env[id(expr)]
         if isinstance(expr, (ConstInt, ConstFloat, ConstBool)):
             return expr.value
@@ -301,7 +315,8 @@ class Orchestrator:
                                   tuple(directions),
                                   launch=launch, block=(block, blocks) if blocks else None)
             self.tasks.append(task)
-            self.dispatcher.submit(task)
+            with _dynamic_sizes_named(task, function):
+                self.dispatcher.submit(task)
         results = []
         for index, ty in zip(returned_params(function), function.return_types):
             if index is None and isinstance(ty, TensorType):
@@ -325,11 +340,13 @@ class Orchestrator:
         identity gets (index, count) as two more arguments (block 0 of 1 for a plain
         launch)."""
         reads, writes, produces = [], [], []
+        dims = DimBindings({p.var: a for p, a in zip(function.params, args)
+                            if isinstance(p.var, DimVar)})
         for index, (param, arg) in enumerate(zip(function.params, args)):
             ty = param.var.type
             if not isinstance(ty, TensorType):
                 continue
-            _check_tensor_arg(function, param, arg, stmt)
+            _check_tensor_arg(function, param, arg, stmt, dims)
             if param.direction is not Direction.In:
                 writes.append(arg)
             if self.manual:         # pl.manual_scope: no lookup, no producer insert
@@ -345,8 +362,13 @@ class Orchestrator:
         kernel = next((k for k in module.kernels if k.name == function.name),
                       module.kernels[0])     # a core group: its kernels share one ABI
         identity = block_arguments(kernel, *(block or (0, 1)))
-        params = tuple(p.var.name for p in function.params) + BLOCK_PARAMS[:len(identity)]
-        return Task(len(self.tasks), function.name, module, tuple(args) + tuple(identity),
+        declared = {p.var for p in function.params}
+        extra = [v for v in dynamic_dims(function) if v not in declared]
+        sizes = [dims.evaluate(v, f"kernel '{function.name}'", stmt) for v in extra]
+        params = tuple(p.var.name for p in function.params) + tuple(v.name for v in extra) \
+            + BLOCK_PARAMS[:len(identity)]
+        return Task(len(self.tasks), function.name, module,
+                    tuple(args) + tuple(sizes) + tuple(identity),
                     tuple(reads), tuple(writes), tuple(deps),
                     getattr(stmt, "loc", None) or function.loc, params,
                     launch=launch, block=block,
@@ -354,20 +376,42 @@ class Orchestrator:
                     directions=directions, manual=self.manual, produces=tuple(produces))
 
 
-def _check_tensor_arg(function: Function, param, arg, stmt) -> None:
-    """A tensor argument is a GM region of the parameter's shape and dtype, one row-major
-    block: the compiled kernel addresses its parameter with that layout."""
+@contextmanager
+def _dynamic_sizes_named(task: Task, function: Function):
+    """A kernel run with ``pl.dynamic`` sizes it cannot handle (a window past the tensor's
+    end, a misaligned row) fails in the simulator; the error then also names the launch
+    and the sizes it was given, which is what the user has to change."""
+    names = {v.name for v in dynamic_dims(function)}
+    sizes = [f"{n} = {a}" for n, a in zip(task.params, task.args) if n in names]
+    try:
+        yield
+    except MemoryAccessError as exc:
+        if not sizes:
+            raise
+        raise type(exc)(f"kernel '{function.name}' launched at {task.where()} with "
+                        f"{', '.join(sizes)}: {exc.message}", exc.loc,
+                        hint="the kernel handles only sizes its tile windows fit: pass "
+                             "such sizes, or give the loads a valid_shape for the tail"
+                        ) from None
+
+
+def _check_tensor_arg(function: Function, param, arg, stmt, dims: DimBindings) -> None:
+    """A tensor argument is a GM region of the parameter's shape and dtype (its
+    ``pl.dynamic`` dimensions bind to the region's sizes), one row-major block: the
+    compiled kernel addresses its parameter with that layout."""
     ty = param.var.type
     loc = getattr(stmt, "loc", None) or function.loc
     if not isinstance(arg, GMTensor):
         raise RuntimeConfigError(
             f"kernel '{function.name}' parameter '{param.var.name}' is a tensor but got a "
             f"{type(arg).__name__}", loc, hint="pass a tensor")
-    if tuple(arg.shape) != tuple(ty.shape) or arg.dtype is not ty.dtype:
+    if arg.dtype is not ty.dtype or len(arg.shape) != len(ty.shape):
         raise RuntimeConfigError(
-            f"kernel '{function.name}' parameter '{param.var.name}' is {ty.dtype.value}"
-            f"{list(ty.shape)} but got {arg.describe()} of {arg.dtype.value}{list(arg.shape)}",
+            f"kernel '{function.name}' parameter '{param.var.name}' is {format_node(ty)} but "
+            f"got {arg.describe()} of {arg.dtype.value}{list(arg.shape)}",
             loc, hint="pass a tensor of the declared shape and dtype")
+    dims.bind_shape(tuple(ty.shape), tuple(arg.shape),
+                    f"kernel '{function.name}' parameter '{param.var.name}'", loc)
     if not arg.is_contiguous:
         raise RuntimeConfigError(
             f"kernel '{function.name}' parameter '{param.var.name}' gets a strided slice of "
