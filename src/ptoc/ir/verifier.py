@@ -518,7 +518,8 @@ class _FunctionVerifier:
         absolute after it, so the span (lowest to highest byte) is what is compared."""
         dense = _dense_bytes(ty)
         base = m.base.name if isinstance(m.base, Var) else m.base
-        if dense is not None and m.size < dense:
+        dynamic_ddr = isinstance(m.base, str) and m.size == 0  # a pl.dynamic-sized tensor
+        if dense is not None and m.size < dense and not dynamic_ddr:
             raise self.error(
                 f"{_t(ty)} needs {dense} bytes but its MemRef on '{base}' gives {m.size}",
                 "make the MemRef size at least the value's bytes (shape x dtype bytes)")

@@ -24,6 +24,7 @@ from ptoc.ir.nodes import (
     ListExpr, TupleGetItem, UnaryOp, Var,
 )
 from ptoc.ir.types import ArrayType, ScalarType, TensorType, TileLayout, TileType, TupleType
+from ptoc.ir.verifier import type_mismatch
 from ptoc.language.context import DslPath, SelfRef
 from ptoc.language.tasks import SUBMIT_FUNCS, NoDepArg
 from ptoc.language.dynamic import DynVar
@@ -479,13 +480,12 @@ class ExprParser:
                 arg = self._typed_constant(node, pname, value, ptype)
             else:
                 arg = to_expr(value, f"argument '{pname}'", self.ctx.loc(node))
-            if isinstance(ptype, TensorType) and not (
-                    isinstance(arg.type, TensorType)
-                    and tuple(arg.type.shape) == tuple(ptype.shape)
-                    and arg.type.dtype is ptype.dtype):
+            # a dynamic dimension on either side is checked when the call runs
+            if isinstance(ptype, TensorType) and type_mismatch(ptype, arg.type,
+                                                               static_dims_only=True):
                 raise self.ctx.error(
-                    node, f"argument '{pname}' of self.{name} must be a Tensor "
-                    f"{list(ptype.shape)} {ptype.dtype.value}")
+                    node, f"argument '{pname}' of self.{name} must be "
+                    f"{describe_type(ptype)}, got {describe_type(arg.type)}")
             exprs.append(self.hoist(node, arg))
         rtype = returns[0] if len(returns) == 1 else TupleType(tuple(returns))
         attrs = dict(attrs or {})

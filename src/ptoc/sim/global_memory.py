@@ -118,6 +118,11 @@ class GMTensor:
 
     def array(self) -> np.ndarray:
         """A writable numpy view of the region in its shape."""
+        if self.overhangs:
+            raise GlobalMemoryError(
+                f"{self.describe()} runs past the end of '{self.name}' "
+                f"({self._span[1] - self.alloc.nbytes} bytes)",
+                hint="read only rows that exist: slice within the tensor")
         flat = self.flat()
         if not self.shape:
             return flat[:1].reshape(())
@@ -190,8 +195,23 @@ class GMTensor:
         mine, theirs = box(self), box(other)
         return None if mine is None or theirs is None else (mine, theirs)
 
+    @cached_property
+    def ends_alloc(self) -> bool:
+        """A row-major block that ends where its allocation ends: rows past its last one
+        lie past the allocation, so any access to them is refused (``overhangs``)."""
+        return self.is_contiguous and self._span[1] == self.alloc.nbytes
+
+    @cached_property
+    def overhangs(self) -> bool:
+        """Whether the region runs past the end of its allocation (a slice that leaves the
+        tensor's last rows, as PyPTO's orchestration may take when the kernel reads only
+        its first rows: the simulator refuses an access that reaches the missing rows)."""
+        return self._span[1] > self.alloc.nbytes
+
     def slice(self, offsets, sizes) -> "GMTensor":
-        """The sub-region ``offsets + [0, sizes)`` (one offset and size per dimension)."""
+        """The sub-region ``offsets + [0, sizes)`` (one offset and size per dimension). The
+        first dimension may run past the end of a tensor that ends its allocation
+        (``overhangs``); every other range must lie inside."""
         offsets, sizes = tuple(int(o) for o in offsets), tuple(int(s) for s in sizes)
         if len(offsets) != len(self.shape) or len(sizes) != len(self.shape):
             raise GlobalMemoryError(
@@ -199,7 +219,7 @@ class GMTensor:
                 f"offsets and sizes, got {len(offsets)} and {len(sizes)}",
                 hint="give one offset and one size per dimension")
         for d, (o, n, dim) in enumerate(zip(offsets, sizes, self.shape)):
-            if o < 0 or n <= 0 or o + n > dim:
+            if o < 0 or n <= 0 or o + n > dim and not (d == 0 and o < dim and self.ends_alloc):
                 raise GlobalMemoryError(
                     f"slice of '{self.name}': dim {d} range [{o}, {o + n}) is outside its "
                     f"extent {dim} (shape {list(self.shape)})",

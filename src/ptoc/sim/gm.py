@@ -134,12 +134,8 @@ def make_view(param: str, pointer: "GMPointer | np.ndarray", dtype: DataType, sh
         raise MemoryAccessError(
             f"make_tensor_view of %{param}: shape {list(shape)} must be positive and strides "
             f"{list(strides)} non-negative", loc, hint="check the view's shape and strides")
-    last = sum((n - 1) * s for n, s in zip(shape, strides))
-    if last >= flat.size:
-        raise MemoryAccessError(
-            f"tensor view of %{param} with shape {list(shape)} and strides {list(strides)} "
-            f"reaches element {last}, but the bound tensor has only {flat.size} elements", loc,
-            hint=f"bind an array of at least {last + 1} elements to %{param}")
+    # a view may reach past the bound tensor (a slice overhanging its tensor's last rows,
+    # as PyPTO's orchestration takes them); each window is checked against the tensor
     return GMView(param, pointer, dtype, shape, strides, space or param, origin)
 
 
@@ -155,4 +151,13 @@ def make_window(view: GMView, offsets, sizes, loc: SourceLoc | None) -> GMWindow
                 f"partition_view of %{view.param}: dim {d} window [{o}, {o + n}) is outside "
                 f"the view's extent {dim} (view shape {list(view.shape)})", loc,
                 hint="keep offsets + sizes within the tensor view")
+    first = sum(o * s for o, s in zip(offsets, view.strides))
+    last = first + sum((n - 1) * s for n, s in zip(sizes, view.strides))
+    if last >= view.flat.size:
+        raise MemoryAccessError(
+            f"partition_view of %{view.param} (shape {list(view.shape)}, strides "
+            f"{list(view.strides)}): window at {list(offsets)} of {list(sizes)} reaches element "
+            f"{last}, but the bound tensor has only {view.flat.size} elements", loc,
+            hint=f"bind an array of at least {last + 1} elements to %{view.param}, or keep the "
+                 "window within the tensor passed")
     return GMWindow(view, offsets, sizes)

@@ -28,9 +28,12 @@ class Bindings:
     shapes: dict[str, tuple] = field(default_factory=dict)
 
     def outputs(self) -> dict:
-        """Every GM parameter's region in the caller's shape (views of GM, not copies)."""
+        """Every GM parameter's region in the caller's shape (views of GM, not copies);
+        a region overhanging its allocation has none (its missing rows cannot be shown)."""
         out = {}
         for name, shape in self.shapes.items():
+            if self.regions[name].overhangs:
+                continue
             arr = self.regions[name].array()
             out[name] = arr.reshape(shape) if shape else arr
         return out
