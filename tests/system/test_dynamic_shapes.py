@@ -1,0 +1,140 @@
+"""pl.dynamic dimensions: one compile runs every size the kernel's windows fit, and a size
+it cannot handle (a tail past the tensor, tensors that disagree, a size a compound
+dimension cannot take) is an error naming the dimension and the numbers."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import ptoc.language as pl
+from ptoc import ir
+from ptoc.codegen import generate_kernels
+from ptoc.errors import PtocError
+from ptoc.ir.dynamic import dynamic_dims
+from ptoc.ir.nodes import DimVar
+
+M = pl.dynamic("M")
+ROWS = 16
+
+
+@pl.program
+class AddRows:
+    @pl.function(type=pl.FunctionType.InCore)
+    def add(self, a: pl.Tensor[[M, 64], pl.FP32], b: pl.Tensor[[M, 64], pl.FP32],
+            out: pl.Out[pl.Tensor[[M, 64], pl.FP32]]) -> pl.Tensor[[M, 64], pl.FP32]:
+        m = pl.tensor.dim(a, 0)
+        for i, (o,) in pl.range(0, m, ROWS, init_values=(out,)):
+            x = pl.load(a, [i, 0], [ROWS, 64])
+            y = pl.load(b, [i, 0], [ROWS, 64])
+            o2 = pl.store(pl.add(x, y), [i, 0], o)
+            r = pl.yield_(o2)
+        return r
+
+
+@pl.program
+class Doubled:
+    @pl.function(type=pl.FunctionType.InCore)
+    def copy(self, a: pl.Tensor[[M * 2, 64], pl.FP32],
+             out: pl.Out[pl.Tensor[[M, 64], pl.FP32]]) -> pl.Tensor[[M, 64], pl.FP32]:
+        x = pl.load(a, [0, 0], [ROWS, 64])
+        o = pl.store(x, [0, 0], out)
+        return o
+
+
+@pytest.fixture(scope="module")
+def add_rows():
+    return ir.compile(AddRows)
+
+
+def _run(compiled, m, seed=0):
+    rng = np.random.default_rng(seed)
+    a, b = (rng.standard_normal((m, 64)).astype(np.float32) for _ in range(2))
+    out = np.zeros((m, 64), np.float32)
+    compiled(a, b, out)
+    return a, b, out
+
+
+def test_one_symbol_per_dynamic_object_printed_as_a_declaration():
+    fn = AddRows.get_function("add")
+    (m,) = dynamic_dims(fn)
+    assert isinstance(m, DimVar) and m is M.var
+    text = AddRows.as_python()
+    assert 'M = pl.dynamic("M")' in text
+    reparsed = pl.parse_program(text)
+    ir.assert_structural_equal(AddRows, reparsed)
+
+
+def test_kernel_gets_one_trailing_index_argument_per_dynamic_dim():
+    pto = generate_kernels(ir.compile(AddRows).program)["add"]
+    assert "%arg3: index" in pto
+    assert "shape = [%arg3, %c64_index]" in pto
+
+
+@settings(max_examples=12, deadline=None)
+@given(blocks=st.integers(1, 6), seed=st.integers(0, 3))
+def test_one_compile_runs_every_whole_number_of_windows(add_rows, blocks, seed):
+    a, b, out = _run(add_rows, blocks * ROWS, seed)
+    np.testing.assert_array_equal(out, a + b)
+
+
+@settings(max_examples=8, deadline=None)
+@given(rows=st.integers(1, 100).filter(lambda r: r % ROWS))
+def test_a_size_the_windows_do_not_fit_names_the_dim_and_the_numbers(add_rows, rows):
+    with pytest.raises(PtocError, match=rf"M = {rows}:.*outside the view's extent {rows}"):
+        _run(add_rows, rows)
+
+
+def test_tensors_that_disagree_on_a_dim_name_both_sizes(add_rows):
+    a = np.zeros((32, 64), np.float32)
+    with pytest.raises(PtocError, match=r"M is 48 for argument 'b' dim 0 but 32 for "
+                                        r"argument 'a' dim 0"):
+        add_rows(a, np.zeros((48, 64), np.float32), np.zeros((32, 64), np.float32))
+    with pytest.raises(PtocError, match=r"dim 1 is 64 \(static\) but the tensor passed has 32"):
+        add_rows(a, a, np.zeros((32, 32), np.float32))
+
+
+def test_a_compound_dim_is_solved_and_checked():
+    compiled = ir.compile(Doubled)
+    a = np.arange(32 * 64, dtype=np.float32).reshape(32, 64)
+    out = np.zeros((16, 64), np.float32)
+    compiled(a, out)
+    np.testing.assert_array_equal(out, a[:16])
+    with pytest.raises(PtocError, match=r"a multiple of 2"):
+        compiled(np.zeros((31, 64), np.float32), out)
+    with pytest.raises(PtocError, match=r"M \* 2 = 32 but the tensor passed has 30|"
+                                        r"M is 15 for argument 'out'"):
+        compiled(np.zeros((32, 64), np.float32), np.zeros((15, 64), np.float32))
+
+
+T = pl.dynamic("T")
+
+
+def _overhang_program(rows: int):
+    @pl.program
+    class Overhang:
+        @pl.function(type=pl.FunctionType.InCore)
+        def head(self, t: pl.Tensor[[4, 8], pl.FP32],
+                 out: pl.Out[pl.Tensor[[rows, 8], pl.FP32]]) -> pl.Tensor[[rows, 8], pl.FP32]:
+            x = pl.load(t, [0, 0], [rows, 8])
+            o = pl.store(x, [0, 0], out)
+            return o
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, t: pl.Tensor[[T, 8], pl.FP32],
+                 out: pl.Out[pl.Tensor[[rows, 8], pl.FP32]]) -> pl.Tensor[[rows, 8], pl.FP32]:
+            start = pl.tensor.dim(t, 0) - 2
+            window = pl.slice(t, [4, 8], [start, 0])
+            out = self.head(window, out)
+            return out
+
+    return ir.compile(Overhang)
+
+
+def test_a_slice_may_overhang_the_last_rows_the_kernel_does_not_read():
+    t = np.arange(5 * 8, dtype=np.float32).reshape(5, 8)
+    out = np.zeros((2, 8), np.float32)
+    _overhang_program(2)(t, out)      # rows 3..6 of a 5-row tensor; the kernel reads 3 and 4
+    np.testing.assert_array_equal(out, t[3:5])
+    with pytest.raises(PtocError, match=r"reaches element 23, but the bound tensor has only "
+                                        r"16 elements"):
+        _overhang_program(3)(t, np.zeros((3, 8), np.float32))   # row 5 does not exist
