@@ -126,6 +126,23 @@ def test_lower_returns_the_post_pass_program():
     assert "pl.tile.alloc" in lowered.as_python()
 
 
+def test_lower_runs_the_passes_only_as_pypto_does(monkeypatch):
+    # PyPTO's lower runs no code generation and touches no cache: a program whose codegen
+    # fails still lowers, and the result is what compile() lowers to
+    from ptoc.ir.equality import assert_structural_equal
+
+    x, y = f32(32, 64), np.zeros((32, 64), np.float32)
+    compiled = kernels.scaled.compile(x, y, 2.0, config=RunConfig(platform="a5sim"))
+    kernels.scaled._cache.clear()
+
+    def no_codegen(*_args, **_kwargs):
+        raise AssertionError("lower() generated code")
+    monkeypatch.setattr("ptoc.codegen.generate_kernels", no_codegen)
+    lowered = kernels.scaled.lower(x, y, 2.0, config=RunConfig(platform="a5sim"))
+    assert_structural_equal(lowered, compiled.program)
+    assert kernels.scaled._cache == {}
+
+
 def test_a_mixed_kernel_runs_and_reloads_from_the_disk_cache(tmp_path, monkeypatch):
     """A mixed scope compiles to one core group (one PTO module for its AIC and AIV
     kernels); the disk cache entry holds that module and reloads without compiling."""

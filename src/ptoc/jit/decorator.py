@@ -8,7 +8,7 @@
 
     mm(x, w, y)                                  # compile (cached) and run on the simulator
     mm.compile(x, w, y)                          # the CompiledProgram
-    mm.lower(x, w, y)                            # the post-pass ir.Program
+    mm.lower(x, w, y)                            # the post-pass ir.Program (passes only)
 
 Sub-functions an entry calls by name (discovered from its globals and closure, as in
 PyPTO): ``@pl.jit.incore`` (a kernel; ``level=`` is recorded), ``@pl.jit.inline`` (spliced
@@ -98,8 +98,11 @@ class JITFunction:
         return compiled
 
     def lower(self, *args, config=None):
-        """The post-pass ``ir.Program`` for these arguments."""
-        return self.compile(*args, config=config).program
+        """The post-pass ``ir.Program`` for these arguments: the pass pipeline only, as
+        PyPTO's ``lower`` (no code generation, no cache; ``compile`` does those)."""
+        from ptoc.runtime.compile import lower_ir
+
+        return lower_ir(specialize(self, self.bind(args)), **compile_options(config))
 
     def __call__(self, *args, config=None):
         """Compile (cached) and run on the simulated core; outputs are written in place.

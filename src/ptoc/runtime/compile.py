@@ -86,6 +86,24 @@ def compile_ir(program: Program, output_dir: str | os.PathLike | None = None, *,
         return compiled
 
 
+def lower_ir(program: Program, *, platform: str = "a2a3sim", memory_planner=None,
+             enable_pypto_l0c_double_buffer: bool | None = None, verification_level=None,
+             disabled_diagnostics=None, **_artifact_options) -> Program:
+    """The pass pipeline alone (PyPTO's ``lower``): no code generation, nothing written.
+    Options resolve as in ``compile_ir``; its artifact options (dumps, profiling) do not apply."""
+    from ptoc.passes import PassManager, resolve_context
+
+    if not isinstance(program, Program):
+        raise RuntimeConfigError(f"lower() needs an ir.Program, got {type(program).__name__}")
+    ctx = resolve_context(memory_planner=memory_planner,
+                          enable_pypto_l0c_double_buffer=enable_pypto_l0c_double_buffer,
+                          verification_level=verification_level,
+                          target=target_of_platform(platform),
+                          disabled_diagnostics=disabled_diagnostics)
+    with ctx:
+        return PassManager.get_strategy().run_passes(program, write_report=False)
+
+
 def _kernels(lowered: Program, target: str, baked: bool):
     """Level-3 PTO text and module per kernel (the module as parsing the text gives it, line
     numbers included), and the final buffer placements."""
