@@ -5,7 +5,8 @@
    AllocateMemoryAddr places only kernels (InCore/AIC/AIV), as PyPTO's does.
 3. ``pl.load`` without ``target_memory`` is a Vec load with a Vec tile when parsed, so
    InitMemRef can run on a freshly parsed program.
-4. A Mat tile stored to GM keeps its load in Mat; the store reads a Vec copy.
+4. A Mat tile stored to GM keeps its load in Mat; the store reads a Vec copy (a cube ->
+   vector pipe in an InCore kernel where the target's pipe reads L1: a2a3).
 5. On a5 the Left tiles AutoTileMatmulL0 extracts keep the implicit layout (910B stamps
    ``pl.TileView(blayout=row_major)``).
 6. ``pl.tile.matmul(vec_tile, mat_tile)`` is accepted (AutoTileMatmulL0 stages the Vec lhs
@@ -20,7 +21,6 @@ import dataclasses
 import pytest
 
 import ptoc.language as pl
-from ptoc.backend import get_target
 from ptoc.dtypes import FunctionType, MemorySpace
 from ptoc.errors import PassError
 from ptoc.ir import assert_structural_equal
@@ -173,11 +173,8 @@ BF = "pl.Tensor[[16, 128], pl.BF16]"
 IO_BF = f"a: {BF}, out: pl.Out[{BF}]"
 
 
-def test_a_mat_tile_stored_to_gm_keeps_the_mat_load_and_stores_a_vec_copy(monkeypatch):
-    # a target with a Mat -> Vec path stands for the cube->vector transfer of a mixed kernel
-    with_path = dataclasses.replace(get_target("a5"), data_paths=get_target("a5").data_paths
-                                    | {(MemorySpace.Mat, MemorySpace.Vec)})
-    monkeypatch.setattr(PassContext, "get_backend", lambda self: with_path)
+def test_a_mat_tile_stored_to_gm_keeps_the_mat_load_and_stores_a_vec_copy():
+    # in an InCore kernel on a2a3 the move is a cube -> vector pipe (ExpandMixedKernel)
     before = prog(MAT_STORE, IO_BF, BF, deco="@pl.function(type=pl.FunctionType.InCore)")
     expected = prog("""\
         t: pl.Tile[[16, 128], pl.BF16, pl.Mem.Mat] = pl.tile.load(a, [0, 0], [16, 128], target_memory=pl.Mem.Mat)
@@ -185,16 +182,21 @@ def test_a_mat_tile_stored_to_gm_keeps_the_mat_load_and_stores_a_vec_copy(monkey
         out: pl.Tensor[[16, 128], pl.BF16] = pl.tile.store(t_vec, [0, 0], out)
         return out
 """, IO_BF, BF, deco="@pl.function(type=pl.FunctionType.InCore)")
-    after = run([infer_tile_memory_space], before)
+    after = run([infer_tile_memory_space], before, target="a2a3")
     assert_structural_equal(after, pl.parse_program(expected))
 
 
-@pytest.mark.parametrize("target", ["a2a3", "a5"])
-def test_a_mat_tile_stored_to_gm_is_refused_until_mixed_kernels_split(target):
-    before = prog(MAT_STORE, IO_BF, BF, deco="@pl.function(type=pl.FunctionType.InCore)")
+@pytest.mark.parametrize("target, deco, hint", [
+    # a5's cube -> vector ring is in UB, which L1 cannot reach
+    ("a5", "@pl.function(type=pl.FunctionType.InCore)", "carries Acc tiles only"),
+    # outside an InCore kernel there is no vector core to cross to
+    ("a2a3", "@pl.function", "write the kernel as an InCore function"),
+])
+def test_a_mat_tile_stored_to_gm_without_a_pipe_for_it_is_refused(target, deco, hint):
+    before = prog(MAT_STORE, IO_BF, BF, deco=deco)
     with pytest.raises(PassError, match=r"'t' is in pl.Mem.Mat.*no data path Mat -> Vec") as info:
         run([infer_tile_memory_space], before, target=target)
-    assert "target_memory=pl.Mem.Vec" in info.value.hint
+    assert "target_memory=pl.Mem.Vec" in info.value.hint and hint in info.value.hint
 
 
 # ---- 5. Left tiles on a5 ----------------------------------------------------------------------

@@ -280,3 +280,26 @@ def test_ptoc_sim_runs_a_group_module(tmp_path, capsys):
     assert main(["sim", str(path)]) == 0
     out = capsys.readouterr().out
     assert "core group @mm_bias_aic, @mm_bias_aiv" in out and "aiv1" in out
+
+
+def _mat_push(target: str) -> str:
+    """matmul_bias with the cube pushing a Mat tile instead of its accumulator."""
+    out = []
+    for line in matmul_bias(target, 1, tiles=1).splitlines():
+        if "pto.tpush_to_aiv(%acc" in line:
+            line = line.replace("%acc : !pto.tile_buf<loc=acc", "%m : !pto.tile_buf<loc=mat")
+        out.append(line)
+        if line.strip().startswith("%acc = pto.alloc_tile"):
+            out.append(line.replace("%acc", "%m").replace("loc=acc", "loc=mat"))
+    return "\n".join(out)
+
+
+def test_a_cube_to_vector_push_from_l1_is_refused_where_the_ring_is_in_ub():
+    # a5's cube -> vector ring is in the AIV's UB and L1 has no path there (a2a3 rings are in
+    # GM, written from L1 by the L1 -> GM store: tests/system/test_mat_to_vec_pipe.py)
+    module = parse(_mat_push("a5"))
+    with pytest.raises(PtoError, match="%m is a mat tile; on a5 this pipe is fed from acc"):
+        verify(module, "a5")
+    tensors = random_inputs(list(group_kernels(module)), seed=0)
+    with pytest.raises(SimProgramError, match="%m is in Mat, which no cube -> vector pipe of a5"):
+        simulate_group(module, tensors, target="a5")

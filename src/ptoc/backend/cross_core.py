@@ -14,8 +14,12 @@ hw-model.md §1.1, §3.1):
 * the consumer reserves ``slot_num * slot_size`` bytes of its own memory for the ring on both
   targets (PyPTO's ``reserve_buffer``; the tutorial's "ring spends your vector budget").
 
-Modelling choices [A]: which pipe each protocol step occupies (push: the pipe that drains the
-source tile — FIXPIPE from Acc, MTE3 from UB; pop: MTE2 where the ring is in GM, else the
+Modelling choices [A]: a cube -> vector push from L1 (PyPTO's ExpandMixedKernel makes a
+Mat -> Vec ``tile.move`` one; pto-isa's TPUSH itself takes Acc / Vec tiles) is modelled where
+its bytes have a path: on a2a3 the GM slot is written by the L1 -> GM store (MTE3, pto-isa's
+TSTORE of a Mat tile); on a5 the slot is in the vector core's UB and L1 -> UB has no path, so
+it is refused. Which pipe each protocol step occupies (push: the pipe that drains the
+source tile — FIXPIPE from Acc, MTE3 from UB or L1; pop: MTE2 where the ring is in GM, else the
 first consumer's pipe at zero cost; free: the consumer's compute pipe, after the tile's last
 reader), and the latency of a cross-core flag.
 """
@@ -52,6 +56,8 @@ class ClusterModel:
             on-chip memory (a5) [S].
         max_slots_one_way / max_slots_both_ways: ring depth limits [S].
         default_slot_num: PyPTO's automatic ring depth [S].
+        c2v_push_spaces: the cube memories a cube -> vector push reads from: Acc [S], and Mat
+            where the ring is in GM [A] (module docstring).
         flag_latency_cycles: cycles between a cross-core flag being set and its waiter
             seeing it [A] (no published number; order of an FFTS round trip).
     """
@@ -63,6 +69,11 @@ class ClusterModel:
     max_slots_both_ways: int = 4
     default_slot_num: int = 2
     flag_latency_cycles: float = 50.0
+    c2v_push_spaces: frozenset = frozenset({_A})
+
+    def can_push(self, src: MemorySpace, direction: int) -> bool:
+        """Whether a push in ``direction`` may read a tile in ``src``."""
+        return src in self.c2v_push_spaces if direction == DIR_C2V else src is _V
 
     def max_slots(self, dir_mask: int) -> int:
         """Deepest ring a pipe with ``dir_mask`` may use."""
@@ -101,7 +112,8 @@ class ClusterModel:
 
 
 _MODELS = {
-    "a2a3": ClusterModel("a2a3", aiv_per_aic=2, ring_in_gm=True),
+    "a2a3": ClusterModel("a2a3", aiv_per_aic=2, ring_in_gm=True,
+                         c2v_push_spaces=frozenset({_A, _M})),
     "a5": ClusterModel("a5", aiv_per_aic=2, ring_in_gm=False),
 }
 

@@ -137,8 +137,14 @@ def _free(op: str, space):
     return infer
 
 
+def _cube_push_pipe(a) -> str:
+    """An Acc tile drains on FIX; a Mat tile (PyPTO's Mat -> Vec boundary move) is copied out
+    of L1 by MTE3, the pipe of an L1 -> GM store."""
+    return "FIX" if a["tile"].type.memory_space is Mem.Acc else "MTE3"
+
+
 _PIPE_KWS = (kw("split", default=0), kw("id"))
-for _name, _spaces, _pipe in (("tpush_to_aiv", (Mem.Acc,), "FIX"),
+for _name, _spaces, _pipe in (("tpush_to_aiv", (Mem.Acc, Mem.Mat), _cube_push_pipe),
                               ("tpush_to_aic", (Mem.Vec,), "MTE3")):
     register(OpDef(f"tile.{_name}", (pos("tile"),) + _PIPE_KWS, _push(f"tile.{_name}", _spaces),
                    pipe=_pipe, dsl_names=(_name,),

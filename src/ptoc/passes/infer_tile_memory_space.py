@@ -15,21 +15,25 @@ in program order:
 Then every operand is brought into a space its op reads from (PyPTO's input constraints):
 a matmul-family operand still in Mat gets a ``tile.move`` into Left (lhs), Right (rhs) or
 Bias (bias) just before the call, and a stored tile that is neither Vec nor Acc (a Mat
-load) gets a ``tile.move`` into Vec before the store -- the load itself stays in Mat. In the
+load) gets a ``tile.move`` into Vec before the store -- the load itself stays in Mat (in an
+InCore kernel ExpandMixedKernel makes that move a cube -> vector pipe, on targets whose
+pipe can read L1: a2a3). In the
 default pipeline AutoTileMatmulL0 runs first and already extracts L0 panels for every
 matmul it tiles, so what is left in Mat here is a matmul that fits L0 as written, or one
 AutoTile declined with a PH-AT hint; moving the latter too means an operand that cannot
 fit L0 fails allocation with the byte counts, instead of reaching codegen still in Mat.
 Every move, extract and inserted move is checked against the target's data paths
 (``Target.can_move``): e.g. Vec -> Left does not exist on a2a3, and the error says which
-destinations do. A ``tile.move`` between cube memory and Vec in an InCore kernel is a
-cube <-> vector boundary instead: ExpandMixedKernel turns it into a cross-core pipe.
+destinations do. A move between cube memory and Vec in an InCore kernel that the target's
+cross-core pipes can carry (``ClusterModel.can_push``) is a cube <-> vector boundary instead:
+ExpandMixedKernel turns it into a cross-core pipe.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+from ptoc.backend.cross_core import DIR_C2V, DIR_V2C, cluster_model
 from ptoc.dtypes import FunctionType, MemorySpace
 from ptoc.errors import PassError
 from ptoc.ir.nodes import (
@@ -214,7 +218,8 @@ class _SpaceInference:
             src, space = _space_of(args[i]), spaces[0]
             if src is None or src in spaces:
                 continue
-            self._require_path(src, space, args[i].name, call.op, s)
+            if not self._crosses_to_other_core(src, space):
+                self._require_path(src, space, args[i].name, call.op, s)
             move = make_call("tile.move", (args[i],), {"target_memory": space}, loc=call.loc)
             tmp = Var(f"{args[i].name}_{space.lower}", move.type, s.loc)
             before.append(AssignStmt(tmp, move, s.loc))
@@ -230,11 +235,18 @@ class _SpaceInference:
         src, dst = _space_of(call.args[0]), call.kwarg("target_memory")
         if src is None or dst is None or src is dst:
             return
-        if call.op == "tile.move" and crosses_cores(src, dst) \
-                and self.fn.func_type is FunctionType.InCore:
-            return   # a cube <-> vector boundary: ExpandMixedKernel makes it a cross-core pipe
+        if call.op == "tile.move" and self._crosses_to_other_core(src, dst):
+            return
         name = call.args[0].name if isinstance(call.args[0], Var) else "operand"
         self._require_path(src, dst, name, call.op, s)
+
+    def _crosses_to_other_core(self, src: MemorySpace, dst: MemorySpace) -> bool:
+        """A move between the cube's and the vector core's memories in an InCore function
+        that the target's pipes can carry: ExpandMixedKernel makes it a cross-core pipe."""
+        if not crosses_cores(src, dst) or self.fn.func_type is not FunctionType.InCore:
+            return False
+        direction = DIR_C2V if dst is Mem.Vec else DIR_V2C
+        return cluster_model(self.target).can_push(src, direction)
 
     def _require_path(self, src: MemorySpace, dst: MemorySpace, name: str, op: str,
                       s: Stmt) -> None:
@@ -242,10 +254,16 @@ class _SpaceInference:
             return
         legal = sorted(d.value for (a, d) in self.target.data_paths if a is src)
         where = f" (for '{s.var.name}')" if isinstance(s, AssignStmt) else ""
-        fix = ("load the data with target_memory=pl.Mem.Vec to store or compute on it (PyPTO "
-               "moves a Mat tile into Vec across the cube and vector cores, a mixed kernel)"
-               if (src, dst) == (Mem.Mat, Mem.Vec) else
-               "load the data into pl.Mem.Mat first and move or extract it from there")
+        if (src, dst) != (Mem.Mat, Mem.Vec):
+            fix = "load the data into pl.Mem.Mat first and move or extract it from there"
+        elif self.fn.func_type is FunctionType.InCore:   # the cube -> vector pipe cannot
+            fix = (f"load the data with target_memory=pl.Mem.Vec to store or compute on it "
+                   f"(on {self.target.name} a cube -> vector pipe carries Acc tiles only: its "
+                   "ring is in the vector core's UB)")
+        else:
+            fix = ("load the data with target_memory=pl.Mem.Vec to store or compute on it, or "
+                   "write the kernel as an InCore function: a Mat -> Vec move there crosses "
+                   "from the cube to the vector core (a mixed kernel)")
         raise PassError(
             f"pl.{op}: tile '{name}' is in pl.Mem.{src.value}, but target {self.target.name} has "
             f"no data path {src.value} -> {dst.value}{where}", s.loc,

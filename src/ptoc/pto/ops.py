@@ -288,7 +288,7 @@ for _core in ("aic", "aiv"):
                 attrs=("id", "dir_mask", "slot_size", "slot_num", "gm_offset"),
                 rule="initialize_pipe",
                 doc="bind pipe id's rings (GM buffer on a2a3, consumer buffers on a5)"))
-_add(OpInfo("pto.tpush_to_aiv", "call", "cross_core", ins=(_t("tile", _A),), pipe=None,
+_add(OpInfo("pto.tpush_to_aiv", "call", "cross_core", ins=(_t("tile", _A, _M),), pipe=None,
             attrs=("split", "id"), rule="tpush",
             doc="AIC: wait for a free slot, copy the tile into it, signal the AIVs"))
 _add(OpInfo("pto.tpush_to_aic", "call", "cross_core", ins=(_t("tile", _V),), pipe=None,

@@ -180,6 +180,16 @@ class CrossCoreRules:
         self._no_results(inst)
         self._on_core(inst)
         direction = _DIRECTION[CROSS_CORE_ROLES[inst.opcode][0]]
+        tile = inst.ins[0] if inst.ins else None
+        model = cluster_model(self.target)
+        if tile is not None and isinstance(tile.type, TileBufType) \
+                and not model.can_push(tile.type.loc, direction):
+            spaces = sorted(s.value.lower() for s in model.c2v_push_spaces) \
+                if direction == DIR_C2V else ["vec"]
+            raise self.fail(inst, f"{inst.opcode}: %{tile.name} is a "
+                                  f"{tile.type.loc.value.lower()} tile; on {self.target.name} "
+                                  f"this pipe is fed from {' or '.join(spaces)}",
+                            f"push a tile from {' or '.join(spaces)}")
         self._split(inst)
         _, slot_size = self._pipe_for(inst, direction)
         self._fits_slot(inst, inst.ins[0], slot_size)

@@ -53,7 +53,9 @@ def stamp_tfree_split(fn: Function, ctx) -> Function:
                                 f"was popped from pipe id={pop.kwarg('id')}", node.loc,
                                 hint=f"write id={pop.kwarg('id')} or leave it out")
             kwargs = dict(node.kwargs)
-            kwargs["split"] = pop.kwarg("split", 0)
+            kwargs.pop("split", None)
+            if pop.kwarg("split", 0):     # 0 is the op's default, which calls never store
+                kwargs["split"] = pop.kwarg("split")
             if pop.kwarg("id") is not None:
                 kwargs["id"] = pop.kwarg("id")
             stamped = tuple(kwargs.items())

@@ -360,6 +360,12 @@ class CorePort:
     def _push(self, unit, op, direction: int) -> None:
         setup = self._setup(unit, op, direction)
         tile = unit._tile(op.ins[0])
+        if not self.net.model.can_push(tile.space, direction):
+            raise SimProgramError(f"{op.opcode}: %{tile.name} is in {tile.space.value}, which "
+                                  f"no {_NAMES[direction]} pipe of {self.net.model.target} "
+                                  "reads from", unit._loc(op),
+                                  hint="push an Acc tile (cube -> vector) or a Vec tile "
+                                       "(vector -> cube)")
         split = op.attr("split", 0)
         ring = self.net.ring(setup.ident, direction)
         pushes = ring.pushes.setdefault(self.core, [])
