@@ -218,7 +218,9 @@ class _SpaceInference:
             src, space = _space_of(args[i]), spaces[0]
             if src is None or src in spaces:
                 continue
-            if not self._crosses_to_other_core(src, space):
+            # a cube tile stored to GM crosses to the vector core (PyPTO); a Vec matmul
+            # operand must be loaded into Mat instead (the error says how)
+            if not (space is Mem.Vec and self._crosses_to_other_core(src, space)):
                 self._require_path(src, space, args[i].name, call.op, s)
             move = make_call("tile.move", (args[i],), {"target_memory": space}, loc=call.loc)
             tmp = Var(f"{args[i].name}_{space.lower}", move.type, s.loc)
