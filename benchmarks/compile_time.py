@@ -2,8 +2,12 @@
 
 Programs: 160x64x160 and 448x64x448 FP32 direct-store grids, and the 256x64x256 BF16
 Mat-scratch chain. Each compile runs with ``profiling=True`` (per-pass wall time from the
-PassManager's timing instrument); "codegen, plan, sync, write" is the rest of ``ir.compile``
-(PTO generation, InsertSync, reports). Best of ``--repeat`` runs. Milliseconds.
+PassManager's timing instrument) and records decisions; "verify, codegen, plan, sync,
+write" is the rest of ``ir.compile`` (the verifier after each pass, PTO generation,
+InsertSync, reports). The compile is timed with ``check_dbc=False``; the last row is what
+the dbC check adds when the chooser takes dbC=2 (a second, flag-off compile and a timing
+simulation of both programs: ``ptoc.runtime.dbc_check``). Best of ``--repeat`` runs.
+Milliseconds.
 
 Run: python benchmarks/compile_time.py [--repeat 3] [--quick]
 """
@@ -32,7 +36,8 @@ def flagships(quick: bool):
             ("256x64x256 BF16", mat_scratch_chain)]
 
 
-def measure(build, dbc: bool, repeat: int) -> tuple[float, dict[str, float]]:
+def measure(build, dbc: bool, repeat: int, check_dbc: bool = False
+            ) -> tuple[float, dict[str, float]]:
     from ptoc import ir
 
     best = None
@@ -41,7 +46,7 @@ def measure(build, dbc: bool, repeat: int) -> tuple[float, dict[str, float]]:
         with tempfile.TemporaryDirectory() as out:
             t0 = time.perf_counter()
             compiled = ir.compile(program, out, dump_passes=False, profiling=True,
-                                  enable_pypto_l0c_double_buffer=dbc)
+                                  enable_pypto_l0c_double_buffer=dbc, check_dbc=check_dbc)
             total = (time.perf_counter() - t0) * 1e3
         passes = {p["name"]: p["ms"] for p in compiled.profile["passes"]}
         if best is None or total < best[0]:
@@ -52,18 +57,21 @@ def measure(build, dbc: bool, repeat: int) -> tuple[float, dict[str, float]]:
 def run(quick: bool = False, full: bool = False, repeat: int | None = None) -> list[Table]:
     repeat = repeat or (1 if quick else 3)
     measure(lambda: direct_store(32, 32, 32), False, 1)  # warm-up: imports, registries, caches
-    columns, results = [], []
+    columns, results, checks = [], [], []
     for label, build in flagships(quick):
         for dbc in (False, True):
             columns.append(f"{label} dbC{'2' if dbc else '1'}")
             results.append(measure(build, dbc, repeat))
+            checks.append(max(0.0, measure(build, dbc, repeat, check_dbc=True)[0]
+                              - results[-1][0]) if dbc else 0.0)
     names = list(dict.fromkeys(n for _, passes in results for n in passes))
     table = Table("compile_time", TITLE, ["pass"] + columns)
     for name in names:
         table.add(name, *[passes.get(name, 0.0) for _, passes in results])
-    table.add("codegen, plan, sync, write",
+    table.add("verify, codegen, plan, sync, write",
               *[total - sum(passes.values()) for total, passes in results])
-    table.add("total (ir.compile)", *[total for total, _ in results])
+    table.add("total (ir.compile) without the dbC check", *[total for total, _ in results])
+    table.add("+ dbC check (default check_dbc=True)", *checks)
     table.notes.append(f"best of {repeat}; wall-clock milliseconds on this machine "
                        "(includes decision recording)")
     return [table]

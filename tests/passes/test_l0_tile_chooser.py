@@ -21,7 +21,7 @@ from ptoc.backend.targets import get_target
 from ptoc.dtypes import MemorySpace
 from ptoc.errors import PassError, PtocError
 from ptoc.passes import L0TileConfig, L0TileResult, Stationarity, choose_l0_tile
-from ptoc.passes.l0_tile_chooser import L0TileCandidate, rank_l0_tiles
+from ptoc.passes.l0_tile_chooser import L0TileCandidate, rank_l0_tiles, shared_tables
 from oracle_data import ORACLE_ROOT
 
 OS, AS, BS = Stationarity.OutputStationary, Stationarity.AStationary, Stationarity.BStationary
@@ -267,6 +267,31 @@ def test_traffic_metadata_matches_held_operands():
 
 # ---------------------------------------------------------------------------------------
 # rank_l0_tiles
+
+@pytest.mark.skipif(not ORACLE.exists(), reason="PyPTO oracle data not available")
+def test_shared_tables_change_no_answer():
+    """Inside ``shared_tables`` (one AutoTileMatmulL0 run) a regime is scored once per
+    problem whatever the regime gates: every flag combination of every oracle problem,
+    asked in one block in a shuffled order, gives the choice (or error) and the top-12
+    ranking it gives alone."""
+    flags = ("allow_a_stationary", "allow_b_stationary", "allow_double_buffer_c",
+             "allow_k_boundary")   # the last one does change scores: it must not be shared
+    asks = [dataclasses.replace(L0TileConfig(**case["config"]), **dict(zip(flags, bits)))
+            for case in _oracle_cases()
+            for bits in [(a, b, d, p) for a in (False, True) for b in (False, True)
+                         for d in (False, True) for p in (False, True)]]
+    random.Random(7).shuffle(asks)
+    def answer(c):
+        try:
+            return choose_l0_tile(c), rank_l0_tiles(c, top=12)
+        except PassError as exc:
+            return str(exc)
+
+    alone = [answer(c) for c in asks]
+    with shared_tables():
+        shared = [answer(c) for c in asks]
+    assert shared == alone
+
 # ---------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("cfg", [

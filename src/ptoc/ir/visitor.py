@@ -43,6 +43,7 @@ def _snake(name: str) -> str:
 # is looked up once per pair and kept: the traversal runs for every node of every pass.
 
 _SLOW = "<by operator>"   # route a BinOp/UnaryOp through its operator's hooks each time
+_UNSET = object()
 _ROUTES: dict[tuple, str | None] = {}
 
 
@@ -100,7 +101,9 @@ class IRVisitor:
     def visit(self, node: Any) -> None:
         if node is None:
             return
-        name = _route(type(self), type(node), "visit")
+        name = _ROUTES.get((type(self), type(node), "visit"), _UNSET)
+        if name is _UNSET:
+            name = _route(type(self), type(node), "visit")
         if name is not None:
             getattr(self, name)(node)
 
@@ -273,7 +276,10 @@ class IRMutator:
         ``mutate_<kind>``."""
         if node is None:
             return None
-        return self._dispatch(node, "mutate")
+        name = _ROUTES.get((type(self), type(node), "mutate"), _UNSET)
+        if name is _UNSET or name is _SLOW:
+            return self._dispatch(node, "mutate")
+        return node if name is None else getattr(self, name)(node)
 
     def _specific(self, node: Any) -> Any:
         """PyPTO's dispatch below ``visit_expr`` / ``visit_stmt``: the kind's hook if a
@@ -462,14 +468,17 @@ class IRMutator:
         return node if x is node.tuple else replace(node, tuple=x)
 
     def mutate_call(self, node: Call) -> Expr:
-        args = tuple(self.mutate(a) for a in node.args)
-        kwargs = tuple((k, self.mutate(v)) for k, v in node.kwargs)
+        mutate = self.mutate
+        args = tuple([mutate(a) for a in node.args])
+        kwargs = tuple([(k, mutate(v)) for k, v in node.kwargs]) if node.kwargs else ()
         ty = self.mutate_type(node.type)
-        attrs = {k: self.mutate(v) if isinstance(v, Expr) else v for k, v in node.attrs.items()}
+        attrs = {k: mutate(v) if isinstance(v, Expr) else v
+                 for k, v in node.attrs.items()} if node.attrs else node.attrs
         if _same(args, node.args) and all(a[1] is b[1] for a, b in zip(kwargs, node.kwargs)) \
                 and ty is node.type and all(attrs[k] is v for k, v in node.attrs.items()):
             return node
-        return replace(node, args=args, kwargs=kwargs, type=ty, attrs=attrs)
+        return replace(node, args=args, kwargs=kwargs, type=ty,
+                       attrs=dict(attrs) if attrs is node.attrs else attrs)
 
     def mutate_submit(self, node) -> Expr:
         call = self.mutate_call(node)

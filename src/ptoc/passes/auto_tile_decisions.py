@@ -7,7 +7,7 @@ chooser's ranking once (``L0TileRanking``) and converts only the points it repor
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import fields
 
 from ptoc.errors import PtocError
 from ptoc.passes.decisions import is_recording, record_decision
@@ -17,7 +17,7 @@ TOP = 5
 
 
 def _candidate(c) -> dict:
-    d = asdict(c)
+    d = {f.name: getattr(c, f.name) for f in fields(c)}   # plain values: no deep copy needed
     d["stationarity"] = c.stationarity.name
     return d
 

@@ -16,9 +16,11 @@ rule below follow reference/pypto-passes.md §2 so that ptoc's decisions equal P
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import enum
-from dataclasses import dataclass, fields
-from typing import NamedTuple
+from dataclasses import dataclass, fields, replace
+from typing import Iterator, NamedTuple
 
 import numpy as np
 
@@ -344,7 +346,10 @@ class _Table:
         """Position of the regime's §2.7 winner (the first enumerated on an exact tie)."""
         if not len(self):
             return None
-        return int(np.lexsort(self.order_keys() + (self.wall,))[0])
+        tied = np.flatnonzero(self.wall == self.wall.min())   # the primary key first
+        if len(tied) == 1:
+            return int(tied[0])
+        return int(tied[np.lexsort(tuple(key[tied] for key in self.order_keys()))[0]])
 
     def candidate(self, i: int) -> L0TileCandidate:
         return L0TileCandidate(
@@ -413,8 +418,37 @@ def _legal_grid(cfg: L0TileConfig, regime: _Regime):
     return ms[i], ns[j], ks[q], holds_a[i, j]
 
 
+#: the regime gates decide which regimes are searched, not how one regime's tiles score
+_GATES = frozenset({"allow_a_stationary", "allow_b_stationary", "allow_double_buffer_c"})
+_SHARED: contextvars.ContextVar[dict | None] = contextvars.ContextVar("l0_tables", default=None)
+
+
+@contextlib.contextmanager
+def shared_tables() -> Iterator[None]:
+    """Within the block a regime's table is scored once per problem: AutoTileMatmulL0's
+    chooser, its Mat-scratch re-choice and the decision report's ranking (gates open) all
+    ask for the same regimes of the same matmul. Tables are never changed once built."""
+    token = _SHARED.set({})
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
+
+
 def _regime_table(cfg: L0TileConfig, regime: _Regime, index: int) -> _Table:
-    """Every legal tile of ``regime`` scored with §2.6 (core cycles)."""
+    """Every legal tile of ``regime`` scored with §2.6 (core cycles); ``index`` is the
+    regime's place in the search's visiting order (ties go to the earlier regime)."""
+    shared = _SHARED.get()
+    if shared is None:
+        return _score_regime(cfg, regime, index)
+    key = (regime,) + tuple(getattr(cfg, f.name) for f in fields(cfg) if f.name not in _GATES)
+    table = shared.get(key)
+    if table is None:
+        table = shared[key] = _score_regime(cfg, regime, index)
+    return table if table.index == index else replace(table, index=index)
+
+
+def _score_regime(cfg: L0TileConfig, regime: _Regime, index: int) -> _Table:
     m, n, k, holds_a = _legal_grid(cfg, regime)
     tm, tn = _cdiv(cfg.M, m), _cdiv(cfg.N, n)
     tiles = tm * tn
