@@ -62,3 +62,53 @@ def test_a_rebuilt_function_is_verified_again(monkeypatch, tiny_program):
 def test_a_broken_function_after_an_unchanged_pass_is_caught(tiny_program):
     with PassContext(), pytest.raises(VerificationError, match="after pass Breaks"):
         PassManager([same(), breaks()]).run_passes(tiny_program, write_report=False)
+
+
+CALLER = """
+import ptoc.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, a: pl.Tensor[[16, 16], pl.FP32],
+               out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        t = pl.load(a, [0, 0], [16, 16])
+        out = pl.store(t, [0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16, 16], pl.FP32],
+             out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        out = self.kernel(a, out)
+        return out
+"""
+
+
+@program_pass(name="NewKernelParams")
+def new_kernel_params(program, ctx):
+    """The kernel's parameters as new objects (same content): its callers depend on them."""
+    return dataclasses.replace(program, functions=tuple(
+        dataclasses.replace(f, params=tuple(dataclasses.replace(p) for p in f.params))
+        if f.name == "kernel" else f for f in program.functions))
+
+
+@program_pass(name="RebuiltMain")
+def rebuilt_main(program, ctx):
+    """A new caller with the same parameter objects (in a new tuple): the kernel stays checked."""
+    return dataclasses.replace(program, functions=tuple(
+        dataclasses.replace(f, params=tuple(list(f.params))) if f.name == "main" else f
+        for f in program.functions))
+
+
+def test_a_changed_signature_reverifies_its_callers(monkeypatch):
+    from ptoc.language import parse_program
+
+    names = checked(monkeypatch, parse_program(CALLER), [same, new_kernel_params, same])
+    assert names.count("main") == 2 and names.count("kernel") == 2
+
+
+def test_a_rebuilt_caller_alone_is_verified_again(monkeypatch):
+    from ptoc.language import parse_program
+
+    names = checked(monkeypatch, parse_program(CALLER), [same, rebuilt_main])
+    assert names.count("main") == 2 and names.count("kernel") == 1

@@ -78,8 +78,9 @@ class VerificationInstrument(PassInstrument):
     """Run the IR verifier and the produced-property checkers after every pass.
 
     A function a pass returned untouched (the same object) in a program whose function
-    signatures are the same objects as after the previous check was verified then and is
-    not verified again; only the last checked program is remembered."""
+    signatures (parameters and return types) are the same objects as after the previous
+    check was verified then and is not verified again; only the last checked program is
+    remembered."""
 
     is_check = True
 
@@ -90,8 +91,9 @@ class VerificationInstrument(PassInstrument):
         verify = _optional("ptoc.ir.verifier", "verify")
         if verify is not None:
             functions = getattr(program, "functions", None)
-            key = tuple((f.name, f.func_type, id(f.params), id(f.return_types))
-                        for f in functions) if functions is not None else None
+            key = tuple((f.name, f.func_type, *map(id, f.params), None,
+                         *map(id, f.return_types)) for f in functions) \
+                if functions is not None else None
             last_key, last = self._checked
             seen = last if key is not None and key == last_key else {}
             try:
