@@ -172,3 +172,4 @@ def test_an_overflow_above_a_ring_names_it_and_only_an_automatic_ring_gets_the_s
     assert "the first 131072 bytes are" in text and "reserved by system.reserve_buffer" in text
     assert ("cross-core pipe ring" in text) is knob
     assert ("pl.cross_core_slot" in (err.value.hint or "")) is knob
+    assert "add pl.split" not in (err.value.hint or "")  # a split does not shrink the ring

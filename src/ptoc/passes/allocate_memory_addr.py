@@ -173,7 +173,7 @@ def _overflow_hint(space: MemorySpace, reserved: int = 0) -> str:
     if reserved:
         return ("lower the ring depth with optimizations=[pl.cross_core_slot(slot_num=N)] on "
                 "the pl.at scope, or shrink the tile that crosses between cube and vector "
-                "(e.g. add pl.split(pl.SplitMode.UP_DOWN) so each AIV gets half)")
+                "(a slot holds one whole crossing tile, with or without pl.split)")
     if space is MemorySpace.Acc:
         return ("use smaller accumulator tiles (let AutoTileMatmulL0 tile the matmul) or fewer "
                 "co-live accumulators")
