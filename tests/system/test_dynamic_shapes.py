@@ -138,3 +138,52 @@ def test_a_slice_may_overhang_the_last_rows_the_kernel_does_not_read():
     with pytest.raises(PtocError, match=r"reaches element 23, but the bound tensor has only "
                                         r"16 elements"):
         _overhang_program(3)(t, np.zeros((3, 8), np.float32))   # row 5 does not exist
+
+
+VALID = pl.dynamic("VALID")
+
+
+@pl.program
+class RowSumValid:
+    @pl.function(type=pl.FunctionType.InCore)
+    def rowsum(self, s: pl.Tensor[[16, 64], pl.FP32,
+                                  pl.TensorView(valid_shape=[16, VALID], layout=pl.TensorLayout.ND)],
+               n: pl.Scalar[pl.INDEX],
+               out: pl.Out[pl.Tensor[[16, 1], pl.FP32]]) -> pl.Tensor[[16, 1], pl.FP32]:
+        x = pl.load(s, [0, 0], [16, 64], valid_shape=[16, n])
+        padded = pl.tile.fillpad(x, pad_value=pl.PadValue.zero)
+        tmp = pl.create_tile([16, 64], dtype=pl.FP32, target_memory=pl.MemorySpace.Vec)
+        total = pl.row_sum(padded, tmp)
+        o = pl.store(total, [0, 0], out)
+        return o
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 64], pl.FP32], lens: pl.Tensor[[1], pl.INT64],
+             out: pl.Out[pl.Tensor[[16, 1], pl.FP32]]) -> pl.Tensor[[16, 1], pl.FP32]:
+        n = pl.tensor.read(lens, [0])
+        v = pl.slice(x, [16, 64], [0, 0], valid_shape=[16, n])
+        out = self.rowsum(v, n, out)
+        return out
+
+
+@pytest.fixture(scope="module")
+def row_sum_valid():
+    return ir.compile(RowSumValid)
+
+
+@settings(max_examples=6, deadline=None)
+@given(n=st.integers(1, 64))
+def test_a_valid_shape_symbol_reaches_the_kernel_as_its_leading_argument(row_sum_valid, n):
+    kernel = row_sum_valid.program.get_function("rowsum")
+    assert kernel.params[0].var is VALID.var      # MaterializeValidShapeSymbols
+    x = np.random.default_rng(n).standard_normal((16, 64)).astype(np.float32)
+    out = np.zeros((16, 1), np.float32)
+    row_sum_valid(x, np.array([n], np.int64), out)
+    np.testing.assert_allclose(out[:, 0], x[:, :n].sum(axis=1), rtol=1e-5, atol=1e-5)
+
+
+def test_a_full_tile_load_of_a_partly_valid_tensor_is_refused():
+    src = RowSumValid.as_python().replace("[16, 64], [16, n], target_memory", "[16, 64], [16, 64], target_memory")
+    assert src != RowSumValid.as_python()
+    with pytest.raises(PtocError, match=r"valid only over \[16, VALID\].*axis 1"):
+        pl.parse_program(src)

@@ -390,11 +390,10 @@ class _Comparer:
                 self.fail(f"memref {_opt(a.memref)} != {_opt(b.memref)}")
             if a.memref is not None:
                 self.at(".memref", a.memref, b.memref)
-            if isinstance(a, TileType):
-                if (a.view is None) != (b.view is None):
-                    self.fail(f"view {_opt(a.view)} != {_opt(b.view)}")
-                if a.view is not None:
-                    self.at(".view", a.view, b.view)
+            if (a.view is None) != (b.view is None):   # a TileView, or a tensor's TensorView
+                self.fail(f"view {_opt(a.view)} != {_opt(b.view)}")
+            if a.view is not None:
+                self.at(".view", a.view, b.view)
         elif isinstance(a, TupleType):
             self.seq(".types", a.types, b.types)
         elif isinstance(a, (PtrType, UnknownType)):

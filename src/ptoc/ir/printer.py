@@ -26,8 +26,8 @@ from ptoc.ir.nodes import (
     TupleGetItem, UnaryOp, Var, YieldStmt,
 )
 from ptoc.ir.types import (
-    ArrayType, MemRef, PtrType, ScalarType, TensorType, TileLayout, TileType, TileView, TupleType, Type,
-    UnknownType,
+    ArrayType, MemRef, PtrType, ScalarType, TensorLayout, TensorType, TensorView, TileLayout,
+    TileType, TileView, TupleType, Type, UnknownType,
 )
 
 INDENT = "    "
@@ -504,6 +504,8 @@ class _FunctionPrinter:
             return f"pl.Scalar[{_dtype(ty.dtype)}]"
         if isinstance(ty, TensorType):
             parts = [self.shape(ty.shape), _dtype(ty.dtype)]
+            if ty.view is not None:
+                parts.append(self.tile_view(ty.view))
             if ty.memref is not None:
                 parts.append(self.memref(ty.memref))
             return f"pl.Tensor[{', '.join(parts)}]"
@@ -539,7 +541,9 @@ class _FunctionPrinter:
         return f"pl.MemRef({base}, {self.expr(m.offset)}, {self.value(m.size)})"
 
     def tile_view(self, v: TileView) -> str:
-        return f"pl.TileView({', '.join(f'{k}={self.value(x)}' for k, x in v.fields)})"
+        """``pl.TileView(...)``, or ``pl.TensorView(...)`` for a tensor's view."""
+        head = "pl.TensorView" if isinstance(v, TensorView) else "pl.TileView"
+        return f"{head}({', '.join(f'{k}={self.value(x)}' for k, x in v.fields)})"
 
     # ---- expressions ----------------------------------------------------------------
     def expr(self, e: Expr) -> str:
@@ -624,8 +628,8 @@ class _FunctionPrinter:
             return _dtype(v)
         if isinstance(v, MemorySpace):
             return _mem(v)
-        if isinstance(v, TileLayout):
-            return f"pl.TileLayout.{v.value}"
+        if isinstance(v, (TileLayout, TensorLayout)):
+            return repr(v)
         if isinstance(v, enum.Enum):
             text = repr(v)
             return text if text.startswith("pl.") else f"pl.{type(v).__name__}.{v.name}"

@@ -85,16 +85,46 @@ class TileView:
         return default
 
 
+class TensorLayout(enum.Enum):
+    """Layout names of ``pl.TensorView`` (ptoc's DDR tensors are ``ND``, row-major)."""
+
+    ND = "ND"
+    DN = "DN"
+    NZ = "NZ"
+
+    def __repr__(self) -> str:
+        return f"pl.TensorLayout.{self.value}"
+
+
+@dataclass(frozen=True, eq=False)
+class TensorView(TileView):
+    """What a DDR tensor's ``pl.TensorView(...)`` says, kept as keyword pairs in PyPTO's
+    printed order: ``valid_shape`` (the leading region that holds data; PyPTO's
+    ``valid_shape`` of a slice), ``stride`` (empty: row-major), ``layout`` (``ND``) and an
+    optional ``pad``."""
+
+    @property
+    def valid_shape(self) -> tuple | None:
+        return self.get("valid_shape")
+
+
 @dataclass(frozen=True, eq=False)
 class TensorType(Type):
     shape: tuple[Dim, ...]
     dtype: DataType
     memref: MemRef | None = None
+    view: TensorView | None = None
 
     @property
-    def tensor_view(self) -> None:
-        """PyPTO's tensor view: ptoc's tensors are always plain row-major (None)."""
-        return None
+    def tensor_view(self) -> TensorView | None:
+        """PyPTO's name for the view."""
+        return self.view
+
+    @property
+    def valid_shape(self) -> tuple:
+        """The region that holds data: the view's ``valid_shape``, else the whole shape."""
+        valid = self.view.valid_shape if self.view is not None else None
+        return tuple(valid) if valid is not None else tuple(self.shape)
 
 
 @dataclass(frozen=True, eq=False)

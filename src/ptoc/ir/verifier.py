@@ -90,9 +90,24 @@ def type_mismatch(expected: Type, actual: Type, *, static_dims_only: bool = Fals
     return None  # PtrType and friends carry no further facts
 
 
+def _names_dim_var(dim) -> bool:
+    from ptoc.ir.dynamic import shape_dim_vars
+
+    return isinstance(dim, Expr) and bool(shape_dim_vars((dim,)))
+
+
+def _int_as_flag(expected: Type, actual: Type) -> bool:
+    """An integer scalar passed for a BOOL parameter (nonzero is true), as PyPTO's calls
+    take ``is_first = pl.yield_(1)`` for a ``pl.Scalar[pl.BOOL]`` flag."""
+    return isinstance(expected, ScalarType) and isinstance(actual, ScalarType) \
+        and expected.dtype is DataType.BOOL and actual.dtype.is_int
+
+
 def _dim_equal(a, b, static_only: bool = False) -> bool:
     if static_only and (isinstance(a, Expr) or isinstance(b, Expr)):
         return True
+    if _names_dim_var(a) or _names_dim_var(b):
+        return True   # a pl.dynamic size: bound and checked when the program runs
     if isinstance(a, Expr) and isinstance(b, Expr):
         return a is b or equal_by_identity(a, b)
     if isinstance(a, Expr) or isinstance(b, Expr):
@@ -464,7 +479,7 @@ class _FunctionVerifier:
                 f"self.{c.op} takes {len(callee.params)} argument(s) but is called with {len(c.args)}",
                 f"pass one argument per parameter of '{c.op}'")
         for k, (a, p) in enumerate(zip(c.args, callee.params)):
-            if isinstance(a, Expr):
+            if isinstance(a, Expr) and not _int_as_flag(p.var.type, a.type):
                 why = type_mismatch(p.var.type, a.type, static_dims_only=True)
                 if why:
                     raise self.error(

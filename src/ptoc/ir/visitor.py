@@ -248,6 +248,10 @@ class IRVisitor:
             for d in ty.shape:
                 if isinstance(d, Expr):
                     self.visit(d)
+            if isinstance(ty, TensorType) and ty.view is not None:
+                for d in ty.view.valid_shape or ():
+                    if isinstance(d, Expr):
+                        self.visit(d)
             if ty.memref is not None:
                 self.visit_type(ty.memref)
         elif isinstance(ty, MemRef):
@@ -493,13 +497,23 @@ class IRMutator:
         if isinstance(ty, (TensorType, TileType)):
             shape = tuple(self.mutate(d) if isinstance(d, Expr) else d for d in ty.shape)
             memref = self.mutate_memref(ty.memref) if ty.memref is not None else None
-            if _same(shape, ty.shape) and memref is ty.memref:
+            view = self.mutate_view(ty.view) if isinstance(ty, TensorType) and ty.view else ty.view
+            if _same(shape, ty.shape) and memref is ty.memref and view is ty.view:
                 return ty
-            return replace(ty, shape=shape, memref=memref)
+            return replace(ty, shape=shape, memref=memref, view=view)
         if isinstance(ty, TupleType):
             types = tuple(self.mutate_type(t) for t in ty.types)
             return ty if _same(types, ty.types) else replace(ty, types=types)
         return ty
+
+    def mutate_view(self, view):
+        """A tensor view with its valid_shape substituted (the same view if unchanged)."""
+        fields = tuple((k, tuple(self.mutate(x) if isinstance(x, Expr) else x for x in v)
+                        if isinstance(v, tuple) else v) for k, v in view.fields)
+        if all(_same(a[1], b[1]) if isinstance(a[1], tuple) else a[1] is b[1]
+               for a, b in zip(fields, view.fields)):
+            return view
+        return replace(view, fields=fields)
 
     def mutate_memref(self, m: MemRef) -> MemRef:
         base = m.base

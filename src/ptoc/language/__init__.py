@@ -11,13 +11,14 @@ from ptoc.dtypes import (
     ArgDirection, AtomicType, DataType, Direction, ForKind, FunctionType, Level, MemorySpace,
     PadValue, Role, ScopeMode, SplitMode,
 )
-from ptoc.ir.types import TileLayout
+from ptoc.ir.types import TensorLayout, TileLayout
 from ptoc.language.dynamic import DynVar, dynamic
 from ptoc.language.program import (
     function, loads, loads_program, parse, parse_program, program,
 )
 from ptoc.language.surface import (
-    Array, InOut, MemRef, OpNamespace, Out, Ptr, Scalar, Tensor, Tile, TileView, Tuple, kernel_only,
+    Array, InOut, MemRef, OpNamespace, Out, Ptr, Scalar, Tensor, TensorView, Tile, TileView, Tuple,
+    kernel_only,
 )
 from ptoc.ops import all_ops as _all_ops
 

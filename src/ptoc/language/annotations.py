@@ -12,7 +12,8 @@ from typing import Any
 from ptoc.dtypes import DataType, Direction, MemorySpace
 from ptoc.ir.nodes import ConstInt, Expr, Var
 from ptoc.ir.types import (
-    ArrayType, MemRef, PtrType, ScalarType, TensorType, TileType, TileView, TupleType, Type,
+    ArrayType, MemRef, PtrType, ScalarType, TensorLayout, TensorType, TensorView, TileType,
+    TileView, TupleType, Type,
 )
 from ptoc.language.context import DslPath
 
@@ -100,6 +101,10 @@ class AnnotationParser:
             if isinstance(extra, ast.Call) and _call_name(extra) == "TileView":
                 view = self._tile_view(extra)
                 continue
+            if isinstance(extra, ast.Call) and _call_name(extra) == "TensorView" \
+                    and head == "Tensor":
+                view = self._tensor_view(extra, shape)
+                continue
             value = self.expr(extra)
             if isinstance(value, MemorySpace) and head == "Tile":
                 space = value
@@ -108,7 +113,7 @@ class AnnotationParser:
                                      hint="after shape and dtype come an optional pl.MemRef(...), "
                                           "pl.Mem.X and pl.TileView(...)")
         if head == "Tensor":
-            return TensorType(shape, dtype, memref)
+            return TensorType(shape, dtype, memref, view)
         return TileType(shape, dtype, space, memref, view)
 
     def _shape(self, node: ast.AST) -> tuple:
@@ -140,6 +145,34 @@ class AnnotationParser:
         if not isinstance(size, int) or isinstance(size, bool):
             raise self.ctx.error(node.args[2], "a MemRef size must be an integer byte count")
         return MemRef(base, offset, size)
+
+    def _tensor_view(self, node: ast.Call, shape: tuple) -> TensorView:
+        """``pl.TensorView(valid_shape=[...], stride=[], layout=pl.TensorLayout.ND)``:
+        ptoc's tensors are row-major, so a stride or another layout is refused."""
+        if node.args:
+            raise self.ctx.error(node, "pl.TensorView takes keyword arguments only")
+        given = {kw.arg: kw for kw in node.keywords}
+        unknown = sorted(set(given) - {"valid_shape", "stride", "layout", "pad"})
+        if unknown:
+            raise self.ctx.error(node, f"pl.TensorView has no field {unknown[0]!r}",
+                                 hint="fields: valid_shape, stride, layout, pad")
+        fields = []
+        if "valid_shape" in given:
+            valid = self._shape(given["valid_shape"].value)
+            if len(valid) != len(shape):
+                raise self.ctx.error(node, f"valid_shape {list(valid)} has rank {len(valid)} "
+                                     f"but the tensor has rank {len(shape)}")
+            fields.append(("valid_shape", valid))
+        stride = self.expr(given["stride"].value) if "stride" in given else []
+        layout = self.expr(given["layout"].value) if "layout" in given else TensorLayout.ND
+        if stride or layout is not TensorLayout.ND:
+            raise self.ctx.error(node, "ptoc's DDR tensors are row-major: pl.TensorView takes "
+                                 "stride=[] and layout=pl.TensorLayout.ND only",
+                                 hint="transpose with a_trans=/b_trans= or pl.transpose")
+        fields += [("stride", ()), ("layout", TensorLayout.ND)]
+        if "pad" in given:
+            fields.append(("pad", self.expr(given["pad"].value)))
+        return TensorView(tuple(fields))
 
     def _tile_view(self, node: ast.Call) -> TileView:
         if node.args:

@@ -23,7 +23,9 @@ from ptoc.ir.nodes import (
     ARG_DIRECTION_OVERRIDES, AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, Expr,
     ListExpr, TupleGetItem, UnaryOp, Var,
 )
-from ptoc.ir.types import ArrayType, ScalarType, TensorType, TileLayout, TileType, TupleType
+from ptoc.ir.types import (
+    ArrayType, ScalarType, TensorLayout, TensorType, TileLayout, TileType, TupleType,
+)
 from ptoc.ir.verifier import type_mismatch
 from ptoc.language.context import DslPath, SelfRef
 from ptoc.language.tasks import SUBMIT_FUNCS, NoDepArg
@@ -37,13 +39,15 @@ from ptoc.language.scopes import SCOPE_OPTIMIZATIONS
 DSL_ENUMS: dict[str, type[enum.Enum]] = {
     "Mem": MemorySpace, "MemorySpace": MemorySpace, "FunctionType": FunctionType,
     "Level": Level, "Role": Role, "TileLayout": TileLayout, "AtomicType": AtomicType,
+    "TensorLayout": TensorLayout,
     "ForKind": ForKind, "adir": ArgDirection, "PadValue": PadValue, "ScopeMode": ScopeMode,
     "SplitMode": SplitMode,
 }
 LOOP_FUNCS = {"range": ForKind.Sequential, "pipeline": ForKind.Pipeline,
               "unroll": ForKind.Unroll, "parallel": ForKind.Parallel}
 STATEMENT_ONLY = ("yield_", "static_assert", "static_print", "func_attr")
-TYPE_ONLY = ("Tensor", "Tile", "Scalar", "Out", "InOut", "Ptr", "MemRef", "TileView")
+TYPE_ONLY = ("Tensor", "Tile", "Scalar", "Out", "InOut", "Ptr", "MemRef", "TileView",
+             "TensorView")
 
 _ARITH = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "//", ast.Mod: "%",
           ast.Div: "/"}

@@ -16,8 +16,8 @@ from typing import Any
 from ptoc.dtypes import DataType, Direction, ForKind, FunctionType
 from ptoc.errors import PtocError
 from ptoc.ir.nodes import (
-    AssignStmt, ConstBool, Call, ConstFloat, ConstInt, EvalStmt, Expr, ForStmt, Function, IfStmt,
-    IterArg, Param, ReturnStmt, SeqStmts, Stmt, TupleGetItem, Var, YieldStmt,
+    AssignStmt, ConstBool, Call, ConstFloat, ConstInt, DimVar, EvalStmt, Expr, ForStmt, Function,
+    IfStmt, IterArg, Param, ReturnStmt, SeqStmts, Stmt, TupleGetItem, Var, YieldStmt,
 )
 from ptoc.ir.aliases import tensor_aliases
 from ptoc.ir.visitor import IRVisitor
@@ -174,7 +174,9 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser):
             if direction is not Direction.In and not isinstance(ty, TensorType):
                 raise self.ctx.error(arg, f"parameter '{arg.arg}': only tensors can be pl.Out or "
                                      "pl.InOut")
-            var = Var(arg.arg, ty, self.ctx.loc(arg))
+            var = self.ctx.env.get(arg.arg)   # a pl.dynamic symbol passed as a parameter
+            if not (isinstance(var, DimVar) and isinstance(ty, ScalarType)):
+                var = Var(arg.arg, ty, self.ctx.loc(arg))
             self.scope.bind(arg.arg, var)
             params.append(Param(var, direction))
         returns = self.return_annotation(node.returns) if node.returns is not None else ()

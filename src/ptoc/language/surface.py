@@ -30,8 +30,8 @@ class TypeMarker:
 
 
 TYPE_NAMES = ("Tensor", "Tile", "Scalar", "Out", "InOut", "Ptr", "MemRef", "TileView", "Tuple",
-              "Array")
-Tensor, Tile, Scalar, Out, InOut, Ptr, MemRef, TileView, Tuple, Array = (
+              "Array", "TensorView")
+Tensor, Tile, Scalar, Out, InOut, Ptr, MemRef, TileView, Tuple, Array, TensorView = (
     TypeMarker(n) for n in TYPE_NAMES)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from ptoc.backend.layouts import TILE_LAYOUTS
 from ptoc.dtypes import MemorySpace, PadValue
 from ptoc.errors import TypeCheckError
-from ptoc.ir.types import TensorType, TileLayout, TileType, TileView
+from ptoc.ir.types import TensorLayout, TensorType, TensorView, TileLayout, TileType, TileView
 from ptoc.ops import checks
 from ptoc.ops.params import kw, pos
 from ptoc.ops.registry import OpDef, PtoForm, TileForm, register
@@ -70,13 +70,21 @@ def _infer_tensor_slice(a, loc):
     src = checks.tensor("tensor.slice", "x", a["x"], loc)
     shape = checks.shape("tensor.slice", "shape", a["shape"], loc)
     checks.rank("tensor.slice", "offset", a["offset"], len(src.shape), loc)
-    return TensorType(shape, src.dtype)
+    if a.get("valid_shape") is None:
+        return TensorType(shape, src.dtype)
+    valid = checks.shape("tensor.slice", "valid_shape", a["valid_shape"], loc)
+    checks.rank("tensor.slice", "valid_shape", a["valid_shape"], len(shape), loc)
+    view = TensorView((("valid_shape", tuple(valid)), ("stride", ()),
+                       ("layout", TensorLayout.ND)))
+    return TensorType(shape, src.dtype, view=view)
 
 
 register(OpDef(
-    "tensor.slice", (pos("x"), pos("shape", "list"), pos("offset", "list")),
+    "tensor.slice", (pos("x"), pos("shape", "list"), pos("offset", "list"),
+                     pos("valid_shape", "list", None)),
     _infer_tensor_slice, level="tensor", dsl_names=("slice",), view=True,
-    doc="A sub-view of a tensor. Shape first, then offset."))
+    doc="A sub-view of a tensor. Shape first, then offset; valid_shape: the leading region "
+        "that holds data (a kernel taking it reads its extent, MaterializeValidShapeSymbols)."))
 
 
 # ---- reshape, transpose, concat ------------------------------------------------------------

@@ -39,7 +39,38 @@ def _infer_load(a, loc):
             f"pl.tile.load cannot load from DDR into pl.Mem.{target.value}: a DDR load lands only "
             "in pl.Mem.Vec or pl.Mem.Mat", loc,
             hint="load into pl.Mem.Mat, then pl.move(t, target_memory=pl.Mem.Left/Right)")
+    _check_partly_valid_source(a["tensor"], shape, valid, loc)
     return TileType(shape, src.dtype, target, view=checks.with_valid(valid, shape))
+
+
+def _check_partly_valid_source(tensor, shape, valid, loc) -> None:
+    """A tensor whose ``pl.TensorView(valid_shape=...)`` leaves part of it without data may
+    only be loaded with a valid_shape that narrows the axes the view narrows: a full tile
+    would compute on whatever lies past the valid region (ptoc does not derive the tile's
+    valid region from the tensor's)."""
+    ty = tensor.type
+    view_valid = ty.view.valid_shape if ty.view is not None else None
+    if view_valid is None:
+        return
+    valid = tuple(valid) if valid is not None else tuple(shape)
+    for axis, (dim, vdim) in enumerate(zip(ty.shape, view_valid)):
+        if vdim is dim or (isinstance(vdim, int) and vdim == dim):
+            continue
+        if isinstance(valid[axis], int) and valid[axis] == shape[axis]:
+            name = getattr(tensor, "name", "tensor")
+            raise TypeCheckError(
+                f"pl.load of '{name}': its view is valid only over {_dims(view_valid)} of "
+                f"{_dims(ty.shape)}, but the tile is loaded valid over all {shape[axis]} "
+                f"elements of axis {axis}", loc,
+                hint="pass valid_shape=[...] to pl.load with the valid extent (a scalar "
+                     "parameter), and fill the rest with pl.tile.fillpad")
+
+
+def _dims(dims) -> str:
+    from ptoc.ir.printer import format_node
+
+    return "[" + ", ".join(format_node(d) if not isinstance(d, int) else str(d)
+                           for d in dims) + "]"
 
 
 def _fill_load_defaults(a):

@@ -78,4 +78,4 @@ from ptoc.passes.convert_tensor_to_tile_ops import convert_tensor_to_tile_ops
 from ptoc.passes.lower_pipeline_to_slots import lower_pipeline_to_slots
 
 # ---- orchestration / task-graph passes (DeriveCallDirections, ...) ----
-from ptoc.passes.tasks import derive_call_directions
+from ptoc.passes.tasks import derive_call_directions, materialize_valid_shape_symbols

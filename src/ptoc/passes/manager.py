@@ -34,7 +34,7 @@ PIPELINE_ORDER: tuple[str, ...] = (
     "LowerPipelineToSlots", "LowerPipelineLoops", "CanonicalizeIOOrder", "MaterializeTensorStrides",
     "InitMemRef", "MaterializeSemanticAliases", "MemoryReuse", "AllocateMemoryAddr",
     "FoldNoOpReshape", "FuseCreateAssembleToSlice", "DeriveCallDirections",
-    "AutoDeriveTaskDependencies", "MaterializeRuntimeScopes",
+    "AutoDeriveTaskDependencies", "MaterializeRuntimeScopes", "MaterializeValidShapeSymbols",
 )
 
 #: Planners under which a pass of that name runs, when its registration does not say.

@@ -4,5 +4,6 @@ Each module is one PyPTO pass and registers itself in the default pipeline.
 """
 
 from ptoc.passes.tasks.derive_call_directions import derive_call_directions
+from ptoc.passes.tasks.materialize_valid_shape_symbols import materialize_valid_shape_symbols
 
-__all__ = ["derive_call_directions"]
+__all__ = ["derive_call_directions", "materialize_valid_shape_symbols"]
