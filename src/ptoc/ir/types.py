@@ -11,7 +11,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ptoc.dtypes import DataType, MemorySpace
+from ptoc.dtypes import DataType, DslEnum, MemorySpace
 
 if TYPE_CHECKING:  # pragma: no cover
     from ptoc.ir.nodes import Expr, Var
@@ -85,15 +85,12 @@ class TileView:
         return default
 
 
-class TensorLayout(enum.Enum):
+class TensorLayout(DslEnum):
     """Layout names of ``pl.TensorView`` (ptoc's DDR tensors are ``ND``, row-major)."""
 
     ND = "ND"
     DN = "DN"
     NZ = "NZ"
-
-    def __repr__(self) -> str:
-        return f"pl.TensorLayout.{self.value}"
 
 
 @dataclass(frozen=True, eq=False)
