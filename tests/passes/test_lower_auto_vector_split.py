@@ -26,15 +26,25 @@ def lower(prog):
     return run(lower_auto_vector_split, prog)
 
 
-def test_up_down_halves_the_vector_rows_and_shards_the_cube_result():
-    before = program(function("k", CUBE + EPILOGUE, attrs='{"split": pl.SplitMode.UP_DOWN}'))
+ASSIGNED = ("        o: pl.Tensor[[64, 128], pl.FP32] = pl.tile.store(z, [0, 0], out)\n        return o",
+            "        o: pl.Tensor[[64, 128], pl.FP32] = pl.tile.store(z, [0 + subblock_idx * 32, 0], out)\n"
+            "        return o")
+# a bare 'pl.store(z, offs, out)' is a write too: each lane stores its own rows
+BARE = ("        pl.tile.store(z, [0, 0], out)\n        return out",
+        "        pl.tile.store(z, [0 + subblock_idx * 32, 0], out)\n        return out")
+
+
+@pytest.mark.parametrize("store", [ASSIGNED, BARE], ids=["assigned", "bare"])
+def test_up_down_halves_the_vector_rows_and_shards_the_cube_result(store):
+    assert ASSIGNED[0] in EPILOGUE
+    epilogue = EPILOGUE.replace(ASSIGNED[0], store[0])
+    before = program(function("k", CUBE + epilogue, attrs='{"split": pl.SplitMode.UP_DOWN}'))
     expected = program(function("k", '''
         subblock_idx: pl.Scalar[pl.INDEX] = pl.tile.get_subblock_idx()''' + CUBE + '''
         av: pl.Tile[[32, 128], pl.FP32, pl.Mem.Vec] = pl.tile.aiv_shard(acc, split=1)
         bv: pl.Tile[[32, 128], pl.FP32, pl.Mem.Vec] = pl.tile.load(bias, [0 + subblock_idx * 32, 0], [32, 128], [32, 128], target_memory=pl.Mem.Vec)
         z: pl.Tile[[32, 128], pl.FP32, pl.Mem.Vec] = pl.tile.add(av, bv)
-        o: pl.Tensor[[64, 128], pl.FP32] = pl.tile.store(z, [0 + subblock_idx * 32, 0], out)
-        return o''', attrs='{"split": pl.SplitMode.UP_DOWN, "split_aiv": True}'))
+''' + store[1], attrs='{"split": pl.SplitMode.UP_DOWN, "split_aiv": True}'))
     assert_structural_equal(lower(before), expected)
 
 

@@ -300,3 +300,37 @@ def test_store_result_first_bound_in_a_loop_names_the_tensor_after_it():
     compiled = run(StoreResultEscapesTheLoop, a, out)
     np.testing.assert_array_equal(out, a + a)
     assert compiled.program.get_function("kernel").body.stmts[-1].values[0].name == "out"
+
+
+def _split_mixed(mode: str, bare: bool):
+    """A matmul whose Vec epilogue the two AIV lanes split (``pl.split``), ending in a bare
+    or an assigned store: each lane must write its own half."""
+    store = "pl.store(pl.add(v, v), [0, 0], y)" if bare else "y = pl.store(pl.add(v, v), [0, 0], y)"
+    return pl.parse_program(f"""
+import ptoc.language as pl
+
+@pl.program
+class SplitEpilogue:
+    @pl.function
+    def main(self, a: pl.Tensor[[32, 32], pl.FP32], b: pl.Tensor[[32, 64], pl.FP32],
+             y: pl.Out[pl.Tensor[[32, 64], pl.FP32]]):
+        with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.{mode})]):
+            am = pl.load(a, [0, 0], [32, 32], target_memory=pl.MemorySpace.Mat)
+            bm = pl.load(b, [0, 0], [32, 64], target_memory=pl.MemorySpace.Mat)
+            v = pl.move(pl.matmul(am, bm), target_memory=pl.MemorySpace.Vec)
+            {store}
+        return y
+""", filename="split_epilogue.py")
+
+
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+@pytest.mark.parametrize("mode", ["UP_DOWN", "LEFT_RIGHT"])
+@pytest.mark.parametrize("bare", [True, False])
+def test_bare_and_assigned_stores_of_a_split_mixed_kernel(platform, mode, bare):
+    from ptoc.runtime import RunConfig
+
+    a, b, y = f32(32, 32), f32(32, 64), np.zeros((32, 64), np.float32)
+    compiled = ir.compile(_split_mixed(mode, bare), None, platform=platform)
+    result = compiled.run(a, b, y, config=RunConfig(platform=platform))
+    assert result.races == []
+    np.testing.assert_allclose(y, 2 * (a.astype(np.float64) @ b), rtol=1e-5, atol=1e-4)

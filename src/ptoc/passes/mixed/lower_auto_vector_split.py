@@ -92,6 +92,11 @@ class _Halver:
     def stmt(self, s: Stmt) -> list[Stmt]:
         if isinstance(s, AssignStmt) and isinstance(s.value, Call) and not s.value.is_function:
             return self.assign(s)
+        if isinstance(s, EvalStmt) and isinstance(s.expr, Call) and not s.expr.is_function \
+                and call_affinity(s.expr) is Affinity.VECTOR:
+            # a bare 'pl.store(t, offs, out)' is a write like 'out = pl.store(...)': each
+            # lane stores its own part
+            return [replace(s, expr=self.vector(s, self.subst(s.expr)))]
         if isinstance(s, ForStmt):
             return [self.loop(s)]
         if isinstance(s, IfStmt):
@@ -211,7 +216,7 @@ class _Halver:
 
     def _store(self, s, call: Call) -> Call:
         tile, offsets, out, *rest = call.args
-        original = s.value.args[0]
+        original = (s.value if isinstance(s, AssignStmt) else s.expr).args[0]
         if not (_is_tile(tile) and _is_tile(original)):
             return call
         full, mine = original.type.shape[self.axis], tile.type.shape[self.axis]
@@ -251,7 +256,7 @@ class _Halver:
         other = "LEFT_RIGHT" if self.mode is SplitMode.UP_DOWN else "UP_DOWN"
         return PassError(
             f"LowerAutoVectorSplit in '{self.fn.name}': pl.split({self.mode!r}) cannot split "
-            f"'{getattr(s, 'var', None) and s.var.name}': {what}", s.loc,
+            f"'{s.var.name if isinstance(s, AssignStmt) else 'pl.' + s.expr.op}': {what}", s.loc,
             hint=f"use pl.split(pl.SplitMode.{other}) or pl.SplitMode.NONE, or restructure "
                  "the vector code")
 
