@@ -38,6 +38,8 @@ MODULE_ALIASES = {
     "pypto.passes": "ptoc.passes",
     "pypto.runtime": "ptoc.runtime",
     "pypto.runtime.runner": "ptoc.runtime",
+    "pypto.runtime.worker": "ptoc.runtime.worker",
+    "pypto.runtime.device_tensor": "ptoc.runtime.worker",
     "pypto.backend": "ptoc.backend",
     "pypto.codegen": "ptoc.codegen",
     "pypto.jit": "ptoc.jit",
@@ -54,8 +56,6 @@ UNSUPPORTED = {
     "pypto.ir.distributed_compiled_program": _DISTRIBUTED,
     "pypto.runtime.distributed_runner": _DISTRIBUTED,
     "pypto.runtime.device_runner": _DEVICE,
-    "pypto.runtime.device_tensor": _DEVICE,
-    "pypto.runtime.worker": _DEVICE,
     "pypto.runtime.kernel_compiler": _DEVICE,
     "pypto.backend.pto_backend": "PyPTO's C++ code-generation backend: ptoc emits PTO from "
                                  "its own codegen (ptoc.codegen)",

@@ -11,6 +11,7 @@ from ptoc.runtime.config import RunConfig, SimulatorIgnoredWarning
 from ptoc.runtime.dispatch import KernelRun
 from ptoc.runtime.execute import RunResult
 from ptoc.runtime.tensor_spec import TensorSpec
+from ptoc.runtime.worker import ChipWorker, DeviceTensor, RegistrationHandle
 
 
 def compile_program(program, work_dir, *, memory_planner=None,

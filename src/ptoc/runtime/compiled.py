@@ -23,7 +23,7 @@ from ptoc.ir.nodes import Program
 from ptoc.ir.types import ScalarType, TensorType
 from ptoc.runtime.config import RunConfig
 from ptoc.runtime.dims import DimBindings
-from ptoc.runtime.tensors import check_tensor, is_torch, to_numpy, to_torch, write_back
+from ptoc.runtime.tensors import check_tensor, returns_torch, to_numpy, to_torch, write_back
 from ptoc.sim.global_memory import GlobalMemory, GMTensor
 
 
@@ -163,13 +163,13 @@ class CompiledProgram:
 
     def __call__(self, *tensors, config: RunConfig | None = None):
         """Run; given inputs only, return the outputs (torch tensors when any argument is a
-        torch tensor, as PyPTO returns torch; numpy arrays otherwise)."""
+        torch or device tensor, as PyPTO returns torch; numpy arrays otherwise)."""
         result = self.run(*tensors, config=config)
         inputs_only = len(tensors) < len(self.entry.params)
         if not inputs_only:
             return None
         values = list(result.outputs.values())
-        if any(is_torch(t) for t in tensors):
+        if returns_torch(tensors):
             values = [to_torch(v) for v in values]
         return values[0] if len(values) == 1 else tuple(values)
 

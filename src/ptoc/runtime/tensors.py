@@ -12,10 +12,25 @@ def is_torch(value) -> bool:
     return type(value).__module__.startswith("torch")
 
 
+def is_device_tensor(value) -> bool:
+    from ptoc.runtime.worker import DeviceTensor
+
+    return isinstance(value, DeviceTensor)
+
+
+def returns_torch(values) -> bool:
+    """Whether a call with these arguments returns torch tensors (PyPTO's callers pass torch
+    tensors or worker-resident ones, and get torch back)."""
+    return any(is_torch(v) or is_device_tensor(v) for v in values)
+
+
 def to_numpy(value, name: str) -> np.ndarray:
-    """A numpy view/copy of a user tensor (torch tensors are converted, bf16 via ml_dtypes)."""
+    """A numpy view/copy of a user tensor (torch tensors are converted, bf16 via ml_dtypes;
+    a ChipWorker's DeviceTensor is its live device bytes)."""
     if isinstance(value, np.ndarray):
         return value
+    if is_device_tensor(value):
+        return value.array()
     if is_torch(value):
         import torch
 
@@ -23,8 +38,9 @@ def to_numpy(value, name: str) -> np.ndarray:
         if tensor.dtype == torch.bfloat16:
             return tensor.view(torch.int16).numpy().view(DataType.BF16.numpy)
         return tensor.numpy()
-    raise RuntimeConfigError(f"tensor '{name}' is a {type(value).__name__}, not a numpy array or "
-                             "torch tensor", hint="pass numpy arrays (or torch tensors)")
+    raise RuntimeConfigError(f"tensor '{name}' is a {type(value).__name__}, not a numpy array, "
+                             "torch tensor or DeviceTensor",
+                             hint="pass numpy arrays (or torch tensors)")
 
 
 def to_torch(values: np.ndarray):
@@ -39,8 +55,9 @@ def to_torch(values: np.ndarray):
 
 def write_back(target, values: np.ndarray) -> None:
     """Copy a result into the caller's tensor in place (numpy or torch)."""
-    if isinstance(target, np.ndarray):
-        target[...] = values.reshape(target.shape).astype(target.dtype, copy=False)
+    if isinstance(target, np.ndarray) or is_device_tensor(target):
+        array = to_numpy(target, "")
+        array[...] = values.reshape(array.shape).astype(array.dtype, copy=False)
         return
     import torch
 
