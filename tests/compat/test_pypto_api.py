@@ -95,6 +95,15 @@ def test_ir_compile_takes_pypto_keywords(tmp_path, fresh_reports):
         "ptoc: ir.compile.dump_ptoas_passes=True")
 
 
+@pytest.mark.parametrize("level, dumps", [("NONE", False), ("CONCISE", True), ("EXPLICIT", True)])
+def test_pass_dump_levels(level, dumps, tmp_path):
+    from ptoc.passes import PassDumpLevel
+
+    ir.compile(pl.parse_program(ADD), str(tmp_path), dump_passes=getattr(ir.PassDumpLevel, level))
+    assert (tmp_path / "passes_dump" / "00_frontend.py").is_file() is dumps
+    assert ir.PassDumpLevel is PassDumpLevel and bool(PassDumpLevel[level]) is dumps
+
+
 def test_run_honours_save_kernels_dir_and_codegen_only(tmp_path):
     a = np.ones((16, 64), np.float32)
     c = np.zeros((16, 64), np.float32)

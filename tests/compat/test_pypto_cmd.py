@@ -57,6 +57,16 @@ def test_ptoc_error_is_one_line_and_exit_2(tmp_path, capsys):
     assert len(err.strip().splitlines()) == 1
 
 
+def test_a_name_ptoc_lacks_in_an_aliased_module_is_a_user_error(tmp_path, capsys):
+    path = _script(tmp_path, "from pypto.runtime import RunConfig, no_such_helper\n")
+    assert main(["pypto", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ptoc: error: 'from pypto.runtime import no_such_helper': ptoc does "
+                          "not provide PyPTO's pypto.runtime.no_such_helper")
+    other = _script(tmp_path, "from json import no_such_helper\n")
+    assert main(["pypto", str(other)]) == 1, "a script's own import error stays the script's"
+
+
 def test_module_runs_as_python_dash_m(tmp_path, monkeypatch, capsys):
     _script(tmp_path, "", name="pkg/__init__.py")
     _script(tmp_path, "from . import helper\nimport sys\nprint(__name__, helper.X, sys.argv[1:])\n",

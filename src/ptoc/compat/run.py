@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import runpy
 import sys
 import traceback
 from pathlib import Path
 
-from ptoc.compat.aliases import pypto_aliases
-from ptoc.errors import PtocError, RuntimeConfigError
+from ptoc.compat.aliases import MODULE_ALIASES, pypto_aliases
+from ptoc.errors import MissingApiError, PtocError, RuntimeConfigError
 
 _PTOC_DIR = Path(__file__).resolve().parent.parent
 _MACHINERY = ("<frozen runpy>", runpy.__file__, __file__)
@@ -57,12 +58,33 @@ def _exit_code(run) -> int:
         return _system_exit_code(exc.code)
     except PtocError:
         raise
+    except ImportError as exc:
+        missing = _missing_name(exc)
+        if missing is not None:
+            raise MissingApiError(missing, hint="run this script with PyPTO, or see "
+                                  "docs/en/pypto.md for what ptoc provides") from None
+        traceback.print_exception(type(exc), exc, _script_frames(exc.__traceback__))
+        return 1
     except Exception as exc:
         if _raised_inside_ptoc(exc):
             raise
         traceback.print_exception(type(exc), exc, _script_frames(exc.__traceback__))
         return 1
     return 0
+
+
+def _missing_name(exc: ImportError) -> str | None:
+    """For ``from pypto.X import name`` where ptoc's module for ``pypto.X`` lacks ``name``:
+    the message saying so (a user error, not a script bug); None for other ImportErrors."""
+    match = re.match(r"cannot import name '(\w+)' from '([\w.]+)'", str(exc))
+    if match is None:
+        return None
+    name, module = match.groups()
+    pypto = [alias for alias, target in MODULE_ALIASES.items() if target == module]
+    if not pypto:
+        return None
+    return (f"'from {pypto[0]} import {name}': ptoc does not provide PyPTO's "
+            f"{pypto[0]}.{name} (ptoc's {module} has no '{name}')")
 
 
 def _system_exit_code(code) -> int:

@@ -69,6 +69,7 @@ globals().update({dtype.name: dtype for dtype in DataType})
 _LATER_LAYER_NAMES = {
     "PassManager": "ptoc.passes", "OptimizationStrategy": "ptoc.passes",
     "PassContext": "ptoc.passes", "VerificationLevel": "ptoc.passes",
+    "PassDumpLevel": "ptoc.passes",
     "CompiledProgram": "ptoc.runtime",
 }
 

@@ -35,8 +35,8 @@ from ptoc.passes.diagnostics import (
     report_diagnostic, write_report,
 )
 from ptoc.passes.instruments import (
-    CallbackInstrument, IRDumpInstrument, PassInstrument, RoundTripInstrument, TimingInstrument,
-    VerificationInstrument, install_global_instrument, remove_global_instrument,
+    CallbackInstrument, IRDumpInstrument, PassDumpLevel, PassInstrument, RoundTripInstrument,
+    TimingInstrument, VerificationInstrument, install_global_instrument, remove_global_instrument,
     suspended_global_instruments,
 )
 from ptoc.passes.manager import (

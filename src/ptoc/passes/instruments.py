@@ -13,6 +13,7 @@ nothing extra.
 from __future__ import annotations
 
 import contextlib
+import enum
 import json
 import re
 import threading
@@ -165,6 +166,19 @@ def _excerpt(text: str, line: int | None, radius: int = 2) -> str:
 # ---- dumps ---------------------------------------------------------------------------------
 
 _DUMP_NAME = re.compile(r"^\d{2,}_(frontend|after_\w+)\.py$")
+
+
+class PassDumpLevel(enum.Enum):
+    """PyPTO's ``dump_passes`` levels. ptoc prints one form of the IR (every binding with
+    its full type), so CONCISE and EXPLICIT both dump it; NONE dumps nothing. A level is
+    true exactly when it dumps, so ``dump_passes=`` takes a bool or a level alike."""
+
+    NONE = 0
+    CONCISE = 1
+    EXPLICIT = 2
+
+    def __bool__(self) -> bool:
+        return self is not PassDumpLevel.NONE
 
 
 class IRDumpInstrument(PassInstrument):
