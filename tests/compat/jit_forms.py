@@ -100,3 +100,19 @@ def vector_kernel(a: pl.Tensor, out: pl.Out[pl.Tensor]):
 def calls_vector_kernel(a: pl.Tensor, out: pl.Out[pl.Tensor]):
     out = vector_kernel(a, out)
     return out
+
+
+@pl.jit(auto_scope=False)
+def hand_scoped(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.scope():
+        with pl.at(level=pl.Level.CORE_GROUP):
+            pl.store(pl.add(pl.load(a, [0, 0], [32, 64]), 5.0), [0, 0], out)
+    return out
+
+
+@pl.jit
+def from_signature(a: pl.Tensor[[32, 64], pl.FP32], out: pl.Out[pl.Tensor[[32, 64], pl.FP32]],
+                   bias: pl.Scalar[pl.FP32] = 0.25):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        pl.store(pl.add(pl.load(a, [0, 0], [32, 64]), bias), [0, 0], out)
+    return out

@@ -11,8 +11,8 @@ from ptoc.errors import ParseError, PtocError
 from ptoc.runtime import RunConfig
 
 from jit_forms import (
-    calls_vector_kernel, entry_calls_entry, fractional_count, host_entry, host_to_a_rank,
-    literal_scalars, same_name, shift, shift_then_halve, via_opaque,
+    calls_vector_kernel, entry_calls_entry, fractional_count, from_signature, hand_scoped,
+    host_entry, host_to_a_rank, literal_scalars, same_name, shift, shift_then_halve, via_opaque,
 )
 
 
@@ -113,3 +113,21 @@ def test_save_kernels_dir_and_codegen_only_apply_to_jit_calls(a, tmp_path):
     assert not out.any(), "codegen_only compiles and does not run"
     via_opaque(a, out, config=RunConfig(save_kernels_dir=str(tmp_path / "k")))
     np.testing.assert_allclose(out, a + 2.0, rtol=1e-6)
+
+
+def test_auto_scope_false_lets_the_body_place_its_scope(a):
+    out = np.zeros_like(a)
+    hand_scoped(a, out)
+    np.testing.assert_allclose(out, a + 5.0, rtol=1e-6)
+    assert hand_scoped.specialize(a, out).functions["hand_scoped"].attrs == {"auto_scope": False}
+
+
+def test_compile_with_no_arguments_reads_the_signature(a):
+    compiled = from_signature.compile()
+    assert compiled.param_names == ["a", "out"] and compiled.output_indices == [1]
+    assert compiled.platform == "a2a3sim"
+    out = np.zeros_like(a)
+    compiled(a, out)
+    np.testing.assert_allclose(out, a + 0.25, rtol=1e-6)
+    with pytest.raises(ParseError, match=r"pl.Tensor\[...\] needs a shape and a dtype"):
+        shift_then_halve.compile()

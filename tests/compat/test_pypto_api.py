@@ -74,6 +74,12 @@ def test_pypto_fields_are_accepted_and_kept():
     assert config.backend_type is BackendType.Ascend910B  # the platform decides, as in PyPTO
 
 
+def test_compiled_program_names_its_platform_and_parameters():
+    compiled = run(pl.parse_program(ADD), config=RunConfig(platform="a5sim"))
+    assert compiled.platform == "a5sim" and compiled.target == "a5"
+    assert compiled.param_names == ["a", "b", "c"] and compiled.output_indices == [2]
+
+
 def test_compiled_program_is_its_output_directory(tmp_path):
     compiled = ir.compile(pl.parse_program(ADD), tmp_path / "out", dump_passes=False)
     assert os.fspath(compiled) == str(tmp_path / "out") == str(compiled)

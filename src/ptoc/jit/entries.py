@@ -20,6 +20,7 @@ def to_entry(compiled) -> dict:
         "program": compiled.program.as_python(),
         "pto": dict(compiled.pto_text),
         "target": compiled.target,
+        "platform": compiled.platform,
         "memory_planner": getattr(planner, "name", planner),
         "enable_pypto_l0c_double_buffer": bool(compiled.enable_pypto_l0c_double_buffer),
         "diagnostics": [_diagnostic(d) for d in compiled.diagnostics],
@@ -63,7 +64,7 @@ def from_entry(entry: dict, source_program, output_dir: Path):
             allocations=allocations, diagnostics=[_rebuild(d) for d in entry["diagnostics"]],
             output_dir=output_dir, target=str(entry["target"]), memory_planner=planner,
             enable_pypto_l0c_double_buffer=bool(entry["enable_pypto_l0c_double_buffer"]),
-            profile=entry["profile"])
+            profile=entry["profile"], platform=str(entry["platform"]))
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
         raise PtocError(f"malformed jit cache entry ({type(exc).__name__}: {exc})") from None
     compiled._modules.update(modules)

@@ -25,8 +25,17 @@ from ptoc.runtime.tensors import to_numpy
 
 
 def argument_types(jit, args: tuple) -> tuple[dict[str, Type], dict[str, Any]]:
-    """Tensor argument types and scalar specialisation values, by parameter name."""
+    """Tensor argument types and scalar specialisation values, by parameter name.
+
+    With no arguments at all (``kernel.compile()``) the signature is the specialisation,
+    as in PyPTO: tensors take their annotated types (which must then be complete) and a
+    scalar with a default takes that value; one without stays a run-time scalar."""
     params = [a.arg for a in jit.source.node.args.args]
+    if not args and params:
+        defaults = jit.fn.__defaults__ or ()
+        given = dict(zip(params[len(params) - len(defaults):], defaults))
+        return {}, {name: value for name, value in given.items()
+                    if isinstance(value, (bool, int, float))}
     if len(args) != len(params):
         raise PtocError(f"{jit.name} takes {count(len(params), 'argument')} "
                         f"({', '.join(params)}) but {were_given(len(args))}")
@@ -153,12 +162,16 @@ def _spelling(jit) -> str:
 
 def _attrs(jit) -> dict:
     """Function attributes of a jit kind: a host entry is the HOST-level orchestrator; an
-    incore kernel records the ``level=`` it was declared with."""
+    incore kernel records the ``level=`` it was declared with; ``auto_scope=False`` lets
+    the body place its own ``pl.scope()`` regions."""
+    attrs = {}
     if jit.kind == "host":
-        return {"level": Level.HOST.value, "role": Role.Orchestrator.value}
-    if jit.level is not None:
-        return {"level": jit.level.value}
-    return {}
+        attrs = {"level": Level.HOST.value, "role": Role.Orchestrator.value}
+    elif jit.level is not None:
+        attrs = {"level": jit.level.value}
+    if not jit.auto_scope:
+        attrs["auto_scope"] = False
+    return attrs
 
 
 def _type_key(ty: Type) -> tuple:

@@ -79,7 +79,8 @@ def compile_ir(program: Program, output_dir: str | os.PathLike | None = None, *,
                                    output_dir=out, target=target,
                                    memory_planner=planner,
                                    enable_pypto_l0c_double_buffer=ctx.enable_pypto_l0c_double_buffer,
-                                   profile=manager.last_profile, _modules=modules)
+                                   profile=manager.last_profile, platform=platform,
+                                   _modules=modules)
         from ptoc.report.memmap_write import write_memory_maps
 
         write_memory_maps(compiled)  # report/memmap_<kernel>.html

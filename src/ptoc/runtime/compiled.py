@@ -39,6 +39,7 @@ class CompiledProgram:
     memory_planner: Any = None
     enable_pypto_l0c_double_buffer: bool = False
     profile: dict | None = None
+    platform: str | None = None
     _modules: dict = field(default_factory=dict, repr=False)
 
     def __fspath__(self) -> str:
@@ -71,6 +72,16 @@ class CompiledProgram:
     def allocations_in(self, space) -> list:
         """Placements in one memory space (``pl.Mem.Acc`` ...), across kernels."""
         return [a for a in self.allocations if a.space == space]
+
+    @property
+    def param_names(self) -> list[str]:
+        """The entry function's parameter names, in call order (PyPTO's)."""
+        return [p.var.name for p in self.entry.params]
+
+    @property
+    def output_indices(self) -> list[int]:
+        """Positions of the pure ``Out`` parameters: the ones an inputs-only call allocates."""
+        return [i for i, p in enumerate(self.entry.params) if p.direction is Direction.Out]
 
     @cached_property
     def entry(self):
