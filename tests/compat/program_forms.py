@@ -29,3 +29,25 @@ class TwoScales:
         b = self.shift(a, b)
         y = scale(b, y)
         return y
+
+
+@pl.inline
+def doubled(x: pl.Tensor[[16, 64], pl.FP32], y: pl.Out[pl.Tensor[[16, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        pl.store(pl.mul(pl.load(x, [0, 0], [16, 64]), 2.0), [0, 0], y)
+    return y
+
+
+@pl.program
+class Quadruple:
+    @pl.inline
+    def again(self, x: pl.Tensor[[16, 64], pl.FP32], y: pl.Out[pl.Tensor[[16, 64], pl.FP32]]):
+        y = doubled(x, y)
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 64], pl.FP32], y: pl.Out[pl.Tensor[[16, 64], pl.FP32]]):
+        mid = pl.create_tensor([16, 64], dtype=pl.FP32)
+        mid = doubled(x, mid)
+        y = self.again(mid, y)
+        return y

@@ -12,9 +12,9 @@ import ptoc.language as pl
 from ptoc import ir
 from ptoc.errors import ParseError, PtocError
 from ptoc.ir import Function, Program, assert_structural_equal
-from ptoc.runtime import run
+from ptoc.runtime import RunConfig, run
 
-from program_forms import TwoScales, scale
+from program_forms import Quadruple, TwoScales, doubled, scale
 
 FUNCTION = """
 @pl.function
@@ -121,3 +121,16 @@ def test_serialize_round_trip(node, tmp_path):
 def test_deserialize_rejects_foreign_bytes():
     with pytest.raises(ParseError, match="were not written by ir.serialize"):
         ir.deserialize(b"\x93\x01\x02")
+
+
+def test_pl_inline_helpers_are_spliced_at_their_call_sites(tmp_path):
+    from ptoc.dtypes import FunctionType
+
+    assert isinstance(doubled, Function) and doubled.func_type is FunctionType.Inline
+    assert [f.func_type for f in Quadruple.functions] == [
+        FunctionType.Inline, FunctionType.Inline, FunctionType.Orchestration]
+    x = np.random.default_rng(3).standard_normal((16, 64)).astype(np.float32)
+    y = np.zeros_like(x)
+    compiled = run(Quadruple, x, y, config=RunConfig(save_kernels_dir=str(tmp_path)))
+    np.testing.assert_allclose(y, 4 * x, rtol=1e-6)
+    assert FunctionType.Inline not in {f.func_type for f in compiled.program.functions}

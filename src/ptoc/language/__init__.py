@@ -14,7 +14,7 @@ from ptoc.dtypes import (
 from ptoc.ir.types import TensorLayout, TileLayout
 from ptoc.language.dynamic import DynVar, dynamic
 from ptoc.language.program import (
-    function, loads, loads_program, parse, parse_program, program,
+    function, inline, loads, loads_program, parse, parse_program, program,
 )
 from ptoc.language.surface import (
     Array, InOut, MemRef, OpNamespace, Out, Ptr, Scalar, Tensor, TensorView, Tile, TileView, Tuple,

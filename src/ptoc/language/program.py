@@ -162,6 +162,13 @@ def function(fn=None, **_options):
     return _function_from_def(fn, inspect.currentframe().f_back)
 
 
+def inline(fn):
+    """Decorator ``@pl.inline``: a helper spliced into every call site (PyPTO's). A
+    module-level one becomes an Inline ``ir.Function`` at once, which a ``@pl.program``
+    calls by name; the InlineFunctions pass expands it and leaves no function behind."""
+    return _function_from_def(fn, inspect.currentframe().f_back)
+
+
 def _function_from_def(fn, frame):
     code = getattr(fn, "__code__", None)
     if code is None or (code.co_argcount and code.co_varnames[0] == "self"):

@@ -137,6 +137,8 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser):
         for deco in node.decorator_list:
             target = deco.func if isinstance(deco, ast.Call) else deco
             path = self.expr(target)
+            if isinstance(path, DslPath) and path.parts == ("inline",):
+                return {"type": FunctionType.Inline}
             if isinstance(path, DslPath) and path.parts == ("function",):
                 if not isinstance(deco, ast.Call):
                     return {}
