@@ -209,3 +209,22 @@ def test_unannotated_function_called_before_its_definition_returns_its_body_type
     c = np.zeros_like(a)
     run(program, a, c)
     np.testing.assert_allclose(c, 2 * a)
+
+
+@pytest.mark.parametrize("field, value, match", [
+    ("ring_heap", 64, "ring_heap must be a power of 2 >= 1024"),
+    ("ring_heap", 3000, "ring_heap must be a power of 2"),
+    ("ring_task_window", True, "ring_task_window must be a power of 2 >= 4"),
+    ("ring_dep_pool", [4, 8, 16], "must have 4 entries"),
+    ("ring_task_window", [4, 0, 6, 8], "entries must be a power of 2 >= 4 .*got 6"),
+])
+def test_ring_sizes_are_checked_as_pypto_checks_them(field, value, match):
+    with pytest.raises(PtocError, match=match):
+        RunConfig(**{field: value})
+
+
+def test_valid_ring_sizes_are_accepted(fresh_reports):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SimulatorIgnoredWarning)
+        config = RunConfig(ring_heap=1 << 20, ring_task_window=[4, 0, 8, 16], ring_dep_pool=4)
+    assert config.ring_task_window == [4, 0, 8, 16]

@@ -117,6 +117,8 @@ class RunConfig:
         if self.rtol < 0 or self.atol < 0:
             raise RuntimeConfigError(f"RunConfig tolerances must be >= 0 (rtol={self.rtol}, "
                                      f"atol={self.atol})")
+        for name, (phrase, ok) in RING_LIMITS.items():
+            _check_ring_size(name, getattr(self, name), phrase, ok)
         target = target_of_platform(self.platform)
         from ptoc.backend import BackendType
 
@@ -141,6 +143,41 @@ class RunConfig:
                 "enable_pypto_l0c_double_buffer": self.enable_pypto_l0c_double_buffer,
                 "dump_passes": bool(self.dump_passes), "profiling": self.compile_profiling,
                 "disabled_diagnostics": self.disabled_diagnostics}
+
+
+#: PyPTO's limits on the device-only ring sizes (the device runtime's), checked although
+#: the simulator ignores the values, so a script that ptoc accepts is one PyPTO accepts
+RING_DEPTH = 4
+RING_LIMITS = {
+    "ring_task_window": ("be a power of 2 >= 4", lambda v: _is_pow2(v) and v >= 4),
+    "ring_heap": ("be a power of 2 >= 1024 (bytes per ring)", lambda v: _is_pow2(v) and v >= 1024),
+    "ring_dep_pool": ("be in [4, INT32_MAX]", lambda v: 4 <= v <= 2**31 - 1),
+}
+
+
+def _is_pow2(value: int) -> bool:
+    return value > 0 and value & (value - 1) == 0
+
+
+def _check_ring_size(name: str, value, phrase: str, ok) -> None:
+    """A scalar for every ring, or one entry per ring (0 keeps that ring's default)."""
+    def is_int(v) -> bool:
+        return isinstance(v, int) and not isinstance(v, bool)
+
+    if value is None:
+        return
+    if isinstance(value, (list, tuple)):
+        if len(value) != RING_DEPTH:
+            raise RuntimeConfigError(f"RunConfig.{name} must have {RING_DEPTH} entries (one per "
+                                     f"scope-depth ring), got {len(value)}")
+        bad = [v for v in value if not is_int(v) or (v != 0 and not ok(v))]
+        if bad:
+            raise RuntimeConfigError(f"RunConfig.{name} entries must {phrase} (or 0 to keep the "
+                                     f"default), got {bad[0]!r}")
+    elif not is_int(value) or not ok(value):
+        raise RuntimeConfigError(f"RunConfig.{name} must {phrase}, got {value!r}",
+                                 hint="PyPTO's device runtime refuses it; the simulator ignores "
+                                      "the ring sizes")
 
 
 def target_of_platform(platform: str) -> str:
