@@ -10,7 +10,7 @@ import ptoc.language as pl
 from ptoc.errors import RuntimeConfigError
 from ptoc.runtime import ChipWorker, RunConfig, run
 
-from test_pypto_api import ADD  # c = a + b on [16, 64] FP32
+from add_program import ADD  # c = a + b on [16, 64] FP32
 
 
 @pytest.fixture(scope="module")

@@ -104,44 +104,46 @@ def parse_class(node: ast.ClassDef, ctx: ParseContext) -> Program:
         parser = FunctionParser(ctx, declared)
         params, returns, _ = wrap_errors(ctx, method, parser.signature, method)
         declared[method.name] = ([(p.var.name, p.var.type) for p in params], returns)
-    # A method without a return annotation returns what its body returns (as in PyPTO).
-    # Bodies are parsed in order, each derived return type known to the methods after it;
-    # a call to a later un-annotated method needs another round (one per forward chain).
+    # A method without a return annotation returns what its body returns (as in PyPTO):
+    # such methods are parsed before the methods that call them, so every call sees its
+    # callee's type; the program keeps the source order.
     derived = {name for name, (_, returns) in declared.items() if not returns}
-    rounds = 1 + len(_forward_calls(methods, derived))
-    for _ in range(rounds):
-        functions = _parse_bodies(methods, declared, derived, ctx)
-    return Program(node.name, tuple(functions), ctx.loc(node))
-
-
-def _forward_calls(methods: list, derived: set[str]) -> set[str]:
-    """Un-annotated methods called (``self.name(...)``) by a method defined before them."""
-    position = {method.name: i for i, method in enumerate(methods)}
-    forward = set()
-    for i, method in enumerate(methods):
-        for node in ast.walk(method):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-                    isinstance(node.func.value, ast.Name) and node.func.value.id == "self" and \
-                    node.func.attr in derived and position[node.func.attr] >= i:
-                forward.add(node.func.attr)
-    return forward
-
-
-def _parse_bodies(methods: list, declared: dict, derived: set[str], ctx: ParseContext) -> list:
-    """Every method's body (with the functions its scopes and external calls add); the
-    return types derived from a body go into ``declared`` for the methods parsed after."""
-    ctx.joined.clear()
-    signatures = dict(declared)
-    functions: list = []
-    for method in methods:
+    parsed: dict[str, list] = {}
+    for method in _callees_first(methods, derived):
         outlined: list = []
-        parsed = wrap_errors(ctx, method, FunctionParser(ctx, signatures, outlined).function, method)
-        functions.extend(outlined)
-        functions.append(parsed)
+        function = wrap_errors(ctx, method, FunctionParser(ctx, declared, outlined).function,
+                               method)
+        parsed[method.name] = outlined + [function]
         if method.name in derived:
-            declared[method.name] = signatures[method.name] = (declared[method.name][0],
-                                                              parsed.return_types)
-    return functions
+            declared[method.name] = (declared[method.name][0], function.return_types)
+    return Program(node.name, tuple(f for m in methods for f in parsed[m.name]), ctx.loc(node))
+
+
+def _callees_first(methods: list, derived: set[str]) -> list:
+    """``methods`` in source order, except that an un-annotated method comes before the
+    methods calling it (``self.name(...)``); a cycle keeps its source order."""
+    by_name = {method.name: method for method in methods}
+    callees = {method.name: [node.func.attr for node in ast.walk(method)
+                             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                             and isinstance(node.func.value, ast.Name)
+                             and node.func.value.id == "self" and node.func.attr in derived
+                             and node.func.attr != method.name]
+               for method in methods}
+    order: list = []
+    state: dict[str, str] = {}
+
+    def visit(name: str) -> None:
+        if state.get(name):
+            return
+        state[name] = "open"
+        for callee in callees[name]:
+            visit(callee)
+        state[name] = "done"
+        order.append(by_name[name])
+
+    for method in methods:
+        visit(method.name)
+    return order
 
 
 def program(cls=None, **_options):
