@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ptoc.backend import PROFILES, ProfileError, get_profile
+from ptoc.backend import PROFILES, ProfileError, RowCost, get_profile
 from ptoc.backend.profiles import gib_per_s_to_bytes_per_cycle, odd_part
 from ptoc.dtypes import DataType, MemorySpace
 
@@ -202,7 +202,32 @@ def test_fitted_vector_costs(op, dtype, slope, bias, rows, cols):
             bias + slope * rows * cols)
 
 
-@pytest.mark.parametrize("op,dtype", [("trowsum", FP32), ("tcvt", BF16), ("texp", FP16), ("tdiv", FP32)])
+#: rows of pto-isa's formula_params.csv (op, bytes, cols, slope, bias) the RowCost fits
+#: must stay close to: cycles = slope * rows * cols + bias
+CSV_ROWS = [("trowsum", FP32, 128, 0.0625, 61.5), ("trowsum", FP16, 432, 0.0255, 103),
+            ("trowmax", FP32, 304, 0.0434, 110), ("tcolsum", FP16, 336, 0.069, 30),
+            ("tcolsum", FP32, 64, 0.3047, 15), ("tcolmax", FP16, 96, 0.1836, 19),
+            ("trowexpand", FP32, 64, 0.2187, 37)]
+
+
+@pytest.mark.parametrize("op,dtype,cols,slope,bias", CSV_ROWS)
+@pytest.mark.parametrize("rows", [16, 64])
+def test_row_cost_fits_follow_the_pto_isa_table(op, dtype, cols, slope, bias, rows):
+    for name in PROFILES:
+        got = get_profile(name).vector_cycles(op, dtype, rows, cols)
+        assert got == pytest.approx(slope * rows * cols + bias, rel=0.15), (name, op, cols)
+
+
+def test_row_cost_counts_registers_per_row():
+    cost = RowCost(2.0, 3.0, 10.0, 1.0, "[A] test")
+    # 72 fp32 columns span two 256-byte registers: 10 + 1*2 + 4 * (2 + 3*2)
+    assert cost.cycles(4, 72, 4) == 44.0
+    assert get_profile().vector_cycles("trowmin", FP32, 8, 64) == \
+        get_profile().vector_cycles("trowmax", FP32, 8, 64)
+
+
+@pytest.mark.parametrize("op,dtype", [("trowprod", FP32), ("tcvt", BF16), ("texp", FP16),
+                                      ("tcolexpand", FP32)])
 def test_unfitted_vector_ops_use_the_fallback(op, dtype):
     p = get_profile()
     assert p.vector_cycles(op, dtype, 16, 64) == pytest.approx(20 + 16 * 64 * dtype.nbytes / 256)

@@ -144,6 +144,33 @@ class VectorCost:
 
 
 @dataclass(frozen=True)
+class RowCost:
+    """Vector op cost ``bias + bias_reg * regs + rows * (row + reg * regs)``, ``regs`` the
+    256-byte vector registers one row spans (``ceil(cols * bytes / 256)``).
+
+    Why a second form: pto-isa fits row/column reductions and broadcasts one slope per
+    column count (formula_params.csv), and across those columns every fit has this one
+    shape — a fixed cost per row plus one per register of the row, and a final
+    cross-register step that grows with the registers (``bias_reg``).
+    """
+
+    row_cycles: float
+    reg_cycles: float
+    bias_cycles: float
+    bias_reg_cycles: float = 0.0
+    source: str = ""
+
+    def cycles(self, rows: int, cols: int, nbytes: int) -> float:
+        regs = math.ceil(cols * nbytes / VECTOR_REGISTER_BYTES)
+        return float(self.bias_cycles + self.bias_reg_cycles * regs
+                     + rows * (self.row_cycles + self.reg_cycles * regs))
+
+
+#: vector register width [S] (pto-isa docs/execution-agents.md: 64 fp32 / 128 fp16 lanes)
+VECTOR_REGISTER_BYTES = 256
+
+
+@dataclass(frozen=True)
 class TimingProfile:
     """A named set of cost parameters; see the module docstring for the three profiles.
 
@@ -154,7 +181,8 @@ class TimingProfile:
         mad_fp32_passes: cube passes per K-fractal for fp32 inputs (cpr); 1 for other dtypes.
         transfers: non-Acc moves keyed by (src, dst) memory space.
         drains: Acc drains keyed by destination (DDR, Mat, Vec).
-        vector_ops: fitted vector costs by op name (``tadd``, ``texp``...).
+        vector_ops: fitted vector costs by op name (``tadd``, ``texp``...): a VectorCost
+            (per element) or a RowCost (per row and register).
         vector_fallback_cycles / vector_fallback_bytes_per_cycle: cost of an unfitted vector op,
             ``fallback + bytes_out / bytes_per_cycle`` [A] (hw-model.md §6.2).
         mte1_head_cycles: fixed cycles per MTE1 move (0: PyPTO uses none) [A].
@@ -176,7 +204,7 @@ class TimingProfile:
     mad_fp32_passes: int
     transfers: Mapping[tuple[MemorySpace, MemorySpace], LinearTransfer]
     drains: Mapping[MemorySpace, "RowDrain | FlatDrain"]
-    vector_ops: Mapping[str, VectorCost]
+    vector_ops: Mapping[str, "VectorCost | RowCost"]
     vector_fallback_cycles: float = 20.0          # [A] hw-model.md §6.2 "fallback: 20 + bytes_out/256"
     vector_fallback_bytes_per_cycle: float = 256.0  # [A] same; = vector register width 256 B [S] §2.3
     mte1_head_cycles: float = 0.0                 # [A] hw-model.md §2.3 "MTE1 per extract"
@@ -265,13 +293,15 @@ class TimingProfile:
                       out_bytes: int | None = None) -> float:
         """Cost of vector op ``op`` (``tadd`` or ``pto.tadd``) over rows x cols elements.
 
-        A fitted op costs ``bias + slope * rows * cols``; an op without a fit, or a dtype
-        width the fit lacks, costs ``fallback + out_bytes / 256`` [A] where ``out_bytes``
-        defaults to rows*cols*bytes.
+        A fitted op costs ``bias + slope * rows * cols`` (VectorCost) or its RowCost; an op
+        without a fit, or a dtype width the fit lacks, costs ``fallback + out_bytes / 256``
+        [A] where ``out_bytes`` defaults to rows*cols*bytes.
         """
         _check_positive(op, rows=rows, cols=cols)
         key = op.removeprefix("pto.")
         fit = self.vector_ops.get(key)
+        if isinstance(fit, RowCost):
+            return fit.cycles(rows, cols, dtype.nbytes)
         if fit is not None and dtype.nbytes in fit.slope_by_bytes:
             return float(fit.bias_cycles + fit.slope_by_bytes[dtype.nbytes] * rows * cols)
         nbytes = rows * cols * dtype.nbytes if out_bytes is None else out_bytes
@@ -309,6 +339,31 @@ _PTOISA_GM_UB = {
 # listed op [A] (marked below); every other op uses the fallback.
 _SCALAR_RATE = {4: 0.0156, 2: 0.0078}   # [S] TADDS/TMULS
 _BINARY_RATE = {4: 0.0312, 2: 0.0156}   # [S] TMUL/TSUB
+# Ops the csv gives per column count (8-656 columns, fp32 and fp16) [F]: each row of the csv
+# is one (op, dtype, cols) slope and bias; these are least-squares fits of the RowCost shape
+# to all of an op's rows (median / worst deviation from the csv at 16 rows in the source).
+# Per-element fits keep the csv's slope [S] with its median bias [S]. TROWMIN/TCOLMIN/TMAXS
+# and TDIV are not in the csv: they take the rate of their mirror op [A].
+_ROWSUM = RowCost(5.7, 1.43, 45.6, 14.9, "[F] TROWSUM: 5.7 + 1.43/reg per row, 45.6 + "
+                  "14.9/reg (3.5 % / 12 %)")
+_ROWMAX = RowCost(5.55, 1.49, 25.2, 18.3, "[F] TROWMAX: 5.55 + 1.49/reg per row, 25.2 + "
+                  "18.3/reg (3.2 % / 13 %)")
+_COLMAX = RowCost(0.0, 17.5, 16.0, 0.0, "[F] TCOLMAX: 17.5/reg per row + 16 (1.7 %; one "
+                  "fp32 128-col row of the csv is 0.57x)")
+_DIVS = VectorCost({4: 0.0781, 2: 0.0703}, 62.0, "[S] TDIVS slope; bias: csv median 62")
+_MINS = VectorCost(_SCALAR_RATE, 23.0, "[S] TMINS slope; bias: csv median 23")
+_CSV_FITS = {
+    "trowsum": _ROWSUM, "trowmax": _ROWMAX,
+    "trowmin": dataclasses.replace(_ROWMAX, source="[A] TROWMAX's fit"),
+    "tcolsum": RowCost(17.7, 1.8, 30.0, 0.0, "[F] TCOLSUM: 17.7 + 1.8/reg per row + 30 "
+                       "(1.8 % / 8 %)"),
+    "tcolmax": _COLMAX, "tcolmin": dataclasses.replace(_COLMAX, source="[A] TCOLMAX's fit"),
+    "trowexpand": RowCost(13.0, 1.0, 37.0, 0.0, "[F] TROWEXPAND: 13 + 1/reg per row + 37 "
+                          "(0 % / 1 %)"),
+    "tdivs": _DIVS, "tdiv": dataclasses.replace(_DIVS, source="[A] TDIVS's rate"),
+    "tmins": _MINS, "tmaxs": dataclasses.replace(_MINS, source="[A] TMINS's rate"),
+    "tsqrt": VectorCost({4: 0.0314, 2: 0.0314}, 31.1, "[S] TSQRT (any dtype) 0.0314 + 31.1"),
+}
 _VECTOR_OPS = MappingProxyType({
     "tadds": VectorCost(_SCALAR_RATE, 30.0, "[S] slope; [A] bias 30"),
     "tmuls": VectorCost(_SCALAR_RATE, 30.0, "[S] slope; [A] bias 30"),
@@ -320,6 +375,7 @@ _VECTOR_OPS = MappingProxyType({
     "tneg": VectorCost(_SCALAR_RATE, 30.0, "[A] rate of TMULS (multiply by -1)"),
     "trelu": VectorCost(_SCALAR_RATE, 30.0, "[A] rate of TMAXS-like scalar op"),
     "texp": VectorCost({4: 0.0314}, 30.0, "[S] TEXP 0.0314 cyc/elem + 30 (fp32)"),
+    **_CSV_FITS,
 })
 
 
