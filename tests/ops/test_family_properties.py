@@ -14,9 +14,14 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from ptoc.passes import MemoryPlanner
+
 from op_harness import DTYPES, bits_equal, load_lines, run_kernel
 from test_matmul_family import cube
 
+#: both memory planners: PYPTO bakes addresses (a view is a second alloc_tile at its
+#: source's address), PTOAS writes pto.treshape / pto.subview and the PTO planner places them
+PLANNER = st.sampled_from((MemoryPlanner.PYPTO, MemoryPlanner.PTOAS))
 SETTINGS = settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 NUMERIC = ("FP32", "FP16", "BF16", "INT32", "INT16")
 
@@ -283,8 +288,9 @@ def test_full_and_expands_write_the_converted_value(dt, level, value, data):
 
 # ---- windows: slice / assemble -----------------------------------------------------------
 @SETTINGS
-@given(dt=st.sampled_from(NUMERIC), level=st.sampled_from(("tile", "tensor")), data=st.data())
-def test_slice_then_assemble_moves_one_window(dt, level, data):
+@given(dt=st.sampled_from(NUMERIC), level=st.sampled_from(("tile", "tensor")), planner=PLANNER,
+       data=st.data())
+def test_slice_then_assemble_moves_one_window(dt, level, planner, data):
     """A window sliced out of x at (r0, c0) and assembled into a zero [R, C] at (r1, c1).
     Tensor level: any [h, w] window (column offsets whole 32-byte blocks). Tile level: a
     slice or assemble is an alias of its parent's bytes, so it takes whole rows or part of
@@ -312,7 +318,8 @@ out = pl.store(z2, [0, 0], out)"""
 out = pl.assemble(out, pl.muls(s, 1), [{r1}, {c1}])"""
     want = np.zeros((R, wide), dtype)
     want[r1:r1 + h, c1:c1 + w] = x[r0:r0 + h, c0:c0 + w]
-    assert bits_equal(run_kernel({"x": x}, ((R, wide), dtype), body), want)
+    got = run_kernel({"x": x}, ((R, wide), dtype), body, memory_planner=planner)
+    assert bits_equal(got, want)
 
 
 # ---- views -------------------------------------------------------------------------------
@@ -321,21 +328,22 @@ _SAME_WIDTH = {"FP32": "INT32", "INT32": "FP32", "FP16": "INT16", "INT16": "BF16
 
 
 @SETTINGS
-@given(src=st.sampled_from(sorted(_SAME_WIDTH)), data=st.data())
-def test_reinterpret_view_reads_the_same_bytes(src, data):
+@given(src=st.sampled_from(sorted(_SAME_WIDTH)), planner=PLANNER, data=st.data())
+def test_reinterpret_view_reads_the_same_bytes(src, planner, data):
     dtype, dst = DTYPES[src], DTYPES[_SAME_WIDTH[src]]
     rows, cols = _tile_shape(data, dtype)
     x = _values((rows, cols), dtype, np.random.default_rng(data.draw(st.integers(0, 999))))
     body = load_lines({"x": x}) + (f"\nv = pl.tile.reinterpret_view(x_t, pl.{_SAME_WIDTH[src]})"
                                    "\nout = pl.store(v, [0, 0], out)")
-    got = run_kernel({"x": x}, ((rows, cols), dst), body)
+    got = run_kernel({"x": x}, ((rows, cols), dst), body, memory_planner=planner)
     assert np.array_equal(np.asarray(got).view(np.uint8), x.view(np.uint8))
 
 
 @SETTINGS
 @given(dt=st.sampled_from(NUMERIC), pad=st.sampled_from(("zero", "max", "min")),
-       form=st.sampled_from(("fillpad", "fillpad_inplace", "fillpad_expand")), data=st.data())
-def test_set_validshape_then_fillpad(dt, pad, form, data):
+       form=st.sampled_from(("fillpad", "fillpad_inplace", "fillpad_expand")), planner=PLANNER,
+       data=st.data())
+def test_set_validshape_then_fillpad(dt, pad, form, planner, data):
     """set_validshape narrows a full tile to (vr, vc) without moving data; each fillpad form
     keeps the valid values and writes the pad value elsewhere (fillpad_expand into a larger
     tile)."""
@@ -350,7 +358,7 @@ def test_set_validshape_then_fillpad(dt, pad, form, data):
 v = pl.tile.set_validshape(x_t, {vr}, {vc})
 f = {call}
 out = pl.store(f, [0, 0], out)"""
-    got = run_kernel({"x": x}, ((out_rows, cols), dtype), body)
+    got = run_kernel({"x": x}, ((out_rows, cols), dtype), body, memory_planner=planner)
     if pad == "zero":
         fill = 0
     elif np.dtype(dtype).kind == "i":
@@ -364,8 +372,8 @@ out = pl.store(f, [0, 0], out)"""
 
 @SETTINGS
 @given(m=st.sampled_from((16, 32)), k=st.sampled_from((16, 32)), n=st.sampled_from((16, 32)),
-       seed=st.integers(0, 999))
-def test_transpose_view_of_a_mat_tile_multiplies_as_its_transpose(m, k, n, seed):
+       planner=PLANNER, seed=st.integers(0, 999))
+def test_transpose_view_of_a_mat_tile_multiplies_as_its_transpose(m, k, n, planner, seed):
     """b is stored [n, k]; its Mat tile re-viewed by transpose_view is the [k, n] right
     operand (small integers in FP16: exact)."""
     rng = np.random.default_rng(seed)
@@ -378,7 +386,7 @@ a_l = pl.move(a_m, target_memory=pl.Mem.Left)
 b_r = pl.move(bt, target_memory=pl.Mem.Right)
 c = pl.matmul(a_l, b_r)
 out = pl.store(c, [0, 0], out)"""
-    got = run_kernel({"a": a, "b": b}, ((m, n), np.float32), body)
+    got = run_kernel({"a": a, "b": b}, ((m, n), np.float32), body, memory_planner=planner)
     assert np.array_equal(got, (a.astype(np.float64) @ b.T.astype(np.float64)).astype(np.float32))
 
 

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import ptoc.language as pl
+from ptoc.passes import MemoryPlanner
 from ptoc.runtime import compile_program
 
 R, H = 256, 512           # 512 KiB of FP32: four times the Vec buffer
@@ -28,9 +29,9 @@ def program(params: str, body: str, out_shape=(R, H)) -> str:
             f"    def k(self, {params}, out: pl.Out[{ret}]) -> {ret}:\n{lines}\n        return out\n")
 
 
-def run(src: str, *arrays) -> np.ndarray:
+def run(src: str, *arrays, **options) -> np.ndarray:
     with tempfile.TemporaryDirectory() as work:
-        result = compile_program(pl.parse_program(src), work).run(*arrays)
+        result = compile_program(pl.parse_program(src), work, **options).run(*arrays)
     assert not result.races, result.races
     return result.outputs["out"]
 
@@ -151,23 +152,37 @@ def tile_loop(body: str, loads: str = "") -> str:
 GT = f"gt = pl.load(g, [0, 0], [1, {H}])\nbt = pl.load(b, [0, 0], [1, {H}])"
 
 
-def test_tile_level_rmsnorm():
-    body = f"""ss: pl.Tile[[{RB}, 1], pl.FP32] = pl.row_sum(pl.mul(xt, xt), tmp)
+TILE_NORMS = {
+    # the [RB, 1] row statistics are reshaped to a [1, RB] row for the scalar-rate ops and
+    # back (pl.reshape: a view of the same bytes)
+    "rmsnorm": (X + ", " + G, f"""ss: pl.Tile[[{RB}, 1], pl.FP32] = pl.row_sum(pl.mul(xt, xt), tmp)
 ss_t = pl.reshape(ss, [1, {RB}])
 inv_t = pl.rsqrt(pl.adds(pl.muls(ss_t, {1 / H}), 1e-5))
-y = pl.col_expand_mul(pl.row_expand_mul(xt, pl.reshape(inv_t, [{RB}, 1])), gt)"""
-    got = run(program(X + ", " + G, tile_loop(body, f"gt = pl.load(g, [0, 0], [1, {H}])")),
-              x_in, g_in)
-    np.testing.assert_allclose(got, rms_ref(), rtol=2e-5, atol=2e-5)
-
-
-def test_tile_level_layernorm():
-    body = f"""mean = pl.reshape(pl.muls(pl.reshape(pl.row_sum(xt, tmp), [1, {RB}]), {1 / H}), [{RB}, 1])
+y = pl.col_expand_mul(pl.row_expand_mul(xt, pl.reshape(inv_t, [{RB}, 1])), gt)""",
+                f"gt = pl.load(g, [0, 0], [1, {H}])", (x_in, g_in), rms_ref),
+    "layernorm": (X + ", " + G + ", " + B, f"""mean = pl.reshape(pl.muls(pl.reshape(pl.row_sum(xt, tmp), [1, {RB}]), {1 / H}), [{RB}, 1])
 c = pl.row_expand_sub(xt, mean)
 var = pl.reshape(pl.adds(pl.muls(pl.reshape(pl.row_sum(pl.mul(c, c), tmp), [1, {RB}]), {1 / H}), 1e-5), [{RB}, 1])
-y = pl.col_expand_add(pl.col_expand_mul(pl.row_expand_div(c, pl.sqrt(var)), gt), bt)"""
-    got = run(program(X + ", " + G + ", " + B, tile_loop(body, GT)), x_in, g_in, b_in)
-    np.testing.assert_allclose(got, layer_ref(), rtol=2e-5, atol=2e-5)
+y = pl.col_expand_add(pl.col_expand_mul(pl.row_expand_div(c, pl.sqrt(var)), gt), bt)""",
+                  GT, (x_in, g_in, b_in), layer_ref),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TILE_NORMS))
+def test_tile_level_norms(name):
+    params, body, loads, arrays, ref = TILE_NORMS[name]
+    got = run(program(params, tile_loop(body, loads)), *arrays)
+    np.testing.assert_allclose(got, ref(), rtol=2e-5, atol=2e-5)
+
+
+@pytest.mark.parametrize("name", sorted(TILE_NORMS))
+def test_tile_level_norms_under_the_ptoas_planner(name):
+    """The reshapes are pto.treshape views there (placed by the PTO planner at their
+    source's bytes): the same bits as under the PYPTO planner, race-free."""
+    params, body, loads, arrays, _ = TILE_NORMS[name]
+    src = program(params, tile_loop(body, loads))
+    got = run(src, *arrays, memory_planner=MemoryPlanner.PTOAS)
+    np.testing.assert_array_equal(got, run(src, *arrays))
 
 
 @pytest.mark.parametrize("name", sorted(ACTIVATION_BODIES))

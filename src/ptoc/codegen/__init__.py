@@ -37,7 +37,9 @@ hoisted (i64 first). Choices the oracle does not show, made here and documented 
 live: ``tile.move`` is ``pto.tmov``; ``matmul_acc(init_cond=c)`` is ``scf.if c {tmatmul} else
 {tmatmul.acc}``; ``[N, 1]`` Vec tiles are ``col_major`` column vectors; ``tile.slice`` and
 same-dtype Vec ``tile.assemble`` use window aliases at computed addresses (no ``pto.subview``);
-without addresses, tiles of one MemRef are one ``alloc_tile``.
+without addresses, tiles of one MemRef are one ``alloc_tile``, and views (reshape,
+transpose_view, reinterpret_view, set_validshape, slice and assemble windows) are PyPTO's
+``pto.treshape`` / ``pto.subview``, which ``ptoc.pto.planner`` places.
 """
 
 from __future__ import annotations

@@ -3,8 +3,10 @@
     tile.reshape          an alias: the result's ``alloc_tile`` at the source's address with
     tile.transpose_view   the new shape / transposed (ZN <-> NZ) layout / valid extents /
     tile.set_validshape   dtype — the two declarations at one address are the whole
-    tile.reinterpret_view mechanism, as in PyPTO's kernels (PYPTO planner only: without
-                          addresses the alias has no spelling and is a CodegenError)
+    tile.reinterpret_view mechanism, as in PyPTO's kernels. Without addresses (PTOAS
+                          planner) it is ``%v = pto.treshape %src : T -> T2`` as PyPTO
+                          writes it there (the view type has static valid extents), which
+                          the PTO planner turns into that same alias once it has placed %src
     tile.read             %v = pto.tgetval ins(tile, flat offset) outs : dtype
     tile.write            pto.tsetval ins(flat offset, value) outs(tile)  (in place)
     tensor.read           %v = pto.load_scalar ins(view, flat offset) outs : dtype
@@ -18,6 +20,7 @@ The flat offset of ``[i, j]`` is ``i * cols + j`` over the physical row length.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
 from ptoc.dtypes import DataType
@@ -26,6 +29,7 @@ from ptoc.ir.types import ScalarType as IrScalarType
 from ptoc.pto.model import Instruction, ScalarType, Value
 
 from ptoc.codegen.errors import CodegenError
+from ptoc.codegen.tile_types import tile_buf_type, valid_shape
 
 if TYPE_CHECKING:  # pragma: no cover
     from ptoc.codegen.emitter import KernelEmitter
@@ -36,12 +40,23 @@ def alias_view(em: KernelEmitter, var, a, site) -> None:
     if var is None:
         raise CodegenError(f"the result of {site.call.op} must be assigned to a variable",
                            site.op)
-    if not em.options.with_addresses:
+    if em.options.with_addresses:
+        em.alloc_tile(var, site.stmt)
+        return
+    src = em.tile(site.call.args[0], site.op)
+    dims = valid_shape(var.type)
+    if not all(isinstance(d, int) for d in dims):
         raise CodegenError(
-            f"{site.call.op} '{var.name}' re-views a buffer in place; without baked addresses "
-            "(PTOAS planner) the view has no PTO spelling in ptoc", site.op,
-            hint="compile with the PYPTO memory planner (the default)")
-    em.alloc_tile(var, site.stmt)
+            f"{site.call.op} '{var.name}' has a run-time valid shape; under the PTOAS planner "
+            "a view carries its valid extents in its type, so they must be constants",
+            site.op, hint="use constant valid extents, or the PYPTO memory planner")
+    buf = dataclasses.replace(tile_buf_type(var.type, f"'{var.name}'", site.stmt),
+                              v_row=dims[0], v_col=dims[1])
+    value = Value(em.names.var(var), buf)
+    em.emit(Instruction("pto.treshape", results=(value,), ins=(src,), loc=site.op))
+    em.buffer_key[value] = em.buffer_key.get(src)
+    em.valid_of[value] = dims
+    em.bind_tile(var, value)
 
 
 def _flat_offset(em: KernelEmitter, indices, shape, site) -> Value:

@@ -162,20 +162,16 @@ class BufferBinding:
                      name: str, what: str, loc) -> Value:
         """A tile naming the ``shape`` window at ``offset`` of ``parent``'s buffer.
 
-        PTO has no sub-tile view in the subset ptoc emits, so the window is declared as a tile
-        of its own at the parent's address plus the window's byte offset. That is exact only
-        when the window is one contiguous byte range — whole rows (or part of one row) of a
-        row-major Vec tile — and only when addresses are baked (PYPTO planner).
+        With addresses baked (PYPTO planner) the window is declared as a tile of its own at
+        the parent's address plus the window's byte offset; without (PTOAS planner) it is
+        PyPTO's ``pto.subview``, which the PTO planner turns into that same declaration.
+        Either way ptoc's simulated tiles are dense, so the window must be one contiguous
+        byte range: whole rows (or part of one row) of a row-major Vec tile.
         """
         ptype: TileBufType = parent.type
         rows, cols = shape
         r0, c0 = offset
         dynamic = not isinstance(r0, int)
-        if not self.options.with_addresses:
-            raise CodegenError(
-                f"{what} aliases part of %{parent.name}; without addresses (PTOAS planner) "
-                "the alias cannot be expressed", loc,
-                hint="use the PYPTO planner, or copy the window with tile.extract / a load")
         whole_rows = cols == ptype.cols or (rows == 1 and not dynamic)
         contiguous = (ptype.loc is MemorySpace.Vec
                       and (ptype.blayout == "row_major" or ptype.cols == 1) and whole_rows
@@ -186,6 +182,15 @@ class BufferBinding:
                 f"({ptype.rows}x{ptype.cols}, {ptype.loc.value}, {ptype.blayout}) is not one "
                 "contiguous byte range", loc,
                 hint="use whole rows of a row-major Vec tile, or copy with tile.extract")
+        if not self.options.with_addresses:
+            buf = dataclasses.replace(ptype, rows=rows, cols=cols, v_row=rows, v_col=cols)
+            value = Value(name, buf)
+            self.buffer_key[value] = (ptype.loc, ("subview", name))
+            self.valid_of[value] = (rows, cols)
+            self.emit(Instruction("pto.subview", results=(value,),
+                                  ins=(parent, self.index(r0, loc), self.index(c0, loc)),
+                                  attrs=(("sizes", (rows, cols)),), loc=loc))
+            return value
         _, base = self.buffer_key[parent]
         row_bytes = ptype.cols * ptype.dtype.nbytes
         if dynamic:   # a row block at a loop offset: base + r0 * row bytes, computed per trip

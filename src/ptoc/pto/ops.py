@@ -16,6 +16,8 @@ Syntax kinds (see ``ptoc.pto.parser`` for the grammar):
     make_tensor_view  %v = pto.make_tensor_view %p, shape = [...], strides = [...] {layout = #pto.layout<nd>} : T
     partition_view    %w = pto.partition_view %v, offsets = [...], sizes = [...] : T -> T2
     alloc_tile        %t = pto.alloc_tile [addr = %a] [valid_row = %r] [valid_col = %c] : T
+    treshape          %v = pto.treshape %t : T -> T2              (PTOAS path; see below)
+    subview           %v = pto.subview %t[%row, %col] sizes [R, C] : T -> T2
     call              [%r =] pto.X[(%a, %b : T, T)] [{attrs}] [-> T]   (cross-core pipe ops)
     sync              pto.set_flag[<PIPE_M>, <PIPE_FIX>, <EVENT_ID0>] / pto.barrier <PIPE_ALL>
     for / if / yield  scf.for, scf.if, scf.yield
@@ -151,6 +153,19 @@ _add(OpInfo("pto.partition_view", "partition_view", "descriptor", ins=(_s("sourc
             rule="partition_view", doc="a static window of a tensor view at offsets"))
 _add(OpInfo("pto.alloc_tile", "alloc_tile", "descriptor", rule="alloc_tile",
             doc="declare a tile buffer (optional address, valid sizes)"))
+
+# -- in-place views of a tile (Level 2 under the PTOAS planner, which places tiles itself) ----
+# A view names bytes of its source's buffer with another tile type; it moves no data. With
+# addresses baked (PYPTO planner) the same thing is a second alloc_tile at the source's
+# address, and ptoc.pto.planner rewrites each view into exactly that once it has placed the
+# source, so Level 3 and everything after planning (sync, simulator) see only alloc_tiles.
+_add(OpInfo("pto.treshape", "treshape", "descriptor", ins=(_t("source"),), rule="treshape",
+            doc="the source's bytes under the result type (reshape, transpose_view, "
+                "reinterpret_view, narrowed valid shape)"))
+_add(OpInfo("pto.subview", "subview", "descriptor", ins=(_t("source"), _s("row"), _s("col")),
+            attrs=("sizes",), rule="subview",
+            doc="the [R, C] window of the source at (row, col), in place"))
+VIEW_OPS = ("pto.treshape", "pto.subview")
 
 # -- moves (pipe from the target's data-path table) ------------------------------------------
 _add(OpInfo("pto.tload", "dps", "move", ins=(_view("src"),), outs=(_t("dst", _M, _V),),

@@ -443,6 +443,38 @@ class _Parser:
         return Instruction(opcode, (self.define(results[0], ty),), (Value(src.name, src_ty),),
                            attrs=(("offsets", offsets), ("sizes", sizes)))
 
+    def view_types(self, opcode: str) -> tuple[PtoType, PtoType]:
+        self.expect(":", f"before the types of {opcode}")
+        src_ty = self.parse_type(f"of the {opcode} source")
+        self.expect("->", f"between the source and result types of {opcode}")
+        return src_ty, self.parse_type(f"of the {opcode} result")
+
+    def op_treshape(self, opcode, results, line) -> Instruction:
+        self.want_results(results, opcode)
+        src = self.use(f"as the source of {opcode}")
+        src_ty, ty = self.view_types(opcode)
+        return Instruction(opcode, (self.define(results[0], ty),), (Value(src.name, src_ty),))
+
+    def op_subview(self, opcode, results, line) -> Instruction:
+        self.want_results(results, opcode)
+        src = self.use(f"as the source of {opcode}")
+        self.expect("[", f"before the offsets of {opcode} (write %t[%row, %col])")
+        row = self.use(f"as the row offset of {opcode}")
+        self.expect(",", f"between the offsets of {opcode}")
+        col = self.use(f"as the column offset of {opcode}")
+        self.expect("]", f"after the offsets of {opcode}")
+        self.expect("sizes", f"in {opcode} (write sizes [R, C])")
+        self.expect("[", f"before the sizes of {opcode}")
+        sizes = []
+        while self.tok.kind == "int":
+            sizes.append(_int_literal(self.advance().text))
+            if not self.accept(","):
+                break
+        self.expect("]", f"after the sizes of {opcode}")
+        src_ty, ty = self.view_types(opcode)
+        return Instruction(opcode, (self.define(results[0], ty),),
+                           (Value(src.name, src_ty), row, col), attrs=(("sizes", tuple(sizes)),))
+
     def op_alloc_tile(self, opcode, results, line) -> Instruction:
         self.want_results(results, opcode)
         found: dict[str, Value] = {}

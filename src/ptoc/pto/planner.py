@@ -14,7 +14,11 @@ see dependences):
    are ``Target.address_alignment`` (32-byte) aligned; a ``PlanMemoryError`` names the
    co-live tiles when a space overflows;
 3. rewrite: ``addr = %cN_i64`` on each ``alloc_tile``, with the ``arith.constant`` i64
-   values added at the top of the kernel (existing ones are reused).
+   values added at the top of the kernel (existing ones are reused); each view
+   (``pto.treshape`` / ``pto.subview``, which keeps its source alive) becomes an
+   ``alloc_tile`` at its source's address plus the window's byte offset — what the PYPTO
+   planner's codegen writes for the same alias — so nothing after planning sees a view. A
+   subview's row offset may be a run-time index (its address is then computed in place).
 
 Usage::
 
@@ -34,6 +38,7 @@ from ptoc.dtypes import DataType, MemorySpace
 from ptoc.pto.model import (
     ForOp, IfOp, Instruction, Kernel, Module, Op, ScalarType, TileBufType, Value, walk,
 )
+from ptoc.pto.ops import VIEW_OPS
 from ptoc.pto.planner_lifetimes import TileLife, analyse
 from ptoc.pto.planner_place import PlanCapacityError, PlanMemoryError, place_space
 
@@ -96,11 +101,85 @@ def _plan_kernel(kernel: Kernel, target: Target, spread: bool) -> Kernel:
             addresses.update(place_space(space, [t for t in tight if t.space is space], target))
     todo = {t.name: addresses[t.name] for t in lives if t.fixed is None}
     placed = {name: base for name, (base, _, _, auto) in rings.items() if auto}
-    if not todo and not placed:
+    has_views = any(isinstance(op, Instruction) and op.opcode in VIEW_OPS
+                    for op in walk(kernel.body))
+    if not todo and not placed and not has_views:
         return kernel
     pool = _ConstantPool(kernel)
-    body = _rewrite(kernel.body, todo, pool, placed)
+    where = {t.name: t.fixed if t.fixed is not None else addresses[t.name] for t in lives}
+    body = _rewrite(kernel.body, todo, pool, placed, _Views(where, constants, pool))
     return dataclasses.replace(kernel, body=pool.new_constants() + body)
+
+
+class _Views:
+    """Turns each view into an ``alloc_tile`` at its place in its source's bytes: a
+    constant address, or (a subview at a run-time row, and views of it) an address value
+    computed just before it."""
+
+    def __init__(self, where: dict[str, int], constants: dict[str, int],
+                 pool: "_ConstantPool") -> None:
+        self.where: dict[str, "int | Value"] = dict(where)
+        self.constants, self.pool = constants, pool
+
+    def resolve(self, op: Instruction) -> list[Op]:
+        src, result = op.ins[0], op.results[0]
+        base = self.where.get(src.name)
+        if base is None:
+            raise PlanMemoryError(
+                f"{op.opcode} %{result.name} views %{src.name}, which is not one placed tile "
+                "(a loop-carried or branch-joined value)", op.loc,
+                hint="take the view of the tile buffer itself")
+        if op.opcode == "pto.treshape":
+            self.where[result.name] = base
+            return [_view_alloc(op, self._value(base))]
+        ty: TileBufType = src.type
+        rows, cols = op.attr("sizes")
+        contiguous = (ty.loc is MemorySpace.Vec and ty.blayout == "row_major"
+                      and (cols == ty.cols or rows == 1))
+        col = self.constants.get(op.ins[2].name)
+        if not contiguous or col is None:
+            raise PlanMemoryError(
+                f"pto.subview %{result.name}: the {rows}x{cols} window of %{src.name} "
+                f"({ty.rows}x{ty.cols} {ty.loc.value}, {ty.blayout}) is not one contiguous "
+                "byte range at a constant column", op.loc,
+                hint="view whole rows (or part of one row) of a row-major Vec tile")
+        elem, row_bytes = ty.dtype.nbytes, ty.cols * ty.dtype.nbytes
+        row = self.constants.get(op.ins[1].name)
+        offset = col * elem + (row * row_bytes if row is not None else 0)
+        if isinstance(base, int) and row is not None:
+            self.where[result.name] = base + offset
+            return [_view_alloc(op, self.pool.get(base + offset))]
+        ops: list[Op] = []
+        addr = base if isinstance(base, Value) else None
+        offset += base if isinstance(base, int) else 0
+        if row is None:
+            index = op.ins[1]
+            if index.type != _I64:
+                cast = Value(self.pool.fresh(f"{result.name}_row"), _I64)
+                ops.append(Instruction("arith.index_cast", results=(cast,), ins=(index,),
+                                       loc=op.loc))
+                index = cast
+            scaled = self._arith(ops, "muli", index, self.pool.get(row_bytes), result, op)
+            addr = scaled if addr is None else self._arith(ops, "addi", scaled, addr, result, op)
+        if offset:
+            addr = self._arith(ops, "addi", addr, self.pool.get(offset), result, op)
+        self.where[result.name] = addr
+        return ops + [_view_alloc(op, addr)]
+
+    def _value(self, addr: "int | Value") -> Value:
+        return addr if isinstance(addr, Value) else self.pool.get(addr)
+
+    def _arith(self, ops: list, code: str, a: Value, b: Value, result: Value,
+               op: Instruction) -> Value:
+        out = Value(self.pool.fresh(f"{result.name}_addr"), _I64)
+        ops.append(Instruction(f"arith.{code}", results=(out,), ins=(a, b), loc=op.loc))
+        return out
+
+
+def _view_alloc(op: Instruction, addr: Value) -> Instruction:
+    return Instruction("pto.alloc_tile", results=op.results,
+                       attrs=(("addr", addr), ("valid_row", None), ("valid_col", None)),
+                       loc=op.loc, line=op.line)
 
 
 def _ring_bases(kernel: Kernel, target: Target) -> dict[str, tuple[int, MemorySpace, int, bool]]:
@@ -185,6 +264,15 @@ class _ConstantPool:
         self.added.append(result)
         return result
 
+    def fresh(self, stem: str) -> str:
+        """An SSA name no value of the kernel has."""
+        name, n = stem, 0
+        while name in self.taken:
+            n += 1
+            name = f"{stem}_{n}"
+        self.taken.add(name)
+        return name
+
     def new_constants(self) -> tuple[Op, ...]:
         return tuple(Instruction("arith.constant", results=(v,), attrs=(("value", self.values[id(v)]),))
                      for v in self.added)
@@ -197,15 +285,18 @@ def _defined(op: Op) -> tuple[Value, ...]:
 
 
 def _rewrite(body: tuple[Op, ...], todo: dict[str, int], pool: _ConstantPool,
-             rings: dict[str, int] | None = None) -> tuple[Op, ...]:
-    rings = rings or {}
+             rings: dict[str, int], views: _Views) -> tuple[Op, ...]:
     out: list[Op] = []
     for op in body:
         if isinstance(op, ForOp):
-            op = dataclasses.replace(op, body=_rewrite(op.body, todo, pool, rings))
+            op = dataclasses.replace(op, body=_rewrite(op.body, todo, pool, rings, views))
         elif isinstance(op, IfOp):
-            op = dataclasses.replace(op, then_body=_rewrite(op.then_body, todo, pool, rings),
-                                     else_body=_rewrite(op.else_body, todo, pool, rings))
+            op = dataclasses.replace(
+                op, then_body=_rewrite(op.then_body, todo, pool, rings, views),
+                else_body=_rewrite(op.else_body, todo, pool, rings, views))
+        elif isinstance(op, Instruction) and op.opcode in VIEW_OPS:
+            out.extend(views.resolve(op))
+            continue
         elif (isinstance(op, Instruction) and op.opcode == "pto.alloc_tile"
               and op.result.name in todo):
             op = _with_address(op, pool.get(todo[op.result.name]))

@@ -17,6 +17,8 @@ Computing that interval is the delicate part, so it lives here on its own:
 * Tile values joined by ``scf.for`` iter_args / ``scf.yield`` / ``scf.if`` results form one
   group; every buffer of a group is kept alive over the whole group's life (ptoc's codegen
   never yields tiles, but hand-written PTO may).
+* A view (``pto.treshape`` / ``pto.subview``) has no bytes of its own: it joins its source's
+  group, so every use of the view keeps the source alive.
 
 An ``alloc_tile`` that already names a constant ``addr`` is reported as fixed: the planner
 keeps it where it is and places the others around it.
@@ -30,6 +32,7 @@ from ptoc.backend.targets import Target, align_up
 from ptoc.dtypes import MemorySpace
 from ptoc.errors import SourceLoc
 from ptoc.pto.model import ForOp, IfOp, Instruction, Kernel, Op, TileBufType, Value, YieldOp
+from ptoc.pto.ops import VIEW_OPS
 
 
 @dataclass(frozen=True)
@@ -151,6 +154,10 @@ class _Walk:
         here = self.next_pos()
         if isinstance(op, Instruction) and op.opcode == "pto.alloc_tile":
             self.define(op, here, loops)
+            return
+        if isinstance(op, Instruction) and op.opcode in VIEW_OPS:
+            self.join(op.results[0], op.ins[0])
+            self.access(op.ins[0], here, here + 1, loops, read=True)
             return
         ins = set(op.ins) if isinstance(op, Instruction) else set(op.uses)
         outs = set(op.outs) if isinstance(op, Instruction) else set()

@@ -199,6 +199,14 @@ def instruction_text(inst: Instruction) -> str:
         return (f"{res}{op} {src}, offsets = {attr_value(inst.attr('offsets', ()))}, "
                 f"sizes = {attr_value(inst.attr('sizes', ()))} : {src.type} -> "
                 f"{inst.results[0].type}")
+    if syntax == "treshape":
+        src = inst.ins[0]
+        return f"{res}{op} {src} : {src.type} -> {inst.results[0].type}"
+    if syntax == "subview":
+        src, row, col = inst.ins
+        sizes = ", ".join(str(n) for n in inst.attr("sizes", ()))
+        return (f"{res}{op} {src}[{row}, {col}] sizes [{sizes}] : {src.type} -> "
+                f"{inst.results[0].type}")
     if syntax == "alloc_tile":
         parts = [f"{k} = {v}" for k, v in inst.attrs if isinstance(v, Value)]
         middle = " " + " ".join(parts) if parts else ""

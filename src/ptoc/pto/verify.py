@@ -437,6 +437,45 @@ class _KernelVerifier(CrossCoreRules):
             if known is not None and known < 0:
                 raise self.fail(inst, f"pto.partition_view: offsets[{i}] = {known} is negative")
 
+    def _view_tiles(self, inst: Instruction) -> tuple[TileBufType, TileBufType]:
+        src = inst.ins[0]
+        res = inst.results[0] if len(inst.results) == 1 else None
+        if not isinstance(src.type, TileBufType) or res is None \
+                or not isinstance(res.type, TileBufType):
+            raise self.fail(inst, f"{inst.opcode} re-views a !pto.tile_buf as another one",
+                            f"write %v = {inst.opcode} %tile ... : T -> T2 with tile types")
+        if res.type.loc is not src.type.loc:
+            raise self.fail(inst, f"{inst.opcode}: %{src.name} is in {src.type.loc.value} but "
+                                  f"the view is in {res.type.loc.value}",
+                            "a view stays in its source's memory; move data with pto.tmov")
+        return src.type, res.type
+
+    def rule_treshape(self, inst: Instruction) -> None:
+        src, ty = self._view_tiles(inst)
+        have, need = src.rows * src.cols * src.dtype.nbytes, ty.rows * ty.cols * ty.dtype.nbytes
+        if need > have:
+            raise self.fail(inst, f"pto.treshape: the {ty.rows}x{ty.cols} "
+                                  f"{ty.dtype.pto_name} view needs {need} bytes but %"
+                                  f"{inst.ins[0].name} has {have}",
+                            "a reshape keeps the bytes of its source")
+
+    def rule_subview(self, inst: Instruction) -> None:
+        src, ty = self._view_tiles(inst)
+        if ty.dtype != src.dtype:
+            raise self.fail(inst, f"pto.subview: source is {src.dtype.pto_name} but the view "
+                                  f"is {ty.dtype.pto_name}", "element types must match")
+        sizes = tuple(inst.attr("sizes", ()))
+        if sizes != (ty.rows, ty.cols):
+            raise self.fail(inst, f"pto.subview sizes {list(sizes)} differ from the view type's "
+                                  f"{ty.rows}x{ty.cols}", "give sizes [rows, cols] of the view")
+        for value, size, extent, what in ((inst.ins[1], ty.rows, src.rows, "row"),
+                                          (inst.ins[2], ty.cols, src.cols, "column")):
+            known = self.const(value)
+            if known is not None and not 0 <= known <= extent - size:
+                raise self.fail(inst, f"pto.subview: {what} offset {known} + {size} is outside "
+                                      f"the source's {extent}",
+                                "keep the window inside the source tile")
+
     def rule_alloc_tile(self, inst: Instruction) -> None:
         if len(inst.results) != 1 or not isinstance(inst.results[0].type, TileBufType):
             raise self.fail(inst, "pto.alloc_tile must define one !pto.tile_buf value")

@@ -18,6 +18,7 @@ from ptoc.errors import PtocError, SourceLoc
 from ptoc.pto.sync_access import has_sync
 from ptoc.sim.execute import execute
 from ptoc.pto.model import Instruction, walk
+from ptoc.pto.ops import VIEW_OPS
 from ptoc.sim.core.estimate import estimate
 from ptoc.sim.core.binding import Bindings
 from ptoc.sim.core.issue import ScalarUnit, SimProgramError, bind_params
@@ -221,9 +222,11 @@ def _kernel(module, name):
 
 
 def needs_addresses(kernel) -> bool:
-    """True when a tile has no ``addr`` or a cross-core ring no ``base`` (``-1``, AUTO)."""
+    """True when a tile has no ``addr``, a view (PTOAS Level 2) has not been placed, or a
+    cross-core ring has no ``base`` (``-1``, AUTO)."""
     return any(isinstance(op, Instruction) and (
         (op.opcode == "pto.alloc_tile" and op.attr("addr") is None)
+        or op.opcode in VIEW_OPS
         or (op.opcode == "pto.reserve_buffer" and op.attr("base") == -1))
         for op in walk(kernel.body))
 
