@@ -458,11 +458,11 @@ class _Parser:
     def op_subview(self, opcode, results, line) -> Instruction:
         self.want_results(results, opcode)
         src = self.use(f"as the source of {opcode}")
-        self.expect("[", f"before the offsets of {opcode} (write %t[%row, %col])")
-        row = self.use(f"as the row offset of {opcode}")
-        self.expect(",", f"between the offsets of {opcode}")
-        col = self.use(f"as the column offset of {opcode}")
-        self.expect("]", f"after the offsets of {opcode}")
+        start = self.tok
+        offsets = self.value_list(f"the offsets of {opcode} (write %t[%row, %col])")
+        if len(offsets) != 2:
+            raise self.error(f"{opcode} takes two offsets, got {len(offsets)}", start,
+                             hint="write %t[%row, %col]")
         self.expect("sizes", f"in {opcode} (write sizes [R, C])")
         self.expect("[", f"before the sizes of {opcode}")
         sizes = []
@@ -473,7 +473,7 @@ class _Parser:
         self.expect("]", f"after the sizes of {opcode}")
         src_ty, ty = self.view_types(opcode)
         return Instruction(opcode, (self.define(results[0], ty),),
-                           (Value(src.name, src_ty), row, col), attrs=(("sizes", tuple(sizes)),))
+                           (Value(src.name, src_ty), *offsets), attrs=(("sizes", tuple(sizes)),))
 
     def op_alloc_tile(self, opcode, results, line) -> Instruction:
         self.want_results(results, opcode)
