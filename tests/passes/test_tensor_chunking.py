@@ -33,17 +33,28 @@ def relu_program(rows: int, cols: int) -> str:
 """)
 
 
-def test_a_run_that_overflows_vec_becomes_a_double_buffered_row_block_loop():
-    program = pl.parse_program(relu_program(512, 256))
+# (shape, loop var, step, block shape, block offset):
+# rows: one block holds x and y, 2 x 32 rows x 1 KiB = 64 KiB, twice (double buffered) fits
+#   the 184 KiB of Vec; 64 rows would not.
+# columns: one row of x and y is 256 KiB, so column blocks of both rows: [2, 4096] blocks of
+#   x and y are 64 KiB, twice fits; [2, 8192] (128 KiB) twice would not.
+BLOCK_LOOPS = [((512, 256), "ci", 32, (32, 256), "[ci, 0]"),
+               ((2, 32768), "cj", 4096, (2, 4096), "[0, cj]")]
+
+
+@pytest.mark.parametrize("shape,var,step,block,at", BLOCK_LOOPS)
+def test_a_run_that_overflows_vec_becomes_a_double_buffered_block_loop(shape, var, step,
+                                                                        block, at):
+    program = pl.parse_program(relu_program(*shape))
     chunked = chunk_tensor_runs(program.get_function("k"), get_target("a2a3"))
-    # one block holds x and y: 2 x 32 rows x 1 KiB = 64 KiB, twice (double buffered) fits
-    # the 184 KiB of Vec; 64 rows would not
-    t, blk = "pl.Tensor[[512, 256], pl.FP32]", "pl.Tensor[[32, 256], pl.FP32]"
+    t, blk = (f"pl.Tensor[[{shape[0]}, {shape[1]}], pl.FP32]",
+              f"pl.Tensor[[{block[0]}, {block[1]}], pl.FP32]")
+    stop = shape[0] if var == "ci" else shape[1]
     expected = kernel(f"x: {t}, out: pl.Out[{t}]", t, f"""\
-        for ci, (out_iter,) in pl.pipeline(0, 512, 32, init_values=(out,), stage=2):
-            x_blk: {blk} = pl.tensor.slice(x, [32, 256], [ci, 0])
+        for {var}, (out_iter,) in pl.pipeline(0, {stop}, {step}, init_values=(out,), stage=2):
+            x_blk: {blk} = pl.tensor.slice(x, [{block[0]}, {block[1]}], {at})
             y: {blk} = pl.tensor.relu(x_blk)
-            out2: {t} = pl.tensor.assemble(out_iter, y, [ci, 0])
+            out2: {t} = pl.tensor.assemble(out_iter, y, {at})
             out3 = pl.yield_(out2)
         return out3
 """)
@@ -81,7 +92,36 @@ def test_issue_relu_shapes_run(rows, cols):
     x = np.random.default_rng(rows).standard_normal((rows, cols)).astype(np.float32)
     out, decisions = _run(relu_program(rows, cols), x)
     assert np.array_equal(out, np.maximum(x, 0))
-    assert "Tensor ops computed in row blocks" in decisions
+    assert "Tensor ops computed in row or column blocks" in decisions
+
+
+@pytest.mark.parametrize("rows,cols", [(4, 32768), (1, 65536)])
+def test_wide_columnwise_runs_with_row_and_column_vectors(rows, cols):
+    """[R, 1] operands stay whole in every column block, [1, C] ones are cut with it."""
+    t = f"pl.Tensor[[{rows}, {cols}], pl.FP32]"
+    src = kernel(f"x: {t}, s: pl.Tensor[[{rows}, 1], pl.FP32], "
+                 f"b: pl.Tensor[[1, {cols}], pl.FP32], out: pl.Out[{t}]", t, """\
+        y = pl.col_expand_add(pl.row_expand_mul(pl.relu(x), s), b)
+        out = pl.assemble(out, y, [0, 0])
+        return out
+""")
+    rng = np.random.default_rng(cols)
+    x = rng.standard_normal((rows, cols)).astype(np.float32)
+    s = rng.standard_normal((rows, 1)).astype(np.float32)
+    b = rng.standard_normal((1, cols)).astype(np.float32)
+    out, decisions = _run(src, x, s, b)
+    assert np.array_equal(out, np.maximum(x, 0) * s + b)
+    assert "blocks of" in decisions and "columns" in decisions
+
+
+def test_a_wide_row_with_a_row_reduction_is_left_as_written():
+    t = "pl.Tensor[[2, 65536], pl.FP32]"
+    src = kernel(f"x: {t}, out: pl.Out[{t}]", t, """\
+        out = pl.assemble(out, pl.row_expand_sub(x, pl.row_max(x)), [0, 0])
+        return out
+""")
+    function = pl.parse_program(src).get_function("k")
+    assert chunk_tensor_runs(function, get_target("a2a3")) is function
 
 
 def test_issue_softmax_64x1024_runs():

@@ -147,7 +147,7 @@ _TITLES = {"tile_choice": "L0 tile choices", "dbc": "dbC (L0C double buffer)",
            "capacity_shed": "Capacity-gate sheds", "capacity_fallback": "Capacity-gate fallbacks",
            "capacity_serialise": "Pipeline stages serialised to fit",
            "pipe_all_fallback": "PIPE_ALL fallbacks (InsertSync)",
-           "tensor_chunking": "Tensor ops computed in row blocks (ChunkTensorOps)"}
+           "tensor_chunking": "Tensor ops computed in row or column blocks (ChunkTensorOps)"}
 
 
 def render_markdown(log: DecisionLog) -> str:

@@ -16,9 +16,16 @@ limit"). ConvertTensorToTileOps first rewrites such a program instead:
   writes the block's rows. When two blocks fit at once the loop is ``pl.pipeline(stage=2)``,
   so the next block's loads overlap this block's compute (double buffering).
 
-The choice is recorded as a ``tensor_chunking`` decision (``report/decisions.md``). A run that cannot be chunked (a
-value used after it, rows that differ, one row that alone overflows Vec) is left as written;
-memory allocation then reports the overflow as PyPTO does.
+* when even one row overflows Vec (very wide rows) and every op of the run is element-wise
+  across columns (its result is [R, C] and its operands [R, C], [1, C] or [R, 1]: column j
+  of the result needs only column j), the run becomes a loop over blocks of ``cc`` columns
+  of all R rows instead ([1, C] operands and output windows sliced by columns, [R, 1] ones
+  whole), ``cc`` the largest divisor of C that is a whole number of 32-byte blocks and fits.
+
+The choice is recorded as a ``tensor_chunking`` decision (``report/decisions.md``). A run
+that cannot be chunked (a value used after it, rows that differ, one row that alone
+overflows Vec in a run that is not column-wise, or full-height column blocks that do not
+fit) is left as written; memory allocation then reports the overflow as PyPTO does.
 """
 
 from __future__ import annotations
@@ -178,26 +185,33 @@ class _Chunker:
         whole = self.footprint(run, run.rows)
         if whole <= self.capacity:
             return stmts
+        cols = None
         block, stages = self.block_rows(run)
+        if block is None:                      # one row overflows: column blocks, if column-wise
+            cols = self.column_width(run)
+            block, stages = self.block_cols(run, cols) if cols else (None, 1)
         loc = stmts[0].loc
+        facts = dict(pass_name=PASS, location=loc, kernel=self.function.name, rows=run.rows,
+                     vec_bytes=whole, capacity=self.capacity)
         if block is None:
             record_decision(
                 "tensor_chunking", f"{self.function.name}: the tensor ops at {loc} need "
                 f"{whole} B of Vec ({self.capacity} B available) and even one row at a time "
-                "does not fit; left as written", pass_name=PASS, location=loc,
-                kernel=self.function.name, rows=run.rows, vec_bytes=whole,
-                capacity=self.capacity, chunked=False)
+                "does not fit (nor, when the ops are column-wise, full-height column blocks); "
+                "left as written", chunked=False, **facts)
             return stmts
         self.changed = True
+        each = self.footprint(run, block) if cols is None else \
+            self.footprint(run, run.rows, (block, cols))
+        what = (f"{run.rows // block} blocks of {block} rows" if cols is None else
+                f"{cols // block} blocks of {block} columns (one row alone does not fit)")
         record_decision(
             "tensor_chunking", f"{self.function.name}: tensor ops at {loc} need {whole} B of Vec "
-            f"({self.capacity} B available): computed in {run.rows // block} blocks of {block} "
-            f"rows ({self.footprint(run, block)} B each)"
+            f"({self.capacity} B available): computed in {what} ({each} B each)"
             + (", double-buffered (pl.pipeline stage=2)" if stages == 2 else ""),
-            pass_name=PASS, location=loc, kernel=self.function.name,
-            rows=run.rows, block_rows=block, stages=stages, vec_bytes=whole,
-            block_vec_bytes=self.footprint(run, block), capacity=self.capacity, chunked=True)
-        return [self.loop(run, block, stages)]
+            chunked=True, stages=stages, block_vec_bytes=each,
+            **({"block_rows": block} if cols is None else {"block_cols": block}), **facts)
+        return [self.loop(run, block, stages, cols)]
 
     def analyse(self, stmts: list, after: tuple) -> _Run | None:
         """The run's row count, inputs and outputs; None when it cannot be chunked."""
@@ -235,7 +249,7 @@ class _Chunker:
                         inputs.append(arg)
                     elif arg_rows not in (rows, 1) and call.op != "tensor.slice":
                         return None
-        if rows is None or rows < 2:
+        if rows is None:
             return None
         finals = set(latest.values())
         used_later = _vars_read(list(after), set())
@@ -244,19 +258,59 @@ class _Chunker:
         return _Run(list(stmts), rows, tuple(inputs), tuple(roots),
                     tuple(latest[r] for r in roots))
 
+    # ---- column blocks -------------------------------------------------------------------------
+    def column_width(self, run: _Run) -> int | None:
+        """C when every op of the run is element-wise across its C columns (module doc)."""
+        width = None
+        for stmt in run.stmts:
+            if stmt.value.op in ("tensor.slice", "tensor.assemble"):
+                continue
+            shape = stmt.var.type.shape
+            width = shape[1] if width is None else width
+            if shape[1] != width or width == 1:
+                return None
+            for arg in stmt.value.args:
+                if isinstance(arg, Var) and isinstance(arg.type, TensorType) and \
+                        (len(arg.type.shape) != 2 or arg.type.shape[1] not in (width, 1)):
+                    return None
+        for stmt in run.stmts:     # user slices and assembles must span the whole width
+            if stmt.value.op == "tensor.slice" and stmt.var.type.shape[1] != width:
+                return None
+            if stmt.value.op == "tensor.assemble" and \
+                    stmt.value.args[1].type.shape[1] != width:
+                return None
+        return width
+
+    def block_cols(self, run: _Run, cols: int) -> tuple[int | None, int]:
+        """(columns per block, stages): the largest divisor of C, a whole number of 32-byte
+        blocks of every dtype in the run, whose all-row blocks fit twice, else once."""
+        step = max(1, 32 // min(v.type.dtype.nbytes for s in run.stmts for v in (s.var,)
+                                if isinstance(v.type, TensorType)))
+        divisors = [d for d in range(cols - step, 0, -step) if cols % d == 0]
+        for stages in (2, 1):
+            for d in divisors:
+                if stages * self.footprint(run, run.rows, (d, cols)) <= self.capacity \
+                        and cols // d >= stages:
+                    return d, stages
+        return None, 1
+
     # ---- the Vec footprint model --------------------------------------------------------------
-    def tile_bytes(self, ty, rows: int, full_rows: int) -> int:
-        """Bytes of the tile holding a value of type ``ty`` when [R, x] values have ``rows``."""
+    def tile_bytes(self, ty, rows: int, full_rows: int, cols: tuple | None = None) -> int:
+        """Bytes of the tile holding a value of type ``ty`` when [R, x] values have ``rows``
+        (and, with ``cols`` = (block, C), [x, C] values ``block`` columns)."""
         shape = list(ty.shape)
         if shape and shape[0] == full_rows:
             shape[0] = rows
+        if cols is not None and len(shape) == 2 and shape[1] == cols[1]:
+            shape[1] = cols[0]
         size = physical_bytes(TileType(tuple(shape), ty.dtype, MemorySpace.Vec), self.target)
         return align_up(size or 0, self.target.address_alignment)
 
-    def footprint(self, run: _Run, rows: int) -> int:
-        """Peak Vec bytes of the run converted with [R, x] values of ``rows`` rows: every
-        operand of a compute op (loaded, or computed earlier) and every computed value has
-        one tile, live from its first appearance to its last use; assemble results are DDR."""
+    def footprint(self, run: _Run, rows: int, cols: tuple | None = None) -> int:
+        """Peak Vec bytes of the run converted with [R, x] values of ``rows`` rows (and
+        ``cols``, see tile_bytes): every operand of a compute op (loaded, or computed
+        earlier) and every computed value has one tile, live from its first appearance to
+        its last use; assemble results are DDR."""
         first: dict[Var, int] = {}
         last: dict[Var, int] = {}
         ddr = set(run.roots) | {s.var for s in run.stmts if s.value.op == "tensor.assemble"}
@@ -272,12 +326,13 @@ class _Chunker:
                 last[stmt.value.args[1]] = max(last[stmt.value.args[1]], i)
         peak = 0
         for i, stmt in enumerate(run.stmts):
-            live = sum(self.tile_bytes(v.type, rows, run.rows) for v in first
+            live = sum(self.tile_bytes(v.type, rows, run.rows, cols) for v in first
                        if first[v] <= i <= last[v])
             op = get_op(stmt.value.op)
             if op.tile_form is not None and op.tile_form.scratch:
                 src = next(a for a in stmt.value.args if isinstance(a, Var))
-                live += len(op.tile_form.scratch) * self.tile_bytes(src.type, rows, run.rows)
+                live += len(op.tile_form.scratch) * self.tile_bytes(src.type, rows, run.rows,
+                                                                    cols)
             peak = max(peak, live)
         return peak
 
@@ -292,9 +347,19 @@ class _Chunker:
         return None, 1
 
     # ---- the rewrite --------------------------------------------------------------------------
-    def loop(self, run: _Run, block: int, stages: int) -> ForStmt:
+    def loop(self, run: _Run, block: int, stages: int, cols: int | None = None) -> ForStmt:
+        """The run as a loop over blocks of ``block`` rows, or (``cols`` = C) of ``block``
+        columns of all rows."""
         loc = run.stmts[0].loc
-        ci = Var("ci", ScalarType(DataType.INDEX), loc)
+        ci = Var("ci" if cols is None else "cj", ScalarType(DataType.INDEX), loc)
+        axis = 0 if cols is None else 1
+
+        def window(shape: list, offsets: list) -> tuple[list, list]:
+            shape, offsets = list(shape), list(offsets)
+            shape[axis] = block
+            offsets[axis] = _add(offsets[axis], ci)
+            return shape, offsets
+
         mapping: dict[Var, Expr] = {}
         iter_args = []
         for root in run.roots:
@@ -302,20 +367,19 @@ class _Chunker:
             iter_args.append(ia)
             mapping[root] = ia
         body: list[Stmt] = []
-        for x in run.inputs:
-            chunk = make_call("tensor.slice", (x, [block] + list(x.type.shape[1:]),
-                                               [ci] + [0] * (len(x.type.shape) - 1)), loc=loc)
+        for x in self.sliced_operands(run, cols):
+            shape, offsets = window(x.type.shape, [0] * len(x.type.shape))
+            chunk = make_call("tensor.slice", (x, shape, offsets), loc=loc)
             var = Var(f"{x.name}_blk", chunk.type, loc)
             body.append(AssignStmt(var, chunk, loc=loc))
             mapping[x] = var
         for stmt in run.stmts:
             call = stmt.value
             if call.op == "tensor.slice":
-                shape = [block] + list(call.args[1].items[1:])
-                offsets = [_add(call.args[2].items[0], ci)] + list(call.args[2].items[1:])
+                shape, offsets = window(call.args[1].items, call.args[2].items)
                 new = make_call("tensor.slice", (call.args[0], shape, offsets), loc=call.loc)
             elif call.op == "tensor.assemble":
-                offsets = [_add(call.args[2].items[0], ci)] + list(call.args[2].items[1:])
+                _, offsets = window(call.args[1].type.shape, call.args[2].items)
                 new = make_call("tensor.assemble", (mapping[call.args[0]],
                                                     mapping[call.args[1]], offsets),
                                 dict(call.kwargs), loc=call.loc)
@@ -328,8 +392,26 @@ class _Chunker:
         body.append(YieldStmt(tuple(mapping[f] for f in run.finals), loc=loc))
         kind = ForKind.Pipeline if stages > 1 else ForKind.Sequential
         attrs = {"pipeline_stages": stages} if stages > 1 else {}
-        return ForStmt(ci, ConstInt(0), ConstInt(run.rows), ConstInt(block), tuple(iter_args),
+        stop = run.rows if cols is None else cols
+        return ForStmt(ci, ConstInt(0), ConstInt(stop), ConstInt(block), tuple(iter_args),
                        SeqStmts(tuple(body)), tuple(run.finals), kind, attrs, loc=loc)
+
+    @staticmethod
+    def sliced_operands(run: _Run, cols: int | None) -> list[Var]:
+        """Operands cut per block: the [R, x] inputs for row blocks; for column blocks every
+        [x, C] tensor the run reads ([x, 1] ones stay whole)."""
+        if cols is None:
+            return list(run.inputs)
+        defined = {s.var for s in run.stmts}
+        found: list[Var] = []
+        for stmt in run.stmts:
+            if stmt.value.op in ("tensor.slice", "tensor.assemble"):
+                continue
+            for arg in stmt.value.args:
+                if isinstance(arg, Var) and arg not in defined and arg not in found \
+                        and isinstance(arg.type, TensorType) and arg.type.shape[-1] == cols:
+                    found.append(arg)
+        return found
 
 
 def static_rows(ty) -> int | None:
@@ -340,6 +422,8 @@ def static_rows(ty) -> int | None:
 
 
 def _add(a, b):
+    if isinstance(a, int):
+        a = ConstInt(a)
     if isinstance(a, ConstInt) and a.value == 0:
         return b
     return fold_constants(BinOp("+", a, b))
