@@ -2,7 +2,8 @@
 at tile level, on shapes that do not fit Vec in one piece, run race-free and match numpy.
 
 Tensor level: the whole [R, H] computation is written once; ConvertTensorToTileOps chunks it
-into row blocks. Tile level: the kernel walks row blocks itself with loads at a loop offset.
+into row blocks (column blocks for element-wise rows wider than Vec). Tile level: the kernel
+walks row blocks itself with loads at a loop offset.
 """
 
 from __future__ import annotations
@@ -115,6 +116,20 @@ def test_tensor_level_activations(name):
     body = ACTIVATION_BODIES[name].format(v="x") + "\nout = pl.assemble(out, y, [0, 0])"
     got = run(program(X, body), x_in)
     np.testing.assert_allclose(got, ACTIVATIONS[name](x64), rtol=2e-5, atol=2e-6)
+
+
+WIDE = (2, 49152)          # one FP32 row is 192 KiB: more than the whole Vec buffer
+
+
+@pytest.mark.parametrize("name", sorted(ACTIVATION_BODIES))
+def test_tensor_level_activations_on_rows_wider_than_vec(name):
+    """Element-wise chains whose single rows overflow Vec are computed in column blocks."""
+    x = np.random.default_rng(7).standard_normal(WIDE).astype(np.float32)
+    t = f"x: pl.Tensor[[{WIDE[0]}, {WIDE[1]}], {F32}]"
+    body = ACTIVATION_BODIES[name].format(v="x") + "\nout = pl.assemble(out, y, [0, 0])"
+    got = run(program(t, body, WIDE), x)
+    np.testing.assert_allclose(got, ACTIVATIONS[name](x.astype(np.float64)), rtol=2e-5,
+                               atol=2e-6)
 
 
 def test_tensor_level_row_softmax():
