@@ -3,10 +3,13 @@ tiles alternate between the two L0C buffers (AutoTileMatmulL0 tags them as two p
 stages), and a loop's post-loop waits sink to the instruction that needs them, so a tail's
 MAD overlaps the previous tile's drain at the loop/tail seam and along the tail strip.
 
-Simulated (a2a3-device, cycles, flag on) before -> after: 320x320 13780 -> 11775,
-448x448 20418 -> 18230, 144x144 4264 -> 4126, 160x160 4551 -> 4370; the in-loop tiles are
-unchanged (256x256 7056, 384x256 9606). Still serial: the first tile of a loop that follows
-a tail on the same buffer (320x320 pairs 4 and 9)."""
+Every dbC accumulator of such a grid takes the other L0C buffer than the accumulator before
+it in program order (``ptoc.passes.dbc_parity``), across outer-loop clones and remainder
+tiles too. Simulated (a2a3-device, cycles, flag on) first wave -> tails/waits -> parity:
+320x320 13780 -> 11775 -> 11498, 448x448 20418 -> 18230 -> 18230, 144x144 4264 -> 4126 ->
+4057, 160x160 4551 -> 4370 -> 4370; the in-loop tiles are unchanged (256x256 7056, 384x256
+9606). Still serial: 320x320 pair 4, a loop's first tile after a remainder tile (on the
+other buffer now, but InsertSync waits for the remainder's drain before entering the loop)."""
 
 from __future__ import annotations
 
@@ -21,8 +24,8 @@ from ptoc.runtime import RunConfig
 import dbc_programs as dp
 
 #: consecutive tile pairs (issue order) at a loop/tail seam or inside a tail strip
-SEAMS_AND_TAILS = {(320, 320): [3, 8, 10, 11, 12, 13], (448, 448): [7, 11, 12, 13, 14],
-                   (160, 160): [2]}
+SEAMS_AND_TAILS = {(320, 320): [3, 8, 9, 10, 11, 12, 13], (448, 448): [7, 11, 12, 13, 14],
+                   (160, 160): [2], (144, 144): [1, 2, 3, 4]}
 
 
 @pytest.mark.parametrize("M,N", list(SEAMS_AND_TAILS), ids=str)
@@ -48,3 +51,38 @@ def test_tail_accumulators_alternate_between_the_two_buffers(tmp_path):
              and s.value.op == "tile.matmul"]
     assert len(tails) == 5
     assert len(set(tails)) == 2 and all(a != b for a, b in zip(tails, tails[1:]))
+
+
+@pytest.mark.parametrize("spread", [True, False])
+def test_accumulators_alternate_in_program_order(tmp_path, spread):
+    """320x320: per outer stage a 2-stage loop and a remainder, then 5 tails. With the ptoc
+    refinement every accumulator (walked in program order, each loop body once) is on the
+    other buffer than the one before; PyPTO's output (spread_dbc_tails=False) is untouched:
+    both outer stages' inner loops start on the same buffer as their remainders."""
+    from ptoc.ir.nodes import ForStmt, SeqStmts
+    from ptoc.passes import PassContext, PassManager
+    from ptoc.passes.auto_tile_matmul_l0 import auto_tile_matmul_l0
+
+    with PassContext(enable_pypto_l0c_double_buffer=True):
+        manager = PassManager.get_strategy()
+        passes = [auto_tile_matmul_l0(spread_dbc_tails=spread) if p.name == "AutoTileMatmulL0"
+                  else p for p in manager.passes]
+        program = dp.direct_store(320, 320)
+        for p in passes:
+            program = p(program)
+    order = []
+
+    def walk(stmts):
+        for s in stmts:
+            if isinstance(s, ForStmt):
+                walk(s.body.stmts)
+            elif isinstance(s, SeqStmts):
+                walk(s.stmts)
+            elif isinstance(s, AssignStmt) and isinstance(s.value, Call) \
+                    and s.value.op == "tile.matmul":
+                order.append(s.var.type.memref.offset.value)
+
+    walk(program.get_function("kernel").body.stmts)
+    assert len(order) == 11 and len(set(order)) == 2
+    alternating = all(a != b for a, b in zip(order, order[1:]))
+    assert alternating is spread

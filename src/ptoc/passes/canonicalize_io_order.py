@@ -14,6 +14,10 @@ Reads top-down like its reference (pypto-passes.md §6):
    depth-two chunks (``M0 M1 S0 S1``).
 4. dbC rotation — in a dbC region the accumulators' innermost membership stage becomes
    ``stage mod 2``, so MemoryReuse keeps exactly two L0C buffers.
+
+A ptoc refinement follows, only where AutoTileMatmulL0 spread a dbC grid's tails
+(``ptoc.passes.dbc_parity``): the accumulators alternate buffers in program order across
+loop/tail seams. PyPTO's own output (``spread_dbc_tails=False``) is left as PyPTO orders it.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from ptoc.ir.nodes import (
 from ptoc.ir.types import ScalarType, TileType
 from ptoc.ir.visitor import IRVisitor, map_if_bodies
 from ptoc.passes.base import function_pass
+from ptoc.passes.dbc_parity import alternate_accumulators, has_spread_tails
 from ptoc.passes.lower_pipeline_loops import (
     DOUBLE_BUFFER_C, MEMBERSHIP, STAGES, is_cube_accumulator,
 )
@@ -45,7 +50,8 @@ def canonicalize_io_order(function: Function, ctx) -> Function:
     """Reorder pipeline bodies of one function, of any kind (see the module docstring)."""
     memberships = _memberships(function)
     body = _Reorderer(memberships).seq(function.body, policy=None)
-    return function if body is function.body else replace(function, body=body)
+    out = function if body is function.body else replace(function, body=body)
+    return alternate_accumulators(out) if has_spread_tails(out) else out
 
 
 register_default_pass(canonicalize_io_order)
