@@ -65,6 +65,7 @@ from ptoc.passes.memory_reuse import memory_reuse
 from ptoc.passes.lower_pipeline_loops import lower_pipeline_loops
 from ptoc.passes.canonicalize_io_order import canonicalize_io_order
 from ptoc.passes.allocate_memory_addr import allocate_memory_addr
+from ptoc.passes.fold_no_op_reshape import fold_no_op_reshape
 from ptoc.passes.infer_tile_memory_space import infer_tile_memory_space
 from ptoc.passes.mixed.lower_auto_vector_split import lower_auto_vector_split
 from ptoc.passes.mixed.expand_mixed_kernel import expand_mixed_kernel
