@@ -79,4 +79,6 @@ from ptoc.passes.convert_tensor_to_tile_ops import convert_tensor_to_tile_ops
 from ptoc.passes.lower_pipeline_to_slots import lower_pipeline_to_slots
 
 # ---- orchestration / task-graph passes (DeriveCallDirections, ...) ----
-from ptoc.passes.tasks import derive_call_directions, materialize_valid_shape_symbols
+from ptoc.passes.tasks import (
+    derive_call_directions, fuse_create_assemble_to_slice, materialize_valid_shape_symbols,
+)
