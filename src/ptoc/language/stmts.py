@@ -21,6 +21,7 @@ from ptoc.ir.nodes import (
 )
 from ptoc.ir.aliases import tensor_aliases
 from ptoc.ir.visitor import IRVisitor
+from ptoc.ir.dynamic import shape_dim_vars
 from ptoc.ir.types import ArrayType, PtrType, ScalarType, TensorType, TileType, TupleType, Type
 from ptoc.language.annotations import AnnotationParser
 from ptoc.language.context import DslPath, ParseContext
@@ -62,6 +63,18 @@ def compatible(declared: Type, actual: Type) -> bool:
     if isinstance(declared, ArrayType) and isinstance(actual, ArrayType):
         return declared.dtype is actual.dtype and declared.size == actual.size
     return type(declared) is type(actual) and isinstance(declared, PtrType)
+
+
+def _keeps_dynamic_dims(declared: Type, actual: Type) -> bool:
+    """A ``@pl.jit`` tensor annotated with ``pl.dynamic`` dims (``[M, 128]``) keeps them:
+    its static dims and dtype must match the argument (else the usual mismatch error),
+    and one compiled program serves every size of the dynamic ones (PyPTO keys them None)."""
+    if not (isinstance(declared, TensorType) and isinstance(actual, TensorType)):
+        return False
+    if not shape_dim_vars(declared.shape) or len(declared.shape) != len(actual.shape):
+        return False
+    return declared.dtype is actual.dtype and all(
+        not isinstance(d, int) or d == a for d, a in zip(declared.shape, actual.shape))
 
 
 def fill_from_value(declared: Type, actual: Type) -> Type:
@@ -193,6 +206,8 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser):
             node = node.slice
         if isinstance(node, ast.Subscript):
             declared, _ = self.annotation(node)
+            if _keeps_dynamic_dims(declared, actual):
+                return declared, direction   # the specialisation (and its key) holds no size
             if not compatible(declared, actual):
                 raise self.ctx.error(arg, f"argument '{arg.arg}' is {describe_type(actual)} but its "
                                      f"annotation says {describe_type(declared)}",

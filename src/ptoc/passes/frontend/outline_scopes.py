@@ -30,7 +30,7 @@ from ptoc.errors import PassError
 from ptoc.ir.aliases import tensor_aliases
 from ptoc.ir.nodes import (
     ARG_DIRECTION_OVERRIDES, AssignStmt, Call, EvalStmt, ForStmt, Function, IfStmt, Param, Program, ReturnStmt, ScopeStmt,
-    SeqStmts, Stmt, Submit, TupleGetItem, Var,
+    SeqStmts, Stmt, Submit, TupleGetItem, Var, DimVar,
 )
 from ptoc.ir.printer import flatten
 from ptoc.ir.types import ArrayType, ScalarType, TensorType, TupleType
@@ -66,6 +66,8 @@ class _FreeVars(IRVisitor):
         super().visit_def(var)
 
     def visit_var(self, node: Var) -> None:
+        if isinstance(node, DimVar):
+            return   # a pl.dynamic symbol is program-wide: an outlined kernel names it too
         if id(node) not in self.defined and id(node) not in self.seen:
             self.seen.add(id(node))
             self.free.append(node)
