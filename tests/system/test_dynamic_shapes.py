@@ -187,3 +187,43 @@ def test_a_full_tile_load_of_a_partly_valid_tensor_is_refused():
     assert src != RowSumValid.as_python()
     with pytest.raises(PtocError, match=r"valid only over \[16, VALID\].*axis 1"):
         pl.parse_program(src)
+
+
+def test_overhanging_tasks_on_the_chip_replay_only_where_their_windows_fit():
+    from ptoc.runtime import RunConfig
+
+    t = np.arange(5 * 8, dtype=np.float32).reshape(5, 8)
+    out = np.zeros((2, 8), np.float32)
+    result = _overhang_program(2).run(t, out, config=RunConfig(chip=True))
+    np.testing.assert_array_equal(out, t[3:5])
+    assert result.races == []
+    with pytest.raises(PtocError, match=r"reaches element 23, but the bound tensor has only "
+                                        r"16 elements"):
+        _overhang_program(3).run(t, np.zeros((3, 8), np.float32), config=RunConfig(chip=True))
+
+
+@pl.program
+class TwoWindows:
+    @pl.function(type=pl.FunctionType.InCore)
+    def head(self, t: pl.Tensor[[4, 8], pl.FP32],
+             out: pl.Out[pl.Tensor[[3, 8], pl.FP32]]) -> pl.Tensor[[3, 8], pl.FP32]:
+        x = pl.load(t, [0, 0], [3, 8])
+        o = pl.store(x, [0, 0], out)
+        return o
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, t: pl.Tensor[[T, 8], pl.FP32],
+             out: pl.Out[pl.Tensor[[3, 8], pl.FP32]]) -> pl.Tensor[[3, 8], pl.FP32]:
+        for s in pl.range(0, 4, 3):          # rows 0..3, then 3..6 of a 5-row tensor
+            window = pl.slice(t, [4, 8], [s, 0])
+            out = self.head(window, out)
+        return out
+
+
+def test_an_identical_task_whose_region_overhangs_is_not_replayed_past_its_tensor():
+    from ptoc.runtime import RunConfig
+
+    t = np.arange(5 * 8, dtype=np.float32).reshape(5, 8)
+    with pytest.raises(PtocError, match=r"bound tensor has only 16 elements"):
+        ir.compile(TwoWindows).run(t, np.zeros((3, 8), np.float32),
+                                   config=RunConfig(chip=True))

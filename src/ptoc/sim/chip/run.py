@@ -143,8 +143,14 @@ class ChipSimulator:
         self.submitted.append(_Submitted(task, deps, stream, alone, False))
 
     def _key(self, task: Task) -> tuple:
+        """Tasks with one key run the same instructions. A region overhanging its allocation
+        (a slice past a tensor's last rows) also keys the bytes left after its start: the
+        recorded windows fit those bytes, and only those (the simulator checks each window
+        once, when it is issued)."""
         scalars = tuple(a for a in task.args if not isinstance(a, GMTensor))
-        return (id(task.module), task.kernel, scalars)
+        room = tuple(a.alloc.nbytes - a.start for a in task.args
+                     if isinstance(a, GMTensor) and a.overhangs)
+        return (id(task.module), task.kernel, scalars, room)
 
     def _issue(self, task: Task) -> tuple[TaskStream, float]:
         """Issue the task's kernel on its GM regions, time it alone, check its races and
