@@ -26,3 +26,17 @@ def add_static(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
             y = pl.load(b, [i, 0], [16, 64])
             out = pl.store(pl.add(x, y), [i, 0], out)
     return out
+
+
+@pl.jit
+def add_bound(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
+    a.bind_dynamic(0, M)
+    b.bind_dynamic(0, M)
+    out.bind_dynamic(0, M)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        m = pl.tensor.dim(a, 0)
+        for i in pl.range(0, m, 16):
+            x = pl.load(a, [i, 0], [16, 64])
+            y = pl.load(b, [i, 0], [16, 64])
+            out = pl.store(pl.add(x, y), [i, 0], out)
+    return out

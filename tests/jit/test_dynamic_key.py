@@ -14,7 +14,7 @@ from ptoc.jit.decorator import JITFunction
 
 @pytest.fixture(autouse=True)
 def _fresh():
-    for fn in (kernels.add_rows, kernels.add_static):
+    for fn in (kernels.add_rows, kernels.add_static, kernels.add_bound):
         fn._cache.clear()
 
 
@@ -45,3 +45,9 @@ def test_a_static_dim_that_changes_compiles_again():
 def test_an_argument_against_a_static_annotated_dim_is_refused():
     with pytest.raises(PtocError, match=r"argument 'a' is .*\[16, 32\].*annotation says"):
         call(kernels.add_rows, 16, cols=32)
+
+
+def test_bind_dynamic_on_a_bare_tensor_keys_the_symbol():
+    for rows in (16, 32, 64):
+        call(kernels.add_bound, rows)
+    assert len(kernels.add_bound._cache) == 1

@@ -20,7 +20,7 @@ from ptoc.ir.nodes import Program
 from ptoc.ir.types import TensorType, Type
 from ptoc.ir.visitor import IRVisitor
 from ptoc.language.context import ParseContext
-from ptoc.language.stmts import FunctionParser
+from ptoc.language.stmts import FunctionParser, bind_dynamic_dims
 from ptoc.runtime.tensors import to_numpy
 
 
@@ -125,6 +125,7 @@ class _ProgramBuilder:
         ctx = ParseContext(jit.source.filename, env, aliases, specialization=dict(scalars),
                            kernels=kernels, resolve_kernel=resolve)
         parser = FunctionParser(ctx, self.signatures, self.kernels)
+        types = bind_dynamic_dims(jit.source.node.body, types, ctx)
         function = parser.function_from_def(jit.source.node, func_type, _attrs(jit), types)
         if func_type is FunctionType.Orchestration:
             _check_directions(jit, function)

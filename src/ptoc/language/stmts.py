@@ -65,6 +65,38 @@ def compatible(declared: Type, actual: Type) -> bool:
     return type(declared) is type(actual) and isinstance(declared, PtrType)
 
 
+def bind_dynamic_args(call: ast.Call, ctx) -> tuple[int, DimVar]:
+    """``(axis, symbol)`` of ``x.bind_dynamic(axis, M)`` (M: a module-level pl.dynamic)."""
+    args = call.args
+    symbol = ctx.env.get(args[1].id) if len(args) == 2 and isinstance(args[1], ast.Name) else None
+    if not (len(args) == 2 and isinstance(args[0], ast.Constant) and isinstance(
+            args[0].value, int) and isinstance(symbol, DimVar)):
+        raise ctx.error(call, f"'{ast.unparse(call)}': bind_dynamic takes an axis and a "
+                        "pl.dynamic object", hint='M = pl.dynamic("M") at module level, then '
+                        "a.bind_dynamic(0, M)")
+    return args[0].value, symbol
+
+
+def bind_dynamic_dims(body: list[ast.stmt], types: dict, ctx) -> dict:
+    """``types`` with each ``p.bind_dynamic(axis, M)`` statement of a ``@pl.jit`` body
+    applied: that dimension of ``p``'s type becomes the symbol (PyPTO's rule; the key then
+    holds the symbol, not the size)."""
+    out = dict(types)
+    for node in body:
+        call = node.value if isinstance(node, ast.Expr) else None
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and call.func.attr == "bind_dynamic" and isinstance(call.func.value, ast.Name)):
+            continue
+        name = call.func.value.id
+        axis, symbol = bind_dynamic_args(call, ctx)
+        ty = out.get(name)
+        if isinstance(ty, TensorType) and 0 <= axis < len(ty.shape):
+            shape = list(ty.shape)
+            shape[axis] = symbol
+            out[name] = dataclasses.replace(ty, shape=tuple(shape))
+    return out
+
+
 def _keeps_dynamic_dims(declared: Type, actual: Type) -> bool:
     """A ``@pl.jit`` tensor annotated with ``pl.dynamic`` dims (``[M, 128]``) keeps them:
     its static dims and dtype must match the argument (else the usual mismatch error),
@@ -339,10 +371,27 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser):
     def _stmt_Pass(self, node: ast.Pass) -> list[Stmt]:
         return []
 
+    def _bind_dynamic(self, call: ast.Call) -> list[Stmt]:
+        """``a.bind_dynamic(axis, M)`` (PyPTO's, in a ``@pl.jit`` body): the specialisation
+        already made that dimension of ``a`` the symbol (``bind_dynamic_dims``); here it is
+        checked and produces no statement."""
+        axis, var = bind_dynamic_args(call, self.ctx)
+        tensor = self.expr(call.func.value)
+        shape = getattr(getattr(tensor, "type", None), "shape", None)
+        if shape is None or not 0 <= axis < len(shape) or shape[axis] is not var:
+            raise self.ctx.error(call, f"'{ast.unparse(call)}' names a dimension that is not "
+                                 "the pl.dynamic symbol", hint="call bind_dynamic on a bare "
+                                 "pl.Tensor parameter of a @pl.jit function, with a module-"
+                                 "level pl.dynamic object")
+        return []
+
     def _stmt_Expr(self, node: ast.Expr) -> list[Stmt]:
         call = node.value
         if isinstance(call, ast.Constant) and isinstance(call.value, str):
             return []
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
+                and call.func.attr == "bind_dynamic":
+            return self._bind_dynamic(call)
         if isinstance(call, ast.Call):
             for name, handler in (("static_assert", self._static_assert),
                                   ("static_print", self._static_print),
