@@ -5,26 +5,28 @@ import ptoc.language as pl
 M = pl.dynamic("M")
 
 
+@pl.jit.inline
+def add_tiles(a: pl.Tensor, b: pl.Tensor, out: pl.Tensor):
+    m = pl.tensor.dim(a, 0)
+    for i in pl.range(0, m, 16):
+        x = pl.load(a, [i, 0], [16, 64])
+        y = pl.load(b, [i, 0], [16, 64])
+        out = pl.store(pl.add(x, y), [i, 0], out)
+    return out
+
+
 @pl.jit
 def add_rows(a: pl.Tensor[[M, 64], pl.FP32], b: pl.Tensor[[M, 64], pl.FP32],
              out: pl.Out[pl.Tensor[[M, 64], pl.FP32]]):
     with pl.at(level=pl.Level.CORE_GROUP):
-        m = pl.tensor.dim(a, 0)
-        for i in pl.range(0, m, 16):
-            x = pl.load(a, [i, 0], [16, 64])
-            y = pl.load(b, [i, 0], [16, 64])
-            out = pl.store(pl.add(x, y), [i, 0], out)
+        out = add_tiles(a, b, out)
     return out
 
 
 @pl.jit
 def add_static(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
-        m = pl.tensor.dim(a, 0)
-        for i in pl.range(0, m, 16):
-            x = pl.load(a, [i, 0], [16, 64])
-            y = pl.load(b, [i, 0], [16, 64])
-            out = pl.store(pl.add(x, y), [i, 0], out)
+        out = add_tiles(a, b, out)
     return out
 
 
@@ -34,9 +36,5 @@ def add_bound(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
     b.bind_dynamic(0, M)
     out.bind_dynamic(0, M)
     with pl.at(level=pl.Level.CORE_GROUP):
-        m = pl.tensor.dim(a, 0)
-        for i in pl.range(0, m, 16):
-            x = pl.load(a, [i, 0], [16, 64])
-            y = pl.load(b, [i, 0], [16, 64])
-            out = pl.store(pl.add(x, y), [i, 0], out)
+        out = add_tiles(a, b, out)
     return out
