@@ -44,6 +44,12 @@ from ptoc.passes.manager import (
     unregister_default_pass,
 )
 from ptoc.passes.properties import IRProperty, register_property_checker
+from ptoc.passes.property_verifier import (
+    IRPropertySet, PropertyVerifierRegistry, verify_properties,
+)
+
+#: PyPTO's name for the severity enum of diagnostics
+DiagnosticSeverity = Severity
 
 # ---- InlineFunctions: Inline helpers spliced into their callers (first pass) ----
 from ptoc.passes.inline_functions import inline_functions

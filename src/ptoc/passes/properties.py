@@ -20,6 +20,8 @@ class IRProperty(enum.Enum):
 
     InlineFunctionsEliminated = "InlineFunctionsEliminated"  # no Inline function is left
     SSAForm = "SSAForm"                        # every Var assigned once; loops carry iter-args
+    UseAfterDef = "UseAfterDef"                # every use follows its definition (ir.verify)
+    TypeChecked = "TypeChecked"                # types agree with the op registry (ir.verify)
     TileOpsOnly = "TileOpsOnly"                # InCore bodies use tile-level ops only
     L0Tiled = "L0Tiled"                        # matmuls fit L0 (AutoTileMatmulL0 ran)
     MemoryInferred = "MemoryInferred"          # every tile has a concrete memory space
