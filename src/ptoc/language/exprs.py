@@ -27,6 +27,7 @@ from ptoc.ir.types import (
     ArrayType, ScalarType, TensorLayout, TensorType, TileLayout, TileType, TupleType,
 )
 from ptoc.ir.verifier import type_mismatch
+from ptoc.ir.linear import constant_difference
 from ptoc.language.context import DslPath, SelfRef
 from ptoc.language.tasks import SUBMIT_FUNCS, NoDepArg
 from ptoc.language.dynamic import DynVar
@@ -549,10 +550,15 @@ class ExprParser:
                                      hint="element reads are not supported; load a tile instead")
             start = self.expr(item.lower) if item.lower is not None else 0
             stop = self.expr(item.upper) if item.upper is not None else dim
-            extent = _extent(start, stop)
+            extent = _extent(start, stop, self.index_definitions)
             if extent is None:
-                raise self.ctx.error(node, f"the window '{ast.unparse(item)}' has no constant "
-                                     "size", hint="write it as 'i:i + 64' with a constant size")
+                raise self.ctx.error(
+                    node, f"the window '{ast.unparse(item)}' has no constant size: "
+                    f"stop - start does not fold to a number",
+                    hint="write it as 'i:i + 64' or 'i * 64:(i + 1) * 64' with a constant size")
+            if extent <= 0:
+                raise self.ctx.error(node, f"the window '{ast.unparse(item)}' has size {extent}",
+                                     hint="a window needs stop > start")
             shape.append(extent)
             offsets.append(start)
         return shape, offsets
@@ -563,13 +569,10 @@ def _is_full_slice(item: ast.AST) -> bool:
         item.step is None
 
 
-def _extent(start: Any, stop: Any) -> int | None:
+def _extent(start: Any, stop: Any, definitions: dict[Var, Expr]) -> int | None:
     if _is_number(start) and _is_number(stop):
         return stop - start
-    if isinstance(stop, BinOp) and stop.op == "+" and stop.lhs is start and isinstance(
-            stop.rhs, ConstInt):
-        return stop.rhs.value
-    return None
+    return constant_difference(stop, start, definitions)
 
 
 def _is_number(value: Any) -> bool:

@@ -16,8 +16,9 @@ from typing import Any
 from ptoc.dtypes import DataType, Direction, ForKind, FunctionType
 from ptoc.errors import PtocError
 from ptoc.ir.nodes import (
-    AssignStmt, ConstBool, Call, ConstFloat, ConstInt, DimVar, EvalStmt, Expr, ForStmt, Function,
-    IfStmt, IterArg, Param, ReturnStmt, SeqStmts, Stmt, TupleGetItem, Var, YieldStmt,
+    AssignStmt, BinOp, ConstBool, Call, ConstFloat, ConstInt, DimVar, EvalStmt, Expr, ForStmt,
+    Function, IfStmt, IterArg, Param, ReturnStmt, SeqStmts, Stmt, TupleGetItem, UnaryOp, Var,
+    YieldStmt,
 )
 from ptoc.ir.aliases import tensor_aliases
 from ptoc.ir.visitor import IRVisitor
@@ -170,6 +171,9 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser):
         self.auto_scope = True
         self.scope = Scope()
         self.pending: list[Stmt] = []
+        # integer scalars bound to index arithmetic (``r0 = i * 64``): slice windows fold
+        # their sizes through them
+        self.index_definitions: dict[Var, Expr] = {}
 
     def flush(self) -> list[Stmt]:
         """Statements hoisted while parsing the current statement, in evaluation order."""
@@ -517,6 +521,8 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser):
                 expr = dataclasses.replace(expr, dtype=declared.dtype)  # x: Scalar[INT64] = 0
         var = Var(name, ty, self.ctx.loc(node))
         self.scope.bind(name, var)
+        if isinstance(expr, (BinOp, UnaryOp, Var)) and isinstance(ty, ScalarType):
+            self.index_definitions[var] = expr
         return AssignStmt(var, expr, self.ctx.loc(node))
 
     def subscript_assign(self, node: ast.Assign, target: ast.Subscript, value_node: ast.AST) -> Stmt:
