@@ -142,6 +142,8 @@ class ExprParser:
         var = self.scope.lookup(name)
         if var is not None:
             return var
+        if name in self.shape_names:
+            return self.shape_names[name]
         if name == "self":
             return SelfRef()
         if name in self.ctx.dsl_aliases:
@@ -178,8 +180,11 @@ class ExprParser:
                 hint = f"did you mean self.{close[0]}?" if close else "define it in the program"
                 raise self.ctx.error(node, f"the program has no function '{node.attr}'", hint=hint)
             return FunctionRef(node.attr)
+        if _is_shaped(base) and node.attr == "shape":
+            return tuple(base.type.shape)  # static dims are ints: x.shape[1] folds at parse time
         raise self.ctx.error(node, f"attribute access '{ast.unparse(node)}' is not supported",
-                             hint="only pl.* names and self.<function> are attributes in kernels")
+                             hint="only pl.* names, self.<function> and x.shape are attributes "
+                                  "in kernels")
 
     def _expr_List(self, node: ast.List) -> list:
         return [self.expr(e) for e in node.elts]
@@ -519,11 +524,22 @@ class ExprParser:
             return self.tuple_item(node, base)
         if isinstance(base, Expr) and isinstance(base.type, ArrayType):
             return self.array_element(node, base)
+        if isinstance(base, tuple):
+            return self.static_item(node, base)
         if not _is_shaped(base):
             raise self.ctx.error(node, f"'{ast.unparse(node)}' subscripts a non-tile value")
         shape, offsets = self.slice_window(node, base.type.shape)
         name = "tile.slice" if isinstance(base.type, TileType) else "tensor.slice"
         return make_call(name, (self.hoist(node, base), shape, offsets), {}, loc=self.ctx.loc(node))
+
+    def static_item(self, node: ast.Subscript, base: tuple) -> Any:
+        """``x.shape[1]``: one entry of a parse-time tuple (negative indices count from the end)."""
+        index = self.expr(node.slice)
+        if isinstance(index, bool) or not isinstance(index, int) or \
+                not -len(base) <= index < len(base):
+            raise self.ctx.error(node, f"'{ast.unparse(node)}' needs a constant index in "
+                                 f"[{-len(base)}, {len(base)}) into {len(base)} values")
+        return base[index]
 
     def tuple_item(self, node: ast.Subscript, base: Expr) -> TupleGetItem:
         """``ret[i]``: one element of a tuple result (PyPTO prints unpacking this way)."""

@@ -174,6 +174,9 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser):
         # integer scalars bound to index arithmetic (``r0 = i * 64``): slice windows fold
         # their sizes through them
         self.index_definitions: dict[Var, Expr] = {}
+        # names bound to static dims (``M, N = x.shape``, ``K = x.shape[1]``): parse-time
+        # constants, as PyPTO's jit specializer inlines them
+        self.shape_names: dict[str, int] = {}
 
     def flush(self) -> list[Stmt]:
         """Statements hoisted while parsing the current statement, in evaluation order."""
@@ -438,7 +441,7 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser):
             raise self.ctx.error(node, "chained assignment 'a = b = ...' is not supported")
         target = node.targets[0]
         if isinstance(target, ast.Name):
-            return [self.assign(node, target.id, node.value, None)]
+            return self.assign(node, target.id, node.value, None)
         if isinstance(target, ast.Subscript) and is_array(self.scope.lookup(
                 getattr(target.value, "id", ""))):
             return [self.array_update(node, target, node.value)]
@@ -453,6 +456,9 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser):
         """``a, b = self.kernel(...)``: the tuple goes to ``_tuple_tmp``, each name to an item."""
         value = self.expr(node.value)
         names = target.elts
+        if isinstance(value, tuple) and _reads_shape(node.value) and \
+                all(isinstance(n, ast.Name) for n in names):
+            return self.unpack_shape(node, names, value)
         if not (isinstance(value, Expr) and isinstance(value.type, TupleType)):
             raise self.ctx.error(node, f"cannot unpack '{ast.unparse(node.value)}': unpacking is "
                                  "only supported for pl.yield_ results and calls of functions "
@@ -475,11 +481,24 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser):
             stmts.append(AssignStmt(item, TupleGetItem(whole, index), loc))
         return stmts
 
+    def unpack_shape(self, node: ast.Assign, names: list[ast.Name], value: tuple) -> list[Stmt]:
+        """``M, N = x.shape``: a static dimension binds its name to the constant, a dynamic one
+        to a scalar variable holding it."""
+        if len(names) != len(value):
+            raise self.ctx.error(node, f"'{ast.unparse(node.value)}' gives {len(value)} values "
+                                 f"but {len(names)} names are bound",
+                                 hint="bind one name per dimension")
+        stmts: list[Stmt] = []
+        for name, item in zip(names, value):
+            stmts += self.bind_shape_name(node, name.id, item) if isinstance(item, int) else \
+                [self.bind_value(node, name.id, item, None)]
+        return stmts
+
     def _stmt_AnnAssign(self, node: ast.AnnAssign) -> list[Stmt]:
         if not isinstance(node.target, ast.Name) or node.value is None:
             raise self.ctx.error(node, "an annotated statement needs a name and a value, e.g. "
                                  "x: pl.Tile[[64, 64], pl.FP32] = pl.load(...)")
-        return [self.assign(node, node.target.id, node.value, node.annotation)]
+        return self.assign(node, node.target.id, node.value, node.annotation)
 
     def _stmt_AugAssign(self, node: ast.AugAssign) -> list[Stmt]:
         if not isinstance(node.target, ast.Name):
@@ -492,11 +511,22 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser):
         return [self.bind_value(node, node.target.id, value, None)]
 
     def assign(self, node: ast.stmt, name: str, value_node: ast.AST,
-               annotation: ast.AST | None) -> Stmt:
+               annotation: ast.AST | None) -> list[Stmt]:
         value_node = _typed_pop(value_node, annotation)
         value = self.expr(value_node)
+        if annotation is None and _reads_shape(value_node) and isinstance(value, int):
+            return self.bind_shape_name(node, name, value)
         declared = self.annotation(annotation)[0] if annotation is not None else None
-        return self.bind_value(node, name, value, declared)
+        return [self.bind_value(node, name, value, declared)]
+
+    def bind_shape_name(self, node: ast.stmt, name: str, value: int) -> list[Stmt]:
+        """``K = x.shape[1]``: ``K`` is the constant itself, so a tile shaped ``[M, K]`` is static."""
+        if self.scope.lookup(name) is not None:
+            raise self.ctx.error(node, f"'{name}' is already a variable; binding it to a static "
+                                 "dimension here would leave earlier uses inconsistent",
+                                 hint=f"use a new name for the dimension, e.g. '{name}_dim'")
+        self.shape_names[name] = value
+        return []
 
     def bind_value(self, node: ast.stmt, name: str, value: Any, declared: Type | None) -> Stmt:
         if isinstance(value, (list, tuple, dict)) or not (isinstance(value, Expr) or is_static(value)):
@@ -859,3 +889,8 @@ def _typed_pop(value_node: ast.AST, annotation: ast.AST | None) -> ast.AST:
         return value_node
     call = ast.Call(value_node.func, [items[0], items[1]], value_node.keywords)
     return ast.copy_location(call, value_node)
+
+
+def _reads_shape(node: ast.AST) -> bool:
+    """Whether an expression mentions ``<value>.shape`` (its static dims fold to constants)."""
+    return any(isinstance(n, ast.Attribute) and n.attr == "shape" for n in ast.walk(node))
