@@ -180,7 +180,15 @@ c = self.exp(t, c)
 
 @pytest.mark.parametrize("body,message", [
     ("t, tid = pl.submit(a, t)", "first argument must be a self.<kernel>"),
-    ("t, tid = pl.submit(self.double, a, t, predicate=True)", r"predicate=\.\.\.\) is not supported"),
+    ("t, tid = pl.submit(self.double, a, t, predicate=True)",
+     r"pl.submit\(\.\.\., predicate=\.\.\.\): ptoc does not support predicate= yet"),
+    # a predicate reading a tensor element is refused as such, not as a bad subscript
+    ("t, tid = pl.spmd_submit(self.double, a, t, core_num=2, predicate=(a[0] > 0))",
+     r"pl.spmd_submit\(\.\.\., predicate=\.\.\.\): ptoc does not support predicate= yet"),
+    ("with pl.spmd(2, predicate=(a[0] > 0)):\n    t = self.double(a, t)",
+     r"pl.spmd\(\.\.\., predicate=\.\.\.\): ptoc does not support predicate= yet"),
+    ("for b in pl.spmd(2, predicate=(a[0] > 0)):\n    t = self.double(a, t)",
+     r"pl.spmd\(\.\.\., predicate=\.\.\.\): ptoc does not support predicate= yet"),
     ("t, tid = pl.submit(self.double, a, t, deps=[a])", "is not a task id"),
     ("t = self.double(pl.no_dep(a) + 1, t)", "no_dep"),
     ("with pl.at(level=pl.Level.CORE_GROUP, no_dep_args=[c]):\n"

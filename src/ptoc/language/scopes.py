@@ -36,6 +36,23 @@ SCOPE_FUNCS = {"at": None, "spmd": ScopeKind.Spmd, "cluster": ScopeKind.Cluster,
 TASK_ID = ScalarType(DataType.TASK_ID)
 
 
+#: Launch options ptoc refuses, with what to write instead.
+_UNSUPPORTED = {
+    "predicate": "ptoc does not skip tasks at dispatch yet: guard the launch with an "
+                 "orchestration 'if pl.tensor.read(t, [i]) > 0:' (which waits for t's producer)",
+    "dumps": "ptoc has no selective tensor dump: read the tensor after the run instead",
+}
+
+
+def refuse_unsupported_options(ctx, call: ast.Call, name: str) -> None:
+    """Refuse ``predicate=`` / ``dumps=`` from the source, before their values are parsed (a
+    predicate such as ``row_count[e] > 0`` is not a kernel expression ptoc could parse)."""
+    for kw in call.keywords:
+        if kw.arg in _UNSUPPORTED:
+            raise ctx.error(call, f"pl.{name}(..., {kw.arg}=...): ptoc does not support "
+                            f"{kw.arg}= yet", hint=_UNSUPPORTED[kw.arg])
+
+
 class ScopeParser:
     """Mixin for the function parser: ``_stmt_With`` and the ``pl.spmd`` loop form.
 
@@ -91,6 +108,7 @@ class ScopeParser:
 
     def _scope_header(self, node: ast.With, name: str, call: ast.Call, binds: bool):
         """(kind, attrs, deps, core_num, no_dep_args) of ``with pl.<name>(...)``."""
+        refuse_unsupported_options(self.ctx, call, name)
         args, kwargs = self.call_arguments(call)
         deps = self._deps(node, kwargs.pop("deps", None), name, binds)
         no_dep = self._no_dep_args(node, kwargs.pop("no_dep_args", None), name)
@@ -249,6 +267,7 @@ class ScopeParser:
         """``for i in pl.spmd(n): body`` -> Spmd(InCore(i = get_block_idx(); body))."""
         if not isinstance(node.target, ast.Name) or node.orelse:
             raise self.ctx.error(node, "write 'for i in pl.spmd(n):' (one loop variable, no else)")
+        refuse_unsupported_options(self.ctx, node.iter, "spmd")
         args, kwargs = self.call_arguments(node.iter)
         if "deps" in kwargs:
             raise self.ctx.error(node, "pl.spmd() does not accept 'deps=' here",

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ptoc.dtypes import DataType
 from ptoc.ir.nodes import Expr, Submit
 from ptoc.ir.types import ArrayType, ScalarType, TensorType, TupleType
-from ptoc.language.scopes import task_dependencies
+from ptoc.language.scopes import refuse_unsupported_options, task_dependencies
 from ptoc.ops import make_call
 
 SUBMIT_FUNCS = ("submit", "spmd_submit")
@@ -27,11 +27,8 @@ class NoDepArg:
     writer nor becomes its writer (the call's ``arg_direction_overrides``)."""
 
     tensor: Expr
-_UNSUPPORTED = {
-    "predicate": "ptoc does not skip tasks at dispatch: guard the launch with an orchestration "
-                 "'if pl.tensor.read(t, [i]) > 0:' (which waits for t's producer)",
-    "dumps": "ptoc has no selective tensor dump: read the tensor after the run instead",
-}
+
+
 #: Scheduling hints that change timing only; ptoc's scheduler has no early resolution.
 _TIMING_ONLY = ("allow_early_resolve",)
 
@@ -47,6 +44,7 @@ class TaskParser:
             raise self.ctx.error(node, f"pl.{name}(...) first argument must be a self.<kernel> "
                                  "method reference", hint="write pl.submit(self.kernel, args...)")
         callee = self.expr(node.args[0]).name
+        refuse_unsupported_options(self.ctx, node, name)
         call = ast.copy_location(ast.Call(node.func, node.args[1:], node.keywords), node)
         args, kwargs = self.call_arguments(call)
         deps = task_dependencies(self, node, kwargs.pop("deps", []))
@@ -62,10 +60,6 @@ class TaskParser:
                 attrs["sync_start"] = True
         for key in _TIMING_ONLY:
             kwargs.pop(key, None)
-        unsupported = [k for k in kwargs if k in _UNSUPPORTED]
-        if unsupported:
-            raise self.ctx.error(node, f"pl.{name}(..., {unsupported[0]}=...) is not supported "
-                                 "by ptoc", hint=_UNSUPPORTED[unsupported[0]])
         if kwargs:
             raise self.ctx.error(node, f"pl.{name}() got unknown options: {', '.join(kwargs)}")
         base = self.function_call_with(node, callee, args, attrs)
