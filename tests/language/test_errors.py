@@ -38,6 +38,8 @@ CASES = [
     ("plain_range", body("for i in range(4):", "    t = pl.load(x, [0, 0], [64, 64])"), ParseError, 0, "use pl.range"),
     ("split_aiv_region", body("for lane in pl.split_aiv(2, mode=pl.SplitMode.NONE):", "    t = pl.load(x, [0, 0], [64, 64])"), ParseError, 0, "optimizations=[pl.split("),
     ("while_loop", body("while n > 0:", "    pass"), ParseError, 0, "'while' statements are not supported"),
+    ("pl_while", body("for (c,) in pl.while_(init_values=(n,)):", "    pl.cond(c < 10)", "    d = pl.yield_(c + 1)"), ParseError, 0, "ptoc does not support pl.while_ loops yet"),
+    ("pl_cond_alone", body("pl.cond(n < 10)"), ParseError, 0, "pl.cond(...) sets the condition of a pl.while_ loop"),
     ("pipeline_without_stage", body("for i in pl.pipeline(0, 4, 1):", "    t = pl.load(x, [0, 0], [64, 64])"), ParseError, 0, "needs stage="),
     ("stage_on_range", body("for i in pl.range(0, 4, 1, stage=2):", "    pass"), ParseError, 0, "only valid on pl.pipeline"),
     ("zero_step", body("for i in pl.range(0, 4, 0):", "    pass"), ParseError, 0, "step of 0"),

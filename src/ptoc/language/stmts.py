@@ -400,6 +400,9 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser):
                 and call.func.attr == "bind_dynamic":
             return self._bind_dynamic(call)
         if isinstance(call, ast.Call):
+            if self._is_dsl(call.func, "cond"):
+                raise self.ctx.error(call, "pl.cond(...) sets the condition of a pl.while_ "
+                                     "loop; " + _WHILE_UNSUPPORTED, hint=_WHILE_FIX)
             for name, handler in (("static_assert", self._static_assert),
                                   ("static_print", self._static_print),
                                   ("func_attr", lambda _n: [])):
@@ -681,6 +684,8 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser):
                 hint="mark the pl.at scope optimizations=[pl.split(pl.SplitMode.UP_DOWN)] (or "
                      "LEFT_RIGHT) and write the cube and vector ops in its body: the compiler "
                      "inserts the aiv_shard/aic_gather transfers itself")
+        if isinstance(func, DslPath) and func.dotted == "while_":
+            raise self.ctx.error(node, _WHILE_UNSUPPORTED, hint=_WHILE_FIX)
         if not (isinstance(func, DslPath) and func.dotted in LOOP_FUNCS):
             raise self.ctx.error(node, f"cannot loop over '{ast.unparse(it)}'",
                                  hint="loop with pl.range / pl.pipeline / pl.unroll / pl.parallel")
@@ -889,6 +894,11 @@ def _typed_pop(value_node: ast.AST, annotation: ast.AST | None) -> ast.AST:
         return value_node
     call = ast.Call(value_node.func, [items[0], items[1]], value_node.keywords)
     return ast.copy_location(call, value_node)
+
+
+_WHILE_UNSUPPORTED = "ptoc does not support pl.while_ loops yet (no while statement in its IR)"
+_WHILE_FIX = ("bound the trip count: 'for k, (x,) in pl.range(MAX_TRIPS, init_values=(x0,)):' with "
+              "the body under 'if <condition>:' yielding the carries unchanged in the else arm")
 
 
 def _reads_shape(node: ast.AST) -> bool:
