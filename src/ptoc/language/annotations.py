@@ -7,6 +7,7 @@ constants and may name scalar parameters (dynamic dimensions).
 from __future__ import annotations
 
 import ast
+import warnings
 from typing import Any
 
 from ptoc.dtypes import DataType, Direction, MemorySpace
@@ -18,6 +19,10 @@ from ptoc.ir.types import (
 from ptoc.language.context import DslPath
 
 _DIRECTIONS = {"Out": Direction.Out, "InOut": Direction.InOut}
+
+
+class SlotPlacementIgnoredWarning(UserWarning):
+    """A tile annotation asks for PyPTO's explicit slot placement; ptoc's planner places it."""
 
 
 class AnnotationParser:
@@ -98,6 +103,10 @@ class AnnotationParser:
             if isinstance(extra, ast.Call) and _call_name(extra) == "MemRef":
                 memref = self._memref(extra)
                 continue
+            if isinstance(extra, ast.Subscript) and isinstance(extra.value, ast.Call) and \
+                    _call_name(extra.value) == "MemRef":
+                self._slot_memref(extra, head)
+                continue
             if isinstance(extra, ast.Call) and _call_name(extra) == "TileView":
                 view = self._tile_view(extra)
                 continue
@@ -173,6 +182,29 @@ class AnnotationParser:
         if "pad" in given:
             fields.append(("pad", self.expr(given["pad"].value)))
         return TensorView(tuple(fields))
+
+    def _slot_memref(self, node: ast.Subscript, head: str) -> None:
+        """``pl.MemRef("ub", slots=N)[i % N]``: PyPTO's hand-placed slot rotation. ptoc checks
+        the spelling and leaves placement to its own planner (values are the same; the overlap
+        the slots allow may not be), and says so with a warning."""
+        call = node.value
+        slots = next((kw.value for kw in call.keywords if kw.arg == "slots"), None)
+        base = self.expr(call.args[0]) if len(call.args) == 1 else None
+        count = self.expr(slots) if slots is not None else None
+        if head != "Tile" or not isinstance(base, str) or len(call.keywords) != 1 or \
+                isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise self.ctx.error(node, f"'{ast.unparse(node)}' is not a slot placement",
+                                 hint='on a pl.Tile write pl.MemRef("name", slots=N)[index] with '
+                                      "a literal N >= 1")
+        index = self.runtime(node.slice, "a MemRef slot index")
+        if not (isinstance(index.type, ScalarType) and index.type.dtype.is_int):
+            raise self.ctx.error(node.slice, f"slot index '{ast.unparse(node.slice)}' must be "
+                                 "an integer")
+        warnings.warn_explicit(
+            f"ptoc places '{ast.unparse(node)}' with its own memory planner (results are the "
+            f"same; for {count}-deep buffering that ptoc schedules, use "
+            f"pl.pipeline(..., stage={count}))", SlotPlacementIgnoredWarning,
+            self.ctx.filename, getattr(node, "lineno", 0))
 
     def _tile_view(self, node: ast.Call) -> TileView:
         if node.args:
