@@ -1,5 +1,5 @@
 """Slice windows whose size needs algebra (``x[i * 32:(i + 1) * 32]``, ``r0:r0 + R`` with
-``r0 = i * R``) run and match numpy; a window whose size depends on a loop variable is
+``r0 = i * R``, ``k0:k0 + KS`` with ``KS = K // 4`` bound in the body) run and match numpy; a window whose size depends on a loop variable is
 refused with the window named."""
 
 from __future__ import annotations
@@ -35,10 +35,11 @@ def bound_offsets(a: pl.Tensor[[128, 64], pl.FP32], out: pl.Out[pl.Tensor[[128, 
 
 @pl.jit
 def reversed_blocks(a: pl.Tensor[[128, 64], pl.FP32], out: pl.Out[pl.Tensor[[128, 64], pl.FP32]]):
+    S = 128 // 4  # a constant bound in the body: windows fold through it too
     for i in pl.range(4):
         with pl.at(level=pl.Level.CORE_GROUP):
-            r0 = (3 - i) * R
-            out[i * R:(i + 1) * R, :] = pl.add(a[r0:r0 + R, :], a[r0:r0 + R, :])
+            r0 = (3 - i) * S
+            out[i * R:(i + 1) * R, :] = pl.add(a[r0:r0 + S, :], a[r0:r0 + R, :])
     return out
 
 

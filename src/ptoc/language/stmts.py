@@ -554,7 +554,7 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser):
                 expr = dataclasses.replace(expr, dtype=declared.dtype)  # x: Scalar[INT64] = 0
         var = Var(name, ty, self.ctx.loc(node))
         self.scope.bind(name, var)
-        if isinstance(expr, (BinOp, UnaryOp, Var)) and isinstance(ty, ScalarType):
+        if isinstance(expr, (BinOp, UnaryOp, Var, ConstInt)) and isinstance(ty, ScalarType):
             self.index_definitions[var] = expr
         return AssignStmt(var, expr, self.ctx.loc(node))
 
