@@ -163,6 +163,15 @@ class PipeProtocolError(SimulationError):
     freed out of order, or the two sides set the pipe up differently."""
 
 
+class DataRaceError(SimulationError):
+    """A run whose outputs are returned without their report had data races: the numbers
+    depend on timing the simulator fixed one way, so they are not given as an answer."""
+
+
+class DataRaceWarning(UserWarning):
+    """A run returned its report (``RunResult.races``) with data races in it."""
+
+
 class RuntimeConfigError(PtocError, ValueError):
     """Bad options or tensors passed to compile/run."""
 

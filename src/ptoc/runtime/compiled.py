@@ -10,6 +10,7 @@ CompiledProgram also stands for its output directory: ``os.path.join(compiled, "
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -18,7 +19,8 @@ from typing import Any
 import numpy as np
 
 from ptoc.dtypes import Direction
-from ptoc.errors import RuntimeConfigError, count, were_given
+from ptoc.errors import (DataRaceError, DataRaceWarning, RuntimeConfigError, count,
+                         were_given)
 from ptoc.ir.nodes import Program
 from ptoc.ir.types import ScalarType, TensorType
 from ptoc.runtime.config import RunConfig
@@ -107,7 +109,14 @@ class CompiledProgram:
         return config
 
     def run(self, *tensors, config: RunConfig | None = None):
-        """Run on the simulator; returns a RunResult (outputs also written in place)."""
+        """Run on the simulator; returns a RunResult (outputs also written in place). Data
+        races found are in ``RunResult.races`` and raise a ``DataRaceWarning``."""
+        result = self._run(tensors, config)
+        if result.races:
+            warnings.warn(races_message(result.races), DataRaceWarning, stacklevel=2)
+        return result
+
+    def _run(self, tensors, config: RunConfig | None):
         from ptoc.runtime.execute import RunResult, run_program
 
         from ptoc.runtime.limits import check_run, entry_tensor_bytes, out_of_memory_as_error
@@ -175,7 +184,14 @@ class CompiledProgram:
     def __call__(self, *tensors, config: RunConfig | None = None):
         """Run; given inputs only, return the outputs (torch tensors when any argument is a
         torch or device tensor, as PyPTO returns torch; numpy arrays otherwise)."""
-        result = self.run(*tensors, config=config)
+        config = self.config_for(config)
+        result = self._run(tensors, config)
+        if result.races:   # the caller sees only the outputs: never hand back racy numbers
+            if config.on_race == "error":
+                raise DataRaceError(races_message(result.races), hint="order the accesses "
+                                    "each race names; compiled.run(...) returns the races, "
+                                    "RunConfig(on_race='warn') the outputs anyway")
+            warnings.warn(races_message(result.races), DataRaceWarning, stacklevel=2)
         inputs_only = len(tensors) < len(self.entry.params)
         if not inputs_only:
             return None
@@ -247,3 +263,12 @@ def _staged(memory, param, array: np.ndarray, staged: list):
             "array; ptoc can stage one array as two parameters only when both are the whole "
             "array", hint="pass the same array twice, or distinct arrays")
     return memory.alloc(param.var.name, array.shape, param.var.type.dtype, init=array)
+
+
+def races_message(races: list) -> str:
+    """One line per race (the first three) under a count: which kernel or ``tasks``, which
+    accesses, and that the outputs depend on timing."""
+    shown = "\n".join(f"  {where}: {race}" for where, race in races[:3])
+    more = f"\n  ... and {len(races) - 3} more" if len(races) > 3 else ""
+    return (f"the run has {count(len(races), 'data race')}: its outputs depend on timing "
+            f"the simulator fixed one way, so they cannot be trusted\n{shown}{more}")

@@ -14,6 +14,8 @@ from dataclasses import dataclass, fields
 from ptoc.errors import RuntimeConfigError
 
 SIM_MODES = ("reference", "fast", "serial")
+#: what a run that returns outputs does when the simulator found data races
+ON_RACE = ("error", "warn")
 
 
 class _DefaultPlatform(str):
@@ -78,6 +80,7 @@ class RunConfig:
     chip: bool = False                 # run the task graph on the simulated chip (ptoc.sim.chip)
     chip_clusters: int | None = None   # core groups of the chip (None: all of the target's)
     enable_pypto_l0c_double_buffer: bool | None = None
+    on_race: str = "error"             # races in a call returning outputs: raise, or warn
     dump_passes: object = False
     # PyPTO's fields that apply to ptoc
     strategy: object = None
@@ -108,6 +111,9 @@ class RunConfig:
         if self.sim_mode not in SIM_MODES:
             raise RuntimeConfigError(f"RunConfig.sim_mode {self.sim_mode!r} is not one of "
                                      f"{', '.join(SIM_MODES)}")
+        if self.on_race not in ON_RACE:
+            raise RuntimeConfigError(f"RunConfig.on_race {self.on_race!r} is not one of "
+                                     f"{', '.join(ON_RACE)}")
         if self.chip and self.sim_mode == "serial":
             raise RuntimeConfigError("RunConfig(chip=True) times tasks side by side; it has no "
                                      "serial mode", hint="use sim_mode='reference' or 'fast'")
