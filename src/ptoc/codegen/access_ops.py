@@ -40,10 +40,15 @@ def alias_view(em: KernelEmitter, var, a, site) -> None:
     if var is None:
         raise CodegenError(f"the result of {site.call.op} must be assigned to a variable",
                            site.op)
+    src = em.tile(site.call.args[0], site.op)
+    if src in em.row_stride_of:
+        raise CodegenError(
+            f"{site.call.op} '{var.name}' reinterprets %{src.name}, a column window whose "
+            f"rows are {em.row_stride_of[src]} elements apart: its elements are not one dense "
+            "range", site.op, hint="apply it to the source tile, or copy the window first")
     if em.options.with_addresses:
         em.alloc_tile(var, site.stmt)
         return
-    src = em.tile(site.call.args[0], site.op)
     dims = valid_shape(var.type)
     if not all(isinstance(d, int) for d in dims):
         raise CodegenError(

@@ -13,7 +13,7 @@ the planner places them so, and IR edited by hand that overlaps them would corru
 with another's bytes without any race (same pipe), so it is a ``CodegenError``.
 
 The host class provides ``emit``, ``const``, ``index``, ``names``, ``options``, ``tiles``,
-``tensors``, ``buffer_key``, ``_shared``, ``_extents``, ``_path`` and ``saw_spaces``.
+``tensors``, ``buffer_key``, ``row_stride_of``, ``window_base``, ``_shared``, ``_extents``, ``_path`` and ``saw_spaces``.
 """
 
 from __future__ import annotations
@@ -158,57 +158,73 @@ class BufferBinding:
                     hint="give the MemRefs addresses from AllocateMemoryAddr (or disjoint "
                          "ones), or put tiles that share bytes on one allocation")
 
-    def alias_window(self, parent: Value, shape: tuple[int, int], offset: tuple[int, int],
-                     name: str, what: str, loc) -> Value:
+    def alias_window(self, parent: Value, shape: tuple[int, int], offset: tuple, name: str,
+                     what: str, loc) -> Value:
         """A tile naming the ``shape`` window at ``offset`` of ``parent``'s buffer.
 
         With addresses baked (PYPTO planner) the window is declared as a tile of its own at
         the parent's address plus the window's byte offset; without (PTOAS planner) it is
-        PyPTO's ``pto.subview``, which the PTO planner turns into that same declaration.
-        Either way ptoc's simulated tiles are dense, so the window must be one contiguous
-        byte range: whole rows (or part of one row) of a row-major Vec tile.
+        PyPTO's ``pto.subview``, which the PTO planner turns into that same declaration. A
+        window of part of the columns of several rows is strided: its rows stay the parent's
+        row length apart (``row_stride``), as the subview PTOAS lowers keeps its source's
+        stride. Either offset may be a run-time index (the address is computed per use).
         """
         ptype: TileBufType = parent.type
         rows, cols = shape
         r0, c0 = offset
-        dynamic = not isinstance(r0, int)
-        whole_rows = cols == ptype.cols or (rows == 1 and not dynamic)
-        contiguous = (ptype.loc is MemorySpace.Vec
-                      and (ptype.blayout == "row_major" or ptype.cols == 1) and whole_rows
-                      and (dynamic or r0 + rows <= ptype.rows) and c0 + cols <= ptype.cols)
-        if not contiguous:
+        pitch = self.row_stride_of.get(parent, ptype.cols)
+        fits = all(not (isinstance(o, int) and isinstance(n, int)) or o + n <= extent
+                   for o, n, extent in ((r0, rows, ptype.rows), (c0, cols, ptype.cols)))
+        if ptype.loc is not MemorySpace.Vec or ptype.blayout != "row_major" or not fits:
+            problem = "reaches past its edge" if not fits else "is not a row-major Vec tile"
             raise CodegenError(
-                f"{what}: the {rows}x{cols} window at [{r0}, {c0}] of %{parent.name} "
-                f"({ptype.rows}x{ptype.cols}, {ptype.loc.value}, {ptype.blayout}) is not one "
-                "contiguous byte range", loc,
-                hint="use whole rows of a row-major Vec tile, or copy with tile.extract")
+                f"{what}: the {rows}x{cols} window at [{describe(r0)}, {describe(c0)}] of "
+                f"%{parent.name} ({ptype.rows}x{ptype.cols}, {ptype.loc.value}, "
+                f"{ptype.blayout}): the parent {problem}", loc,
+                hint="take windows inside row-major Vec tiles, or copy with tile.extract")
+        strided = rows > 1 and cols != pitch
         if not self.options.with_addresses:
             buf = dataclasses.replace(ptype, rows=rows, cols=cols, v_row=rows, v_col=cols)
             value = Value(name, buf)
             self.buffer_key[value] = (ptype.loc, ("subview", name))
             self.valid_of[value] = (rows, cols)
+            if strided:
+                self.row_stride_of[value] = pitch
             self.emit(Instruction("pto.subview", results=(value,),
                                   ins=(parent, self.index(r0, loc), self.index(c0, loc)),
                                   attrs=(("sizes", (rows, cols)),), loc=loc))
             return value
-        _, base = self.buffer_key[parent]
-        row_bytes = ptype.cols * ptype.dtype.nbytes
-        if dynamic:   # a row block at a loop offset: base + r0 * row bytes, computed per trip
-            addr = BinOp("+", ConstInt(base + c0 * ptype.dtype.nbytes, DataType.INT64),
-                         BinOp("*", r0, ConstInt(row_bytes, DataType.INT64)))
+        base = self.window_base.get(parent, self.buffer_key[parent][1])
+        elem = ptype.dtype.nbytes
+        terms = [(o, scale) for o, scale in ((r0, pitch * elem), (c0, elem))
+                 if not isinstance(o, int)]
+        static = sum(o * scale for o, scale in ((r0, pitch * elem), (c0, elem))
+                     if isinstance(o, int))
+        if terms or not isinstance(base, int):
+            # a window at a loop offset (or of such a window): its address computed per trip
+            addr = base if not isinstance(base, int) else ConstInt(base, DataType.INT64)
+            addr = BinOp("+", addr, ConstInt(static, DataType.INT64))
+            for o, scale in terms:
+                addr = BinOp("+", addr, BinOp("*", o, ConstInt(scale, DataType.INT64)))
             addr_value = self.scalar(addr, DataType.INT64, loc)
-            key = (ptype.loc, ("window", base, id(r0)))
+            key = (ptype.loc, ("window", id(base), id(r0), id(c0), static))
+            base_of_value = addr
         else:
-            addr = base + r0 * row_bytes + c0 * ptype.dtype.nbytes
-            addr_value, key = self.const(addr, DataType.INT64), (ptype.loc, addr)
-        buf = dataclasses.replace(ptype, rows=rows, cols=cols)
-        value = Value(name, buf)
+            addr_value, key = self.const(base + static, DataType.INT64), (ptype.loc, base + static)
+            base_of_value = base + static
+        if strided:   # not the buffer of a dense tile at the same address (a join moves it)
+            key = (ptype.loc, ("strided", key[1], pitch, rows, cols))
+        attrs = (("addr", addr_value), ("valid_row", self.index(rows, loc)),
+                 ("valid_col", self.index(cols, loc)))
+        if strided:
+            attrs += (("row_stride", self.index(pitch, loc)),)
+        value = Value(name, dataclasses.replace(ptype, rows=rows, cols=cols))
         self.buffer_key[value] = key
+        self.window_base[value] = base_of_value
         self.valid_of[value] = (rows, cols)
-        self.emit(Instruction("pto.alloc_tile", results=(value,), attrs=(
-            ("addr", addr_value),
-            ("valid_row", self.index(rows, loc)), ("valid_col", self.index(cols, loc))),
-            loc=loc))
+        if strided:
+            self.row_stride_of[value] = pitch
+        self.emit(Instruction("pto.alloc_tile", results=(value,), attrs=attrs, loc=loc))
         return value
 
     def same_buffer(self, a: Value, b: Value) -> bool:

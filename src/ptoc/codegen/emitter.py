@@ -89,6 +89,8 @@ class KernelEmitter(ScalarLowering, BufferBinding):
         self.ptrs: dict[Var, Value] = {}   # tensor parameter -> its !pto.ptr argument
         self.tiles: dict[Var, Value] = {}
         self.valid_of: dict[Value, tuple] = {}  # tile value -> valid (rows, cols) IR exprs
+        self.row_stride_of: dict[Value, int] = {}  # column windows: elements between rows
+        self.window_base: dict[Value, object] = {}  # window alias -> its address (int or IR)
         self.buffer_key: dict[Value, tuple] = {}  # tile value -> (space, addr) or memref key
         self._shared: dict[tuple, tuple[Value, tuple]] = {}  # PTOAS: memref key -> (value, path)
         self._extents: dict[tuple, list] = {}  # (space, base) -> [lo, hi, base name] (addresses)

@@ -20,10 +20,12 @@ the call's location) writing into that buffer through ``outs(...)``.
     tile.gemv_acc      tgemv.acc ins(acc, lhs, rhs) outs(acc), in place (as matmul_acc)
     tile.assemble      Acc/Vec -> Mat: tinsert ins(src, row, col) outs(target), in place;
                        Vec -> Vec of one dtype: an alias of the target window + tmov (the
-                       subview + tmov of PyPTO, for windows that are whole rows)
+                       subview + tmov of PyPTO)
     tile.create        alloc only (the buffer's contents are whatever is there)
     tile.slice         an alias: alloc at the parent's address plus the byte offset of the
-                       window (whole rows of row-major Vec tiles; PYPTO planner only)
+                       window (PTOAS planner: pto.subview); a column window of several rows
+                       keeps the parent's row length as its row_stride; offsets may be
+                       run-time (loop variables)
     tile.alloc         nothing (MemRef bases have no PTO form; tiles carry their addresses)
     every other op     alloc; <opcode> ins(operands) outs(result) {attrs}: the op's registry
                        entry (``OpDef.pto``) names the instruction, its operands and attributes
@@ -220,16 +222,12 @@ def _alloc(em, var, a, site):
     return None  # a MemRef base: tiles carry their own addresses
 
 
-def _window(em, offset_expr, shape, what, site, *, dynamic_row: bool = False) -> tuple:
-    """(row, col) offset of a window; with ``dynamic_row`` the row may be a run-time index
-    (an IR expression), the column must be constant."""
+def _window(em, offset_expr, shape, what, site) -> tuple:
+    """(row, col) offset of a window: constants, or run-time indices (IR expressions, e.g.
+    a loop variable) whose address codegen computes per use."""
     items = _items(offset_expr)
     items = items[-2:] if len(items) >= 2 else (0, items[0])
-    offs = [_static(o) for o in items]
-    if offs[1] is None or (offs[0] is None and not dynamic_row):
-        raise CodegenError(f"{what} has a dynamic offset; a window alias needs constant offsets",
-                           site.op, hint="use constant offsets")
-    return (offs[0] if offs[0] is not None else items[0], offs[1])
+    return tuple(_static(o) if _static(o) is not None else o for o in items)
 
 
 def _slice(em, var, a, site):
@@ -237,7 +235,7 @@ def _slice(em, var, a, site):
     parent = em.tile(a["x"], site.op)
     shape = tuple(var.type.shape[-2:]) if len(var.type.shape) >= 2 else (1, var.type.shape[0])
     what = f"tile.slice '{var.name}'"
-    offset = _window(em, a["offset"], shape, what, site, dynamic_row=True)
+    offset = _window(em, a["offset"], shape, what, site)
     value = em.alias_window(parent, shape, offset, em.names.var(var), what, site.stmt)
     em.bind_tile(var, value)
 
@@ -272,7 +270,7 @@ def _assemble(em, var, a, site):
             f"tile.assemble of a {sloc.value} {source.type.dtype.pto_name} tile into a "
             f"{tloc.value} {target.type.dtype.pto_name} tile has no PTO lowering in ptoc",
             site.op, hint="assemble Acc results into a Mat tile (tinsert) or Vec tiles of one "
-            "dtype into whole rows of a Vec tile, or store the pieces to DDR")
+            "dtype into a window of a Vec tile, or store the pieces to DDR")
 
 
 def _in_place(em, var, operand_expr, operand: Value) -> Value | None:

@@ -209,7 +209,7 @@ class Instruction:
             ``("strides", ...)`` and ``("layout", EnumAttr)`` of ``make_tensor_view``,
             ``("offsets", ...)`` / ``("sizes", ...)`` of ``partition_view``,
             ``("addr", Value|None)`` / ``("valid_row", Value|None)`` / ``("valid_col", ...)``
-            of ``alloc_tile``, ``("rmode", EnumAttr)`` of ``tcvt``.
+            [/ ``("row_stride", Value)``: a strided column window] of ``alloc_tile``, ``("rmode", EnumAttr)`` of ``tcvt``.
         loc: the ``loc("file":line:col)`` annotation (source of the DSL), or None.
         line: 1-based line of the op in the PTO text (0 when built in code); not compared.
     """

@@ -15,7 +15,7 @@ Syntax kinds (see ``ptoc.pto.parser`` for the grammar):
     cast              %r = arith.index_cast %a : i64 to index
     make_tensor_view  %v = pto.make_tensor_view %p, shape = [...], strides = [...] {layout = #pto.layout<nd>} : T
     partition_view    %w = pto.partition_view %v, offsets = [...], sizes = [...] : T -> T2
-    alloc_tile        %t = pto.alloc_tile [addr = %a] [valid_row = %r] [valid_col = %c] : T
+    alloc_tile        %t = pto.alloc_tile [addr = %a] [valid_row = %r] [valid_col = %c] [row_stride = %s] : T
     treshape          %v = pto.treshape %t : T -> T2              (PTOAS path; see below)
     subview           %v = pto.subview %t[%row, %col] sizes [R, C] : T -> T2
     call              [%r =] pto.X[(%a, %b : T, T)] [{attrs}] [-> T]   (cross-core pipe ops)

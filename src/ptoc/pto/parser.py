@@ -39,6 +39,10 @@ from ptoc.pto.ops import OP_TABLE, suggest_opcode
 from ptoc.pto.types_text import parse_enum_attr, parse_scalar_type, parse_type_literal
 from ptoc.dtypes import DataType
 
+#: Optional ``key = %v`` parts of ``pto.alloc_tile``; ``row_stride`` (elements between rows,
+#: ptoc's spelling of the stride a column-window ``pto.subview`` inherits) is printed only
+#: when given.
+_ALLOC_KEYS = ("addr", "valid_row", "valid_col", "row_stride")
 
 def _int_literal(text: str) -> int:
     """Decimal or ``0x`` hexadecimal integer text (leading zeros allowed)."""
@@ -478,16 +482,18 @@ class _Parser:
     def op_alloc_tile(self, opcode, results, line) -> Instruction:
         self.want_results(results, opcode)
         found: dict[str, Value] = {}
-        while self.tok.kind == "ident" and self.tok.text in ("addr", "valid_row", "valid_col"):
+        while self.tok.kind == "ident" and self.tok.text in _ALLOC_KEYS:
             key = self.advance()
             if key.text in found:
                 raise self.error(f"'{key.text}' given twice in pto.alloc_tile", key, hint="remove one")
             self.expect("=", f"after '{key.text}'")
             found[key.text] = self.use(f"as {key.text} of pto.alloc_tile")
         self.expect(":", "before the tile type of pto.alloc_tile (optional parts: addr = %a "
-                         "valid_row = %r valid_col = %c)")
+                         "valid_row = %r valid_col = %c row_stride = %s)")
         ty = self.parse_type("of pto.alloc_tile")
         attrs = tuple((k, found.get(k)) for k in ("addr", "valid_row", "valid_col"))
+        if "row_stride" in found:
+            attrs += (("row_stride", found["row_stride"]),)
         return Instruction(opcode, (self.define(results[0], ty),), attrs=attrs)
 
     def operand_group(self, key: str, opcode: str) -> tuple[Value, ...]:

@@ -16,7 +16,8 @@ see dependences):
 3. rewrite: ``addr = %cN_i64`` on each ``alloc_tile``, with the ``arith.constant`` i64
    values added at the top of the kernel (existing ones are reused); each view
    (``pto.treshape`` / ``pto.subview``, which keeps its source alive) becomes an
-   ``alloc_tile`` at its source's address plus the window's byte offset — what the PYPTO
+   ``alloc_tile`` at its source's address plus the window's byte offset (a column window of
+   several rows also carries ``row_stride``, its source's row length) — what the PYPTO
    planner's codegen writes for the same alias — so nothing after planning sees a view. A
    subview's row offset may be a run-time index (its address is then computed in place).
 
@@ -119,6 +120,7 @@ class _Views:
     def __init__(self, where: dict[str, int], constants: dict[str, int],
                  pool: "_ConstantPool") -> None:
         self.where: dict[str, "int | Value"] = dict(where)
+        self.pitch: dict[str, int] = {}   # column windows: elements between their rows
         self.constants, self.pool = constants, pool
 
     def resolve(self, op: Instruction) -> list[Op]:
@@ -129,42 +131,54 @@ class _Views:
                 f"{op.opcode} %{result.name} views %{src.name}, which is not one placed tile "
                 "(a loop-carried or branch-joined value)", op.loc,
                 hint="take the view of the tile buffer itself")
+        pitch = self.pitch.get(src.name)
         if op.opcode == "pto.treshape":
+            if pitch is not None:
+                raise PlanMemoryError(
+                    f"pto.treshape %{result.name} reinterprets %{src.name}, a column window "
+                    f"whose rows are {pitch} elements apart: its elements are not one dense "
+                    "range", op.loc, hint="reshape the source tile, or copy the window first")
             self.where[result.name] = base
             return [_view_alloc(op, self._value(base))]
         ty: TileBufType = src.type
         rows, cols = op.attr("sizes")
-        contiguous = (ty.loc is MemorySpace.Vec and ty.blayout == "row_major"
-                      and (cols == ty.cols or rows == 1))
-        col = self.constants.get(op.ins[2].name)
-        if not contiguous or col is None:
+        if ty.loc is not MemorySpace.Vec or ty.blayout != "row_major":
             raise PlanMemoryError(
                 f"pto.subview %{result.name}: the {rows}x{cols} window of %{src.name} "
-                f"({ty.rows}x{ty.cols} {ty.loc.value}, {ty.blayout}) is not one contiguous "
-                "byte range at a constant column", op.loc,
-                hint="view whole rows (or part of one row) of a row-major Vec tile")
-        elem, row_bytes = ty.dtype.nbytes, ty.cols * ty.dtype.nbytes
+                f"({ty.rows}x{ty.cols} {ty.loc.value}, {ty.blayout}) is not a window of a "
+                "row-major Vec tile", op.loc,
+                hint="view windows of row-major Vec tiles (copy others with textract)")
+        pitch = pitch or ty.cols
+        strided = rows > 1 and cols != pitch
+        elem, row_bytes = ty.dtype.nbytes, pitch * ty.dtype.nbytes
+        if strided:
+            self.pitch[result.name] = pitch
+        stride = self.pool.get(pitch) if strided else None
         row = self.constants.get(op.ins[1].name)
-        offset = col * elem + (row * row_bytes if row is not None else 0)
-        if isinstance(base, int) and row is not None:
+        col = self.constants.get(op.ins[2].name)
+        offset = (col * elem if col is not None else 0) + \
+            (row * row_bytes if row is not None else 0)
+        if isinstance(base, int) and row is not None and col is not None:
             self.where[result.name] = base + offset
-            return [_view_alloc(op, self.pool.get(base + offset))]
+            return [_view_alloc(op, self.pool.get(base + offset), stride)]
         ops: list[Op] = []
         addr = base if isinstance(base, Value) else None
         offset += base if isinstance(base, int) else 0
-        if row is None:
-            index = op.ins[1]
+        for index, known, scale, what in ((op.ins[1], row, row_bytes, "row"),
+                                          (op.ins[2], col, elem, "col")):
+            if known is not None:
+                continue
             if index.type != _I64:
-                cast = Value(self.pool.fresh(f"{result.name}_row"), _I64)
+                cast = Value(self.pool.fresh(f"{result.name}_{what}"), _I64)
                 ops.append(Instruction("arith.index_cast", results=(cast,), ins=(index,),
                                        loc=op.loc))
                 index = cast
-            scaled = self._arith(ops, "muli", index, self.pool.get(row_bytes), result, op)
+            scaled = self._arith(ops, "muli", index, self.pool.get(scale), result, op)
             addr = scaled if addr is None else self._arith(ops, "addi", scaled, addr, result, op)
         if offset:
             addr = self._arith(ops, "addi", addr, self.pool.get(offset), result, op)
         self.where[result.name] = addr
-        return ops + [_view_alloc(op, addr)]
+        return ops + [_view_alloc(op, addr, stride)]
 
     def _value(self, addr: "int | Value") -> Value:
         return addr if isinstance(addr, Value) else self.pool.get(addr)
@@ -176,9 +190,11 @@ class _Views:
         return out
 
 
-def _view_alloc(op: Instruction, addr: Value) -> Instruction:
-    return Instruction("pto.alloc_tile", results=op.results,
-                       attrs=(("addr", addr), ("valid_row", None), ("valid_col", None)),
+def _view_alloc(op: Instruction, addr: Value, stride: Value | None = None) -> Instruction:
+    attrs = (("addr", addr), ("valid_row", None), ("valid_col", None))
+    if stride is not None:
+        attrs += (("row_stride", stride),)
+    return Instruction("pto.alloc_tile", results=op.results, attrs=attrs,
                        loc=op.loc, line=op.line)
 
 

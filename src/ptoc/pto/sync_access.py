@@ -5,7 +5,8 @@ it reads and writes, so that two instructions conflict exactly when they touch o
 bytes of one buffer (RAW, WAR or WAW). This module resolves those ranges statically from the
 kernel text, without running it:
 
-* a tile's range is ``[addr, addr + physical bytes)`` in its memory space, the address
+* a tile's range is ``[addr, addr + physical bytes)`` in its memory space (a column window
+  with a ``row_stride``: from its first to past its last element), the address
   coming from ``pto.alloc_tile addr = %c`` (a constant, possibly computed by ``arith`` ops
   on constants). A tile without a known address aliases its whole space (PTOAS treats an
   unknown range the same way);
@@ -131,6 +132,10 @@ class AccessResolver:
             ty = op.result.type
             if isinstance(ty, TileBufType):
                 nbytes = self.target.tile_bytes(ty.loc, ty.rows, ty.cols, ty.dtype)
+                if op.attr("row_stride") is not None:   # a column window: its bounding bytes
+                    pitch = self.const(op.attr("row_stride"))
+                    nbytes = WHOLE if pitch is None else \
+                        ((ty.rows - 1) * pitch + ty.cols) * ty.dtype.nbytes
                 addr = self.const(op.attr("addr"))
                 lo, hi = (0, WHOLE) if addr is None else (addr, addr + nbytes)
                 self.tiles[op.result.name] = (ty.loc.value, lo, hi)

@@ -282,8 +282,17 @@ class ScalarUnit(TileOps):
                 f"shape {ty.rows}x{ty.cols}", self._loc(op), hint="shrink valid_row/valid_col")
         nbytes = self.target.tile_bytes(ty.loc, ty.rows, ty.cols, ty.dtype)
         zn = ty.loc is MemorySpace.Mat and (ty.blayout, ty.slayout) == ("row_major", "col_major")
+        pitch = self._opt_int(op.attr("row_stride"), ty.cols)
+        if pitch != ty.cols:
+            if ty.loc is not MemorySpace.Vec or ty.blayout != "row_major" or pitch < ty.cols:
+                raise SimProgramError(
+                    f"tile %{op.result.name}: row_stride {pitch} needs a row-major Vec tile "
+                    f"and at least its {ty.cols} columns", self._loc(op),
+                    hint="give row_stride only to column windows of row-major Vec tiles")
+            nbytes = ((ty.rows - 1) * pitch + ty.cols) * ty.dtype.nbytes
         tile = TileRef(op.result.name, ty.loc, addr, ty.rows, ty.cols, ty.dtype, vr, vc, nbytes,
-                       buffer=self.memory.buffer_name(ty.loc), pad=ty.pad, transposed=zn)
+                       buffer=self.memory.buffer_name(ty.loc), pad=ty.pad, transposed=zn,
+                       pitch=0 if pitch == ty.cols else pitch)
         self.memory.check_tile(tile, self._loc(op))
         self._set(op.result, tile)
 

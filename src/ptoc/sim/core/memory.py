@@ -53,11 +53,13 @@ class TileRef:
     buffer: str = ""       # buffer name used in race reports (``Mat``, ``Acc``, ...)
     pad: int = 0           # pad code of the tile type (0 none, 1 zero, 2 max, 3 min)
     transposed: bool = False  # an L1 tile in ZN layout: its bytes hold the transpose (NZ)
+    pitch: int = 0         # elements from one row to the next; 0 = ``cols`` (a dense tile).
+    #                        A column window of a wider tile (pto.subview) keeps its source's.
 
     def __hash__(self) -> int:
         # enum members hash through a Python-level method; their identity is as good a key
         return hash((self.name, self.addr, self.rows, self.cols, self.valid_rows,
-                     self.valid_cols, id(self.space), id(self.dtype)))
+                     self.valid_cols, self.pitch, id(self.space), id(self.dtype)))
 
     def __post_init__(self):
         if not self.elem:
@@ -66,8 +68,17 @@ class TileRef:
             object.__setattr__(self, "buffer", self.space.value)
 
     @property
+    def row_pitch(self) -> int:
+        return self.pitch or self.cols
+
+    @property
+    def strided(self) -> bool:
+        return self.row_pitch != self.cols
+
+    @property
     def data_bytes(self) -> int:
-        return self.rows * self.cols * self.elem
+        """Bytes from the first element to past the last (a strided tile's bounding range)."""
+        return ((self.rows - 1) * self.row_pitch + self.cols) * self.elem
 
     @property
     def end(self) -> int:
@@ -118,11 +129,17 @@ class BufferMemory:
 
     def view(self, tile: TileRef) -> np.ndarray:
         """A writable typed [rows, cols] view of ``tile``'s bytes (shares the buffer)."""
-        key = (tile.space, tile.addr, tile.rows, tile.cols, tile.dtype, tile.transposed)
+        key = (tile.space, tile.addr, tile.rows, tile.cols, tile.dtype, tile.transposed,
+               tile.pitch)
         found = self._views.get(key)
         if found is None:
             raw = self.buffers[tile.space][tile.addr:tile.addr + tile.data_bytes]
             typed = raw.view(tile.dtype.numpy)
+            if tile.strided:   # rows `pitch` elements apart: a view, so writes reach the buffer
+                found = np.lib.stride_tricks.as_strided(
+                    typed, (tile.rows, tile.cols), (tile.row_pitch * tile.elem, tile.elem))
+                self._views[key] = found
+                return found
             # A ZN tile [K, N] occupies the bytes of the NZ tile [N, K] holding its transpose
             # (pl.tile.transpose_view), so it is the transposed view of those elements.
             found = typed.reshape(tile.cols, tile.rows).T if tile.transposed else \

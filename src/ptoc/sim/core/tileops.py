@@ -291,6 +291,11 @@ class TileOps:
         offset = self._int(op.ins[1] if reading else op.ins[0], "element offset")
         place = self._get(target)
         if isinstance(place, TileRef):
+            if place.strided:
+                raise SimProgramError(
+                    f"{code}: %{place.name} is a column window of a wider tile (rows "
+                    f"{place.row_pitch} elements apart); element offsets address dense tiles",
+                    self._loc(op), hint="read or write the element through the source tile")
             flat = self.memory.view(place).reshape(-1)
             size, dtype, what = place.rows * place.cols, place.dtype, f"%{place.name}"
             nbytes = place.elem
@@ -347,8 +352,8 @@ class TileOps:
         if tile.transposed:
             return Access(tile.buffer, tile.addr, tile.addr + tile.data_bytes)
         nb = tile.elem
-        lo = tile.addr + (row * tile.cols + col) * nb
-        hi = tile.addr + ((row + r - 1) * tile.cols + col + c) * nb
+        lo = tile.addr + (row * tile.row_pitch + col) * nb
+        hi = tile.addr + ((row + r - 1) * tile.row_pitch + col + c) * nb
         return Access(tile.buffer, lo, hi)
 
     def _space(self, op, tile: TileRef, space: MemorySpace, role: str) -> None:
