@@ -175,7 +175,8 @@ class BufferBinding:
         pitch = self.row_stride_of.get(parent, ptype.cols)
         fits = all(not (isinstance(o, int) and isinstance(n, int)) or o + n <= extent
                    for o, n, extent in ((r0, rows, ptype.rows), (c0, cols, ptype.cols)))
-        if ptype.loc is not MemorySpace.Vec or ptype.blayout != "row_major" or not fits:
+        dense_rows = ptype.blayout == "row_major" or ptype.cols == 1   # [N, 1]: one column
+        if ptype.loc is not MemorySpace.Vec or not dense_rows or not fits:
             problem = "reaches past its edge" if not fits else "is not a row-major Vec tile"
             raise CodegenError(
                 f"{what}: the {rows}x{cols} window at [{describe(r0)}, {describe(c0)}] of "
