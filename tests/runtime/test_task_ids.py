@@ -12,6 +12,8 @@ import ptoc.language as pl
 from ptoc import ir
 from ptoc.dtypes import ArgDirection
 from ptoc.errors import PtocError
+from ptoc.ir.nodes import body_scope
+from ptoc.ir.printer import flatten
 from ptoc.ir.verifier import verify
 from ptoc.language.roundtrip import roundtrip
 from ptoc.runtime import RunConfig
@@ -156,7 +158,8 @@ with pl.manual_scope():
 def test_a_no_dep_slot_is_not_tracked_so_a_real_edge_dropped_is_a_race(body):
     prog = program(body)
     lowered = ir.compile(prog, None)
-    calls = [s.value for s in lowered.program.get_function("main").body.stmts
+    calls = [s.value for s in flatten(body_scope(flatten(lowered.program.get_function("main")
+                                                         .body)).body)
              if hasattr(s, "value") and getattr(s.value, "is_function", False)]
     assert calls[1].attrs["arg_directions"][0] is ArgDirection.NoDep
     chip = run_chip(prog)

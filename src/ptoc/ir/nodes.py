@@ -13,7 +13,7 @@ PyPTO's constructor arguments (``ptoc.ir.pypto_api``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ptoc.errors import SourceLoc
@@ -486,3 +486,22 @@ class Program(Node):
 
         _check_prefix(prefix)
         return print_program(self, module=module)
+
+
+def body_scope(stmts) -> ScopeStmt | None:
+    """The runtime scope (``with pl.scope()``) that is the whole of a loop or if body
+    (``stmts``: the body's statements), if it is one: the body's trailing ``pl.yield_`` then
+    sits inside it, as MaterializeRuntimeScopes places it."""
+    if len(stmts) == 1 and isinstance(stmts[0], ScopeStmt) \
+            and stmts[0].kind is ScopeKind.Runtime:
+        return stmts[0]
+    return None
+
+
+def append_yield(stmts: list, y: "YieldStmt") -> None:
+    """End a loop or if body with ``y``: inside its whole-body runtime scope if it has one."""
+    scope = body_scope(stmts)
+    if scope is None:
+        stmts.append(y)
+    else:
+        stmts[0] = replace(scope, body=SeqStmts((*scope.body.stmts, y), scope.body.loc))

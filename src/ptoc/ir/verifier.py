@@ -12,6 +12,7 @@ dtype and memory space.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable
 
 from ptoc.dtypes import DataType, ForKind
@@ -20,7 +21,7 @@ from ptoc.ir.equality import equal_by_identity
 from ptoc.ir.nodes import (
     AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, DimVar, EvalStmt, Expr, ForStmt,
     Function, IfStmt, IterArg, ListExpr, Program, ReturnStmt, ScopeStmt, SeqStmts, Stmt, Submit,
-    TupleGetItem, UnaryOp, Var, YieldStmt,
+    TupleGetItem, UnaryOp, Var, YieldStmt, body_scope,
 )
 from ptoc.ir.printer import flatten, format_node
 from ptoc.ir.types import (
@@ -226,6 +227,10 @@ class _FunctionVerifier:
         ``results is None`` means the function body (no yield allowed at all).
         """
         stmts = flatten(body) if body is not None else []
+        scope = body_scope(stmts) if results is not None else None
+        if scope is not None:   # a whole-body runtime scope holds the trailing yield
+            self.stmt(dataclasses.replace(scope, body=SeqStmts(())))
+            stmts = flatten(scope.body)
         for i, s in enumerate(stmts):
             if isinstance(s, YieldStmt):
                 outer, self.loc = self.loc, s.loc or self.loc

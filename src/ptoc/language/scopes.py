@@ -64,6 +64,16 @@ class ScopeParser:
     runtime_scopes: list[bool]
 
     def _stmt_With(self, node: ast.With) -> list[Stmt]:
+        return self.with_stmt(node)[0]
+
+    def is_runtime_scope(self, node: ast.stmt) -> bool:
+        """``with pl.scope(...)`` / ``with pl.manual_scope()``."""
+        return isinstance(node, ast.With) and len(node.items) == 1 and \
+            self._scope_func(node.items[0].context_expr) in ("scope", "manual_scope")
+
+    def with_stmt(self, node: ast.With, allow_yield: bool = False):
+        """The scope statement, and the ``pl.yield_`` ending its body when it is the whole
+        body of a loop or if (``allow_yield``: a runtime scope only)."""
         if len(node.items) != 1:
             raise self.ctx.error(node, "a scope is written with one item, e.g. 'with pl.at("
                                  "level=pl.Level.CORE_GROUP):'")
@@ -88,7 +98,7 @@ class ScopeParser:
             self._check_runtime_scope(node, manual)
             self.runtime_scopes.append(manual)
         try:
-            stmts, _ = self.block(node.body, allow_yield=False)
+            stmts, yld = self.block(node.body, allow_yield=allow_yield)
         finally:
             if kind is ScopeKind.Runtime:
                 self.runtime_scopes.pop()
@@ -97,7 +107,7 @@ class ScopeParser:
             task_id = Var(target.id, TASK_ID, self.ctx.loc(target))
             self.scope.bind(target.id, task_id)
         return [ScopeStmt(kind, SeqStmts(tuple(stmts)), attrs, tuple(deps), task_id, core_num,
-                          self.ctx.loc(node), no_dep)]
+                          self.ctx.loc(node), no_dep)], yld
 
     def _scope_func(self, call: ast.AST) -> str | None:
         if isinstance(call, ast.Call):

@@ -18,7 +18,7 @@ from ptoc.errors import PtocError
 from ptoc.ir.nodes import (
     AssignStmt, BinOp, ConstBool, Call, ConstFloat, ConstInt, DimVar, EvalStmt, Expr, ForStmt,
     Function, IfStmt, IterArg, Param, ReturnStmt, SeqStmts, Stmt, TupleGetItem, UnaryOp, Var,
-    YieldStmt,
+    YieldStmt, append_yield,
 )
 from ptoc.ir.aliases import tensor_aliases
 from ptoc.ir.visitor import IRVisitor
@@ -295,6 +295,8 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser):
     def block(self, nodes: list[ast.stmt], *, allow_yield: bool) -> tuple[list[Stmt], YieldInfo | None]:
         out: list[Stmt] = []
         declared: dict[str, ast.AnnAssign] = {}
+        if allow_yield and len(nodes) == 1 and self.is_runtime_scope(nodes[0]):
+            return self.with_stmt(nodes[0], allow_yield=True)   # the yield sits inside
         for index, node in enumerate(nodes):
             if isinstance(node, ast.AnnAssign) and node.value is None and allow_yield \
                     and isinstance(node.target, ast.Name):
@@ -639,7 +641,7 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser):
                     hint="each carry must keep one type across the loop")
             return_vars.append(Var(name, declared or ia.type, self.ctx.loc(node)))
         if iter_args:
-            stmts.append(YieldStmt(tuple(values), self.ctx.loc(yld.node if yld else node)))
+            append_yield(stmts, YieldStmt(tuple(values), self.ctx.loc(yld.node if yld else node)))
         for rv, (name, _) in zip(return_vars, targets):
             outer.bind(name, rv)
         self._bind_escaping_stores(node, stmts, body_scope, outer, dict(zip(iter_args, return_vars)))
@@ -786,8 +788,10 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser):
                     node, f"the if arms give '{name}' different types: {describe_type(tv.type)} "
                     f"vs {describe_type(ev.type)}", hint="both arms must yield the same types")
             return_vars.append(Var(name, declared or tv.type, self.ctx.loc(node)))
-        then_stmts.append(YieldStmt(tuple(then_vals), self.ctx.loc(then_yld.node if then_yld else node)))
-        else_stmts.append(YieldStmt(tuple(else_vals), self.ctx.loc(else_yld.node if else_yld else node)))
+        append_yield(then_stmts, YieldStmt(tuple(then_vals),
+                                           self.ctx.loc(then_yld.node if then_yld else node)))
+        append_yield(else_stmts, YieldStmt(tuple(else_vals),
+                                           self.ctx.loc(else_yld.node if else_yld else node)))
         for rv in return_vars:
             outer.bind(rv.name, rv)
         return header + [IfStmt(cond, SeqStmts(tuple(then_stmts)), SeqStmts(tuple(else_stmts)),

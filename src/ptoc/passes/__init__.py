@@ -86,5 +86,6 @@ from ptoc.passes.lower_pipeline_to_slots import lower_pipeline_to_slots
 
 # ---- orchestration / task-graph passes (DeriveCallDirections, ...) ----
 from ptoc.passes.tasks import (
-    derive_call_directions, fuse_create_assemble_to_slice, materialize_valid_shape_symbols,
+    classify_iter_arg_carry, derive_call_directions, expand_manual_phase_fence,
+    fuse_create_assemble_to_slice, materialize_runtime_scopes, materialize_valid_shape_symbols,
 )

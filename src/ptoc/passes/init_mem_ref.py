@@ -32,7 +32,8 @@ from dataclasses import replace
 from ptoc.dtypes import DataType, MemorySpace
 from ptoc.errors import PassError
 from ptoc.ir.nodes import (
-    AssignStmt, Call, ConstInt, ForStmt, Function, IfStmt, ListExpr, SeqStmts, Stmt, Var,
+    AssignStmt, Call, ConstInt, ForStmt, Function, IfStmt, ListExpr, ScopeStmt, SeqStmts, Stmt,
+    Var,
 )
 from ptoc.ir.types import MemRef, TensorType, TileType
 from ptoc.ops import get_op, make_call
@@ -103,6 +104,8 @@ class _MemRefPlanner:
             self.block(s.body)
             for ia, rv in zip(s.iter_args, s.return_vars):
                 self.result(rv, self.memrefs.get(ia))
+        elif isinstance(s, ScopeStmt):      # a runtime scope of an orchestration body
+            self.block(s.body)
         elif isinstance(s, IfStmt):
             self.block(s.then_body)
             self.block(s.else_body)

@@ -34,7 +34,8 @@ PIPELINE_ORDER: tuple[str, ...] = (
     "LowerPipelineToSlots", "LowerPipelineLoops", "CanonicalizeIOOrder", "MaterializeTensorStrides",
     "InitMemRef", "MaterializeSemanticAliases", "MemoryReuse", "AllocateMemoryAddr",
     "FoldNoOpReshape", "FuseCreateAssembleToSlice", "DeriveCallDirections",
-    "AutoDeriveTaskDependencies", "MaterializeRuntimeScopes", "MaterializeValidShapeSymbols",
+    "AutoDeriveTaskDependencies", "ExpandManualPhaseFence", "MaterializeRuntimeScopes",
+    "ClassifyIterArgCarry", "MaterializeValidShapeSymbols",
 )
 
 #: Planners under which a pass of that name runs, when its registration does not say.

@@ -16,7 +16,9 @@ import contextlib
 from typing import Iterator
 
 from ptoc.errors import RuntimeConfigError
-from ptoc.ir.nodes import AssignStmt, Call, ConstInt, EvalStmt, ForStmt, IfStmt
+from ptoc.ir.nodes import (
+    AssignStmt, Call, ConstInt, EvalStmt, ForStmt, IfStmt, ScopeStmt, SeqStmts,
+)
 from ptoc.ir.types import TensorType
 from ptoc.sim.core.estimate import Estimate, estimate
 from ptoc.sim.limits import DEFAULT_LIMITS, SimLimits, check, human_bytes, memory_bytes
@@ -96,6 +98,9 @@ def _walk(stmts, times: int, calls: dict[str, int]) -> int:
             if all(isinstance(b, ConstInt) for b in bounds) and stmt.step.value > 0:
                 trips = len(range(*(b.value for b in bounds)))
             created += _walk(stmt.body.stmts, times * trips, calls)
+        elif isinstance(stmt, (ScopeStmt, SeqStmts)):   # runtime scopes run their body
+            created += _walk(stmt.body.stmts if isinstance(stmt, ScopeStmt) else stmt.stmts,
+                             times, calls)
         elif isinstance(stmt, IfStmt):
             created += _walk(stmt.then_body.stmts, times, calls)
             if stmt.else_body is not None:

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ptoc.dtypes import DataType, Direction, FunctionType, ScopeKind
+from ptoc.dtypes import DataType, Direction, ForKind, FunctionType, ScopeKind
 from ptoc.errors import InternalError, RuntimeConfigError
 from ptoc.ir.aliases import returned_params
 from ptoc.ir.dynamic import dynamic_dims
@@ -35,6 +35,7 @@ from ptoc.ir.nodes import (
 from ptoc.ir.printer import format_node
 from ptoc.ops import get_op
 from ptoc.pto.launch import BLOCK_PARAMS, block_arguments
+from ptoc.passes.tasks.classify_iter_arg_carry import iter_arg_array_size
 from ptoc.runtime.host_ops import HOST_OPS, task_ids
 from ptoc.ir.types import TensorType
 from ptoc.runtime.dims import DimBindings
@@ -160,15 +161,22 @@ class Orchestrator:
                 f"before it that is more than {self.limits.max_scalar_steps:,} scalar steps",
                 stmt.loc, hint="check the loop bounds, or raise SimLimits(max_scalar_steps=...)")
         carried = [self.value(ia.init, env, stmt) for ia in stmt.iter_args]
+        entry = list(carried)
+        fences = {slot: set() for slot in range(len(carried))
+                  if stmt.kind is ForKind.Parallel and iter_arg_array_size(stmt, slot)}
         for i in range(start, stop, step):
             env[id(stmt.loop_var)] = int(i)
-            for ia, v in zip(stmt.iter_args, carried):
-                env[id(ia)] = v
+            for slot, (ia, v) in enumerate(zip(stmt.iter_args, carried)):
+                env[id(ia)] = entry[slot] if slot in fences else v
             out = self.block(stmt.body.stmts, env)
             if isinstance(out, _Return):
                 return out
             if isinstance(out, _Yield):
                 carried = list(out)
+                for slot, ids in fences.items():
+                    ids.update(task_ids([carried[slot]]))
+        for slot, ids in fences.items():   # a task-id fence: every iteration's launches
+            carried[slot] = tuple(sorted(ids)) if trips else entry[slot]
         for rv, v in zip(stmt.return_vars, carried):
             env[id(rv)] = v
         return None
