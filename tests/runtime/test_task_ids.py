@@ -68,10 +68,14 @@ with pl.manual_scope():
 
 
 def test_in_a_manual_scope_only_the_stated_edge_orders_the_tasks_on_the_chip():
-    chip = run_chip(program(MANUAL_SUBMIT.format(deps=", deps=[first]")))
+    prog = program(MANUAL_SUBMIT.format(deps=", deps=[first]"))
+    chip = run_chip(prog)
     first, second = chip.tasks
     assert second.deps == (0,) and second.start >= first.end
     assert chip.races == []
+    a, c = np.ones((N, N), np.float32), np.zeros((N, N), np.float32)
+    in_order = ir.compile(prog, None).run(a, c, config=RunConfig(sim_mode="fast"))
+    assert [run.task.deps for run in in_order.runs] == [(), (0,)]   # the same Task.deps
 
 
 def test_dropping_the_stated_edge_in_a_manual_scope_is_reported_as_a_race():
@@ -193,6 +197,8 @@ c = self.exp(t, c)
     ("for b in pl.spmd(2, predicate=(a[0] > 0)):\n    t = self.double(a, t)",
      r"pl.spmd\(\.\.\., predicate=\.\.\.\): ptoc does not support predicate= yet"),
     ("t, tid = pl.submit(self.double, a, t, deps=[a])", "is not a task id"),
+    ("with pl.at(level=pl.Level.CORE_GROUP, allow_early_resolve=True, dumps=[t]):\n"
+     "    x = pl.load(a, [0, 0], [32, 32])\n    pl.store(x, [0, 0], t)", "dumps="),
     ("t = self.double(pl.no_dep(a) + 1, t)", "no_dep"),
     ("with pl.at(level=pl.Level.CORE_GROUP, no_dep_args=[c]):\n"
      "    x = pl.load(a, [0, 0], [32, 32])\n    pl.store(x, [0, 0], t)",

@@ -122,6 +122,8 @@ class ScopeParser:
         args, kwargs = self.call_arguments(call)
         deps = self._deps(node, kwargs.pop("deps", None), name, binds)
         no_dep = self._no_dep_args(node, kwargs.pop("no_dep_args", None), name)
+        if name in ("at", "spmd"):   # a timing hint; ptoc's scheduler resolves no task early
+            kwargs.pop("allow_early_resolve", None)
         attrs: dict = {}
         core_num = None
         if name == "at":
