@@ -162,6 +162,11 @@ class ExprParser:
                     "len": "use the static shape from the type annotation"}[name]
             raise self.ctx.error(node, f"Python built-in '{name}' cannot be used in a kernel",
                                  hint=hint)
+        retired = self.scope.retired_reason(name)
+        if retired is not None:
+            raise self.ctx.error(node, f"name '{name}' has no value here: {retired}",
+                                 hint=f"give the loop's value its own name, or carry '{name}' "
+                                 "explicitly with init_values=(...) and pl.yield_")
         known = self.scope.names() + list(self.ctx.env)
         close = difflib.get_close_matches(name, known, n=1)
         hint = f"did you mean '{close[0]}'?" if close else \

@@ -152,6 +152,28 @@ def assigned_names(stmts: list[ast.stmt]) -> list[str]:
     return names
 
 
+def written_before_read(name: str, body: list[ast.stmt]) -> bool:
+    """``name`` is bound by a plain assignment at the top of ``body`` before any statement
+    reads it, so the value it has on entering the body is never used there."""
+    def reads(node: ast.AST) -> bool:
+        return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+                   for n in ast.walk(node))
+
+    for stmt in body:
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+            if reads(stmt.value):
+                return False
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            if any(reads(t) for t in targets):     # x[...] = ... reads x
+                return False
+            if name in assigned_names([stmt]):
+                return True
+            continue
+        if reads(stmt) or name in assigned_names([stmt]):
+            return False
+    return False
+
+
 class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser):
     """Parses one ``@pl.function`` method (or evaluates module-level constants).
 
@@ -632,6 +654,12 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser):
         if len(values) != len(iter_args):
             raise self.ctx.error(node, f"the loop carries {len(iter_args)} values but pl.yield_ "
                                  f"gives {len(values)}")
+        if init_values is None:
+            iter_args, values, targets, retired = self.loop_local_names(node, iter_args, values,
+                                                                        targets)
+            for name in retired:
+                outer.retire(name, f"it is rebound inside the loop at line {node.lineno} "
+                             "with another type, so its value after the loop is not kept")
         return_vars = []
         for ia, value, (name, declared) in zip(iter_args, values, targets):
             if not compatible(ia.type, value.type):
@@ -648,6 +676,23 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser):
         start, stop, step = bounds
         return header + [ForStmt(loop_var, start, stop, step, iter_args, SeqStmts(tuple(stmts)),
                         tuple(return_vars), kind, attrs, self.ctx.loc(node))]
+
+    @staticmethod
+    def loop_local_names(node: ast.For, iter_args, values, targets):
+        """Implicit carries that are really loop-local: a name the body writes before it reads
+        it, whose value changes type in the body (a name reused from an earlier loop with
+        another shape). Its entry value is dead, so it needs no carry; its value after the
+        loop is not kept (reading it there is an error, never the stale value)."""
+        keep, retired = [], []
+        for ia, value, target in zip(iter_args, values, targets):
+            if not compatible(ia.type, value.type) and written_before_read(ia.name, node.body):
+                retired.append(ia.name)
+            else:
+                keep.append((ia, value, target))
+        if not retired:
+            return iter_args, values, targets, []
+        ias, vals, tgts = (list(x) for x in zip(*keep)) if keep else ([], [], [])
+        return tuple(ias), vals, tgts, retired
 
     def _bind_escaping_stores(self, node: ast.For, stmts, body_scope, outer, results) -> None:
         """A name first bound inside the loop to a store into an outer tensor (``new =
