@@ -41,7 +41,7 @@ from ptoc.passes.auto_tile_emit import (
 from ptoc.passes.auto_tile_decisions import record_placement_fallback, record_tile_choice
 from ptoc.passes.auto_tile_pipeline_dbc import apply_pipeline_dbc, build_pipeline_dbc_plan
 from ptoc.passes.auto_tile_split_k import rewrite_canonical_split_k
-from ptoc.passes.base import program_pass
+from ptoc.passes.base import program_pass, with_functions
 from ptoc.passes.context import MemoryPlanner, PassContext
 from ptoc.passes.l0_tile_chooser import L0TileResult, Stationarity, shared_tables
 from ptoc.passes.manager import register_default_pass
@@ -70,9 +70,7 @@ def auto_tile_matmul_l0(program: Program, ctx: PassContext, *, spread_dbc_tails:
                 fn = _transform_function(fn, target, ctx, hints, spread_dbc_tails)
             functions.append(fn)
     hints.emit(ctx)
-    if all(a is b for a, b in zip(functions, program.functions)):
-        return program
-    return replace(program, functions=tuple(functions))
+    return with_functions(program, functions)
 
 
 register_default_pass(auto_tile_matmul_l0)

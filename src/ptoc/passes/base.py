@@ -134,6 +134,15 @@ class PassFactory:
         return f"<pass factory {self.pass_name}>"
 
 
+def with_functions(program: Program, functions) -> Program:
+    """``program`` with ``functions`` in place of its own; the same object when every
+    function is the same object (passes keep identity where they changed nothing)."""
+    functions = tuple(functions)
+    if all(a is b for a, b in zip(functions, program.functions)):
+        return program
+    return dataclasses.replace(program, functions=functions)
+
+
 def program_pass(*, name: str, required: Iterable = (), produced: Iterable = (),
                  invalidated: Iterable = ()) -> Callable[[Callable[..., Program]], PassFactory]:
     """Turn ``fn(program, ctx, **options) -> Program`` into a pass factory.
@@ -169,9 +178,7 @@ def function_pass(*, name: str, required: Iterable = (), produced: Iterable = ()
                     raise PassError(f"pass {name} returned {type(new_f).__name__} for function "
                                     f"{f.name}, not a Function", hint="return the (possibly unchanged) function")
                 new_functions.append(new_f)
-            if all(a is b for a, b in zip(new_functions, program.functions)):
-                return program
-            return dataclasses.replace(program, functions=tuple(new_functions))
+            return with_functions(program, new_functions)
 
         functools.update_wrapper(per_program, fn)
         return program_pass(name=name, required=required, produced=produced,

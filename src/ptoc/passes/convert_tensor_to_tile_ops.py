@@ -38,7 +38,7 @@ from ptoc.ir.visitor import IRVisitor, fold_constants
 from ptoc.ops import get_op, has_op, make_call
 from ptoc.ops.cast import is_accumulator_cast
 from ptoc.passes.added_outputs import HOSTS, thread_added_outputs, with_wrappers
-from ptoc.passes.base import program_pass
+from ptoc.passes.base import program_pass, with_functions
 from ptoc.passes.memref_rewrite import last_yield
 from ptoc.passes.tensor_chunking import chunk_tensor_runs
 from ptoc.passes.manager import register_default_pass
@@ -63,7 +63,7 @@ def convert_tensor_to_tile_ops(program: Program, ctx) -> Program:
         functions.append(fn)
     if all(a is b for a, b in zip(functions, program.functions)):
         return program
-    program = replace(program, functions=tuple(functions))
+    program = with_functions(program, functions)
     added = with_wrappers(program, added)
     for fn in functions:
         if fn.func_type in HOSTS:

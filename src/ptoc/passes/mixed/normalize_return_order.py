@@ -22,7 +22,7 @@ from ptoc.ir.nodes import (
 )
 from ptoc.ir.types import TupleType
 from ptoc.ir.visitor import IRMutator
-from ptoc.passes.base import program_pass
+from ptoc.passes.base import program_pass, with_functions
 from ptoc.passes.manager import register_default_pass
 from ptoc.passes.mixed.prune import tensor_parents
 
@@ -44,9 +44,7 @@ def normalize_return_order(program: Program, ctx) -> Program:
     if perms:
         functions = [fn if fn.func_type in RETURNING and fn.name in perms
                      else _remap_callers(fn, perms) for fn in functions]
-    if all(a is b for a, b in zip(functions, program.functions)):
-        return program
-    return replace(program, functions=tuple(functions))
+    return with_functions(program, functions)
 
 
 register_default_pass(normalize_return_order)

@@ -39,7 +39,7 @@ from ptoc.ir.nodes import (
 from ptoc.ir.printer import flatten
 from ptoc.ir.types import ArrayType, ScalarType, TupleType
 from ptoc.ir.visitor import IRVisitor
-from ptoc.passes.base import program_pass
+from ptoc.passes.base import program_pass, with_functions
 from ptoc.passes.manager import register_default_pass
 from ptoc.passes.properties import IRProperty, register_property_checker
 from ptoc.passes.tasks.materialize_runtime_scopes import ManualDepth
@@ -179,9 +179,7 @@ def classify_iter_arg_carry(program: Program, ctx) -> Program:
     """Stamp every orchestration loop carry trivial or rebind, and size task-id fences
     (module docstring)."""
     functions = tuple(_classify(program, fn) for fn in program.functions)
-    if all(a is b for a, b in zip(functions, program.functions)):
-        return program
-    return dataclasses.replace(program, functions=functions)
+    return with_functions(program, functions)
 
 
 register_default_pass(classify_iter_arg_carry)

@@ -27,7 +27,7 @@ from ptoc.ir.nodes import (
 )
 from ptoc.ir.types import TensorType, TupleType
 from ptoc.ir.visitor import IRMutator
-from ptoc.passes.base import program_pass
+from ptoc.passes.base import program_pass, with_functions
 from ptoc.passes.manager import register_default_pass
 from ptoc.passes.properties import IRProperty, register_property_checker
 from ptoc.passes.tasks.buffer_roots import BufferRoots
@@ -174,9 +174,7 @@ class _Directions(IRMutator):
 def derive_call_directions(program: Program, ctx) -> Program:
     """Record the runtime direction of every kernel-call argument (module docstring)."""
     functions = tuple(_Directions(program, fn).mutate(fn) for fn in program.functions)
-    if all(a is b for a, b in zip(functions, program.functions)):
-        return program
-    return dataclasses.replace(program, functions=functions)
+    return with_functions(program, functions)
 
 
 register_default_pass(derive_call_directions)

@@ -27,7 +27,7 @@ from ptoc.ir.nodes import (
 from ptoc.ir.types import ArrayType, ScalarType
 from ptoc.ir.visitor import IRMutator, IRVisitor
 from ptoc.ops import make_call
-from ptoc.passes.base import program_pass
+from ptoc.passes.base import program_pass, with_functions
 from ptoc.passes.manager import register_default_pass
 from ptoc.passes.tasks.materialize_runtime_scopes import ManualDepth
 
@@ -131,9 +131,7 @@ def _expand(fn: Function) -> Function:
 def expand_manual_phase_fence(program: Program, ctx) -> Program:
     """Compress full-array task-id fan-ins of manual-scope loops (module docstring)."""
     functions = tuple(_expand(fn) for fn in program.functions)
-    if all(a is b for a, b in zip(functions, program.functions)):
-        return program
-    return dataclasses.replace(program, functions=functions)
+    return with_functions(program, functions)
 
 
 register_default_pass(expand_manual_phase_fence)

@@ -23,7 +23,7 @@ from ptoc.dtypes import FunctionType, ScopeKind
 from ptoc.ir.nodes import ForStmt, Function, IfStmt, Program, ScopeStmt, SeqStmts, body_scope
 from ptoc.ir.printer import flatten
 from ptoc.ir.visitor import IRMutator
-from ptoc.passes.base import program_pass
+from ptoc.passes.base import program_pass, with_functions
 from ptoc.passes.manager import register_default_pass
 from ptoc.passes.properties import IRProperty, register_property_checker
 
@@ -95,9 +95,7 @@ def materialize_runtime_scopes(program: Program, ctx) -> Program:
     """Place the AUTO runtime scopes of compiler-scoped orchestration functions (module
     docstring)."""
     functions = tuple(_materialize(fn) for fn in program.functions)
-    if all(a is b for a, b in zip(functions, program.functions)):
-        return program
-    return dataclasses.replace(program, functions=functions)
+    return with_functions(program, functions)
 
 
 register_default_pass(materialize_runtime_scopes)
