@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from ptoc.ir.nodes import (
     AssignStmt, Call, Expr, ForStmt, Function, IfStmt, ReturnStmt, SeqStmts, TupleGetItem, Var,
-    YieldStmt,
+    WhileStmt, YieldStmt,
 )
 from ptoc.ir.types import TensorType
 from ptoc.ir.visitor import IRVisitor
@@ -133,6 +133,14 @@ class TensorAliases(IRVisitor):
             self._link(ia, ia.init)
         for bound in (stmt.start, stmt.stop, stmt.step):
             self.visit(bound)
+        self.visit(stmt.body)
+        for ia, rv in zip(stmt.iter_args, stmt.return_vars):
+            self._link(rv, ia)
+
+    def visit_while_stmt(self, stmt: WhileStmt) -> None:
+        for ia in stmt.iter_args:
+            self._link(ia, ia.init)
+        self.visit(stmt.cond)
         self.visit(stmt.body)
         for ia, rv in zip(stmt.iter_args, stmt.return_vars):
             self._link(rv, ia)

@@ -20,7 +20,7 @@ from typing import Any
 from ptoc.ir.nodes import (
     AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, Expr, ForStmt, Function,
     IfStmt, ListExpr, Param, Program, ReturnStmt, ScopeStmt, SeqStmts, Stmt, Submit, TupleGetItem,
-    UnaryOp, Var, YieldStmt,
+    UnaryOp, Var, WhileStmt, YieldStmt,
 )
 from ptoc.ir.printer import flatten, format_node
 from ptoc.ir.types import (
@@ -243,6 +243,11 @@ class _Comparer:
             self.seq(".values", a.values, b.values)
         elif isinstance(a, ForStmt):
             self.for_stmt(a, b)
+        elif isinstance(a, WhileStmt):
+            self.carries(a, b)
+            self.at(".cond", a.cond, b.cond)
+            self.body(".body", a.body, b.body)
+            self.define(".return_vars", a.return_vars, b.return_vars)
         elif isinstance(a, IfStmt):
             self.at(".cond", a.cond, b.cond)
             self.body(".then_body", a.then_body, b.then_body)
@@ -276,6 +281,13 @@ class _Comparer:
         self.at(".start", a.start, b.start)
         self.at(".stop", a.stop, b.stop)
         self.at(".step", a.step, b.step)
+        self.define(".loop_var", a.loop_var, b.loop_var)
+        self.carries(a, b)
+        self.body(".body", a.body, b.body)
+        self.define(".return_vars", a.return_vars, b.return_vars)
+
+    def carries(self, a: ForStmt | WhileStmt, b: ForStmt | WhileStmt) -> None:
+        """A loop's iter args: their inits (uses, outside the loop), then the args (defs)."""
         if len(a.iter_args) != len(b.iter_args):
             self.fail(f"{len(a.iter_args)} iter_args != {len(b.iter_args)}")
         for i, (x, y) in enumerate(zip(a.iter_args, b.iter_args)):
@@ -283,10 +295,7 @@ class _Comparer:
                 self.fail(f"iter_args[{i}].init {x.init!r} != {y.init!r}")
             if x.init is not None:
                 self.at(f".iter_args[{i}].init", x.init, y.init)
-        self.define(".loop_var", a.loop_var, b.loop_var)
         self.define(".iter_args", a.iter_args, b.iter_args)
-        self.body(".body", a.body, b.body)
-        self.define(".return_vars", a.return_vars, b.return_vars)
 
     def seq(self, step: str, a, b) -> None:
         if len(a) != len(b):
@@ -485,7 +494,7 @@ def _snippet(node: Any) -> str:
     text = format_node(node).rstrip("\n").splitlines()
     if isinstance(node, Function):
         text = text[:2]  # decorator and signature; the body can be long
-    elif isinstance(node, (ForStmt, IfStmt)):
+    elif isinstance(node, (ForStmt, WhileStmt, IfStmt)):
         text = text[:1]  # the header; the differing inner statement has its own path
     elif len(text) > 6:
         text = text[:6] + ["..."]

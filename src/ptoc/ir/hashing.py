@@ -16,6 +16,7 @@ from typing import Any
 
 from ptoc.ir.nodes import (
     AssignStmt, ForStmt, Function, IfStmt, Node, Param, Program, ScopeStmt, SeqStmts, Var,
+    WhileStmt,
 )
 from ptoc.ir.printer import flatten
 from ptoc.ir.types import TileView
@@ -24,7 +25,10 @@ from ptoc.ir.types import TileView
 _IGNORED = frozenset({"loc", "has_self"})
 #: fields holding definitions: their Vars are numbered where they are met
 _DEFS = {AssignStmt: ("var",), ForStmt: ("loop_var", "iter_args", "return_vars"),
-         IfStmt: ("return_vars",), Param: ("var",), ScopeStmt: ("task_id",)}
+         IfStmt: ("return_vars",), Param: ("var",), ScopeStmt: ("task_id",),
+         WhileStmt: ("iter_args", "return_vars")}
+#: fields met in another order than declared: a while's condition reads its iter args
+_ORDER = {WhileStmt: ("iter_args", "cond", "body", "return_vars")}
 
 
 def structural_hash(node: Any, enable_auto_mapping: bool = False) -> int:
@@ -73,11 +77,15 @@ class _Hasher:
         cls = type(x)
         defs = _DEFS.get(cls, ())
         out = [cls.__name__]
-        for f in dataclasses.fields(x):
+        fields = dataclasses.fields(x)
+        if cls in _ORDER:
+            fields = sorted(fields, key=lambda f: _ORDER[cls].index(f.name)
+                            if f.name in _ORDER[cls] else len(_ORDER[cls]))
+        for f in fields:
             if f.name in _IGNORED or (f.name == "name" and isinstance(x, (Var, Function))):
                 continue
             value = getattr(x, f.name)
-            if isinstance(x, ForStmt) and f.name == "iter_args":
+            if isinstance(x, (ForStmt, WhileStmt)) and f.name == "iter_args":
                 out.append(tuple(self.key(ia.init) for ia in value))  # inits are uses
             if isinstance(value, SeqStmts) or (f.name in ("then_body", "else_body", "body")
                                                and isinstance(value, Node)):

@@ -363,6 +363,25 @@ class ForStmt(Stmt):
 
 
 @dataclass(frozen=True, eq=False)
+class WhileStmt(Stmt):
+    """A loop that runs while ``cond`` holds (``for (x,) in pl.while_(init_values=(x0,)):``
+    with ``pl.cond(x < n)`` first). ``cond`` is evaluated before every trip, on the iter
+    args' current values, so the trip count is known only at run time (possibly zero); the
+    body ends with the ``pl.yield_`` of the next values, and ``return_vars`` bind the values
+    for which ``cond`` was false."""
+
+    cond: Expr
+    iter_args: tuple[IterArg, ...]
+    body: SeqStmts
+    return_vars: tuple[Var, ...]
+    loc: SourceLoc | None = field(default=None, repr=False)
+
+    @property
+    def condition(self) -> Expr:
+        return self.cond
+
+
+@dataclass(frozen=True, eq=False)
 class IfStmt(Stmt):
     """A branch; ``return_vars`` are the phi results bound by both arms' yields."""
 
@@ -505,3 +524,19 @@ def append_yield(stmts: list, y: "YieldStmt") -> None:
         stmts.append(y)
     else:
         stmts[0] = replace(scope, body=SeqStmts((*scope.body.stmts, y), scope.body.loc))
+
+
+def first_while_loop(stmt: Stmt | None) -> "WhileStmt | None":
+    """The first ``WhileStmt`` in ``stmt`` (statements only, in program order), if any."""
+    stack = [stmt]
+    while stack:
+        s = stack.pop()
+        if isinstance(s, WhileStmt):
+            return s
+        if isinstance(s, SeqStmts):
+            stack.extend(reversed(s.stmts))
+        elif isinstance(s, IfStmt):
+            stack += [s.else_body, s.then_body]
+        elif isinstance(s, (ForStmt, ScopeStmt)):
+            stack.append(s.body)
+    return None

@@ -22,7 +22,7 @@ from typing import Any
 from ptoc.dtypes import DataType, Direction, ForKind, Level, MemorySpace, ScopeKind
 from ptoc.ir.nodes import (
     AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, DimVar, EvalStmt, Expr, ForStmt,
-    Function, IfStmt, ListExpr, Program, ReturnStmt, ScopeStmt, SeqStmts, Stmt, Submit,
+    Function, IfStmt, ListExpr, Program, ReturnStmt, ScopeStmt, SeqStmts, Stmt, Submit, WhileStmt,
     TupleGetItem, UnaryOp, Var, YieldStmt,
 )
 from ptoc.ir.types import (
@@ -184,8 +184,9 @@ def _collect_hints(fn: Function) -> set[str]:
                 walk(c)
         elif isinstance(s, AssignStmt):
             add(s.var)
-        elif isinstance(s, ForStmt):
-            add(s.loop_var)
+        elif isinstance(s, (ForStmt, WhileStmt)):
+            if isinstance(s, ForStmt):
+                add(s.loop_var)
             for ia in s.iter_args:
                 add(ia)
             for rv in s.return_vars:
@@ -249,6 +250,12 @@ def _shadowing_plan(fn: Function) -> dict[Var, Var]:
                 use(ia.init, n)
                 use(ia.type, n)
             walk(s.body)
+        elif isinstance(s, WhileStmt):
+            for ia in s.iter_args:
+                use(ia.init, n)
+                use(ia.type, n)
+            use(s.cond, n)
+            walk(s.body)
         elif isinstance(s, IfStmt):
             use(s.cond, n)
             walk(s.then_body)
@@ -270,7 +277,7 @@ def _shadowing_plan(fn: Function) -> dict[Var, Var]:
 
     def block(stmts: list[Stmt], latest: dict[str, Var]) -> None:
         for s in stmts:
-            if isinstance(s, ForStmt):
+            if isinstance(s, (ForStmt, WhileStmt)):
                 block(flatten(s.body), {})
             elif isinstance(s, IfStmt):
                 block(flatten(s.then_body), {})
@@ -402,6 +409,8 @@ class _FunctionPrinter:
             return self.yield_lines(s, indent, return_vars)
         if isinstance(s, ForStmt):
             return self.for_lines(s, indent)
+        if isinstance(s, WhileStmt):
+            return self.while_lines(s, indent)
         if isinstance(s, IfStmt):
             then_yield = flatten(s.then_body)[-1:] if s.return_vars else []
             if then_yield and isinstance(then_yield[0], YieldStmt):
@@ -499,6 +508,19 @@ class _FunctionPrinter:
         return [head] + self.body_lines(s.body, indent + INDENT, s.return_vars)
 
     # ---- types ----------------------------------------------------------------------
+    def while_lines(self, s: WhileStmt, indent: str) -> list[str]:
+        """``for (x, y) in pl.while_(init_values=(x0, y0)):`` with ``pl.cond(...)`` as the
+        first body line; a while that carries nothing is Python's ``while cond:``."""
+        if not s.iter_args:
+            return [f"{indent}while {self.expr(s.cond)}:"] + self.body_lines(s.body,
+                                                                             indent + INDENT, ())
+        inits = "".join(f"{self.expr(ia.init)}, " for ia in s.iter_args)
+        names = "".join(f"{self.namer.name(ia)}, " for ia in s.iter_args)
+        self.implied.update((rv, ia.init.type) for rv, ia in zip(s.return_vars, s.iter_args))
+        head = f"{indent}for ({names.rstrip()}) in pl.while_(init_values=({inits.rstrip()})):"
+        cond = f"{indent}{INDENT}pl.cond({self.expr(s.cond)})"
+        return [head, cond] + self.body_lines(s.body, indent + INDENT, s.return_vars)
+
     def type(self, ty: Type) -> str:
         if isinstance(ty, ScalarType):
             return f"pl.Scalar[{_dtype(ty.dtype)}]"

@@ -391,6 +391,19 @@ class ForStmt(_Node):
                          a["kind"], attrs, _loc(a.get("span")))
 
 
+class WhileStmt(_Node):
+    """``WhileStmt(condition, iter_args, body, return_vars, span)``."""
+
+    node = n.WhileStmt
+
+    @classmethod
+    def build(cls, *args, **kwargs):
+        a = _bind("WhileStmt", ("condition", "iter_args", "body", "return_vars", "span"),
+                  args, kwargs, {"iter_args": (), "return_vars": ()})
+        return n.WhileStmt(expr(a["condition"]), tuple(a["iter_args"]), _body(a["body"]),
+                           tuple(a["return_vars"]), _loc(a.get("span")))
+
+
 # ---- functions and programs -------------------------------------------------------------------
 
 class Function(_Node):
@@ -514,7 +527,7 @@ __all__ = [
     "ForStmt", "Function", "GlobalVar", "IfStmt", "IterArg", "MakeTuple", "MemRef", "Op",
     "Program", "PtrType", "PyptoApiError", "ReturnStmt", "ScalarType", "SeqStmts",
     "TensorType", "TileType", "TileView", "TupleGetItemExpr", "TupleType", "UnaryExpr",
-    "UnknownType", "Var",
+    "UnknownType", "Var", "WhileStmt",
     "YieldStmt", "create_op_call", "get_op", "is_incore_type", "is_op_registered", "op",
     "python_print", "python_print_type", *BINARY, *UNARY,
 ]

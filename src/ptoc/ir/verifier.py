@@ -21,7 +21,7 @@ from ptoc.ir.equality import equal_by_identity
 from ptoc.ir.nodes import (
     AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, DimVar, EvalStmt, Expr, ForStmt,
     Function, IfStmt, IterArg, ListExpr, Program, ReturnStmt, ScopeStmt, SeqStmts, Stmt, Submit,
-    TupleGetItem, UnaryOp, Var, YieldStmt, body_scope,
+    TupleGetItem, UnaryOp, Var, WhileStmt, YieldStmt, body_scope,
 )
 from ptoc.ir.printer import flatten, format_node
 from ptoc.ir.types import (
@@ -292,6 +292,8 @@ class _FunctionVerifier:
             self.return_stmt(s)
         elif isinstance(s, ForStmt):
             self.for_stmt(s)
+        elif isinstance(s, WhileStmt):
+            self.while_stmt(s)
         elif isinstance(s, IfStmt):
             self.if_stmt(s)
         elif isinstance(s, SeqStmts):
@@ -334,12 +336,45 @@ class _FunctionVerifier:
             if not isinstance(e.type, ScalarType):
                 raise self.error(f"the {bound_name} of the loop over '{iv}' is not a scalar",
                                  "loop bounds are ints or pl.Scalar expressions")
+        self.iter_args(s, f"the loop over '{iv}'")
+        if not isinstance(s.loop_var.type, ScalarType):
+            raise self.error(f"loop variable '{iv}' has type {_t(s.loop_var.type)}, not a scalar",
+                             "make the loop variable pl.Scalar[pl.INDEX]")
+        self.push()
+        self.define(s.loop_var, "the loop variable")
+        for ia in s.iter_args:
+            self.define(ia, "an iter arg")
+        self.body(s.body, tuple(ia.type for ia in s.iter_args), f"loop over '{iv}'")
+        self.pop()
+        self.loop_results(s)
+
+    def while_stmt(self, s: WhileStmt) -> None:
+        self.iter_args(s, "the while loop")
+        self.push()
+        for ia in s.iter_args:
+            self.define(ia, "an iter arg")
+        self.expr(s.cond)
+        if not (isinstance(s.cond.type, ScalarType) and s.cond.type.dtype is DataType.BOOL):
+            raise self.error(f"the while condition `{format_node(s.cond)}` has type "
+                             f"{_t(s.cond.type)}, not a BOOL scalar",
+                             "test a comparison such as pl.cond(x < n)")
+        if any(isinstance(e, Call) for e in scalar_subexprs(s.cond)):
+            raise self.error(f"the while condition `{format_node(s.cond)}` calls an op; it is "
+                             "evaluated before every trip from scalars only",
+                             "compute the value in the body, carry it, and test the carry")
+        self.body(s.body, tuple(ia.type for ia in s.iter_args), "while loop")
+        self.pop()
+        self.loop_results(s)
+
+    def iter_args(self, s: ForStmt | WhileStmt, what: str) -> None:
+        """A loop's iter args have inits of their type (checked outside the loop) and one
+        return variable each."""
         for ia in s.iter_args:
             if not isinstance(ia, IterArg):
-                raise self.error(f"iter arg '{getattr(ia, 'name', ia)}' of the loop over '{iv}' "
+                raise self.error(f"iter arg '{getattr(ia, 'name', ia)}' of {what} "
                                  "is not an IterArg", "build loop-carried values with ptoc.ir.IterArg")
             if ia.init is None:
-                raise self.error(f"iter arg '{ia.name}' of the loop over '{iv}' has no initial value",
+                raise self.error(f"iter arg '{ia.name}' of {what} has no initial value",
                                  "set IterArg.init to the value carried into the first trip")
             self.expr(ia.init)
             why = type_mismatch(ia.type, ia.init.type)
@@ -350,18 +385,11 @@ class _FunctionVerifier:
                     "a carried value keeps one type across the loop")
         if len(s.return_vars) != len(s.iter_args):
             raise self.error(
-                f"the loop over '{iv}' has {len(s.iter_args)} iter arg(s) but "
+                f"{what} has {len(s.iter_args)} iter arg(s) but "
                 f"{len(s.return_vars)} return variable(s)",
                 "bind one return variable per iter arg")
-        if not isinstance(s.loop_var.type, ScalarType):
-            raise self.error(f"loop variable '{iv}' has type {_t(s.loop_var.type)}, not a scalar",
-                             "make the loop variable pl.Scalar[pl.INDEX]")
-        self.push()
-        self.define(s.loop_var, "the loop variable")
-        for ia in s.iter_args:
-            self.define(ia, "an iter arg")
-        self.body(s.body, tuple(ia.type for ia in s.iter_args), f"loop over '{iv}'")
-        self.pop()
+
+    def loop_results(self, s: ForStmt | WhileStmt) -> None:
         for ia, rv in zip(s.iter_args, s.return_vars):
             self.define(rv, "a loop return variable")
             why = type_mismatch(ia.type, rv.type)
@@ -558,3 +586,14 @@ class _FunctionVerifier:
                 f"make pl.tile.alloc of '{base}' at least {hi - lo} bytes, or place the "
                 "values inside it")
 
+
+def scalar_subexprs(e: Expr):
+    """``e`` and the scalar expressions inside it (operands of its operators)."""
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        yield x
+        if isinstance(x, BinOp):
+            stack += [x.lhs, x.rhs]
+        elif isinstance(x, UnaryOp):
+            stack.append(x.operand)

@@ -27,7 +27,7 @@ from typing import Any
 from ptoc.ir.nodes import (
     AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, Expr, ForStmt, Function,
     IfStmt, IterArg, ListExpr, Param, Program, ReturnStmt, ScopeStmt, SeqStmts, Stmt, TupleGetItem,
-    UnaryOp, Var, YieldStmt,
+    UnaryOp, Var, WhileStmt, YieldStmt,
 )
 from ptoc.ir.pypto_hooks import BINARY_HOOK, UNARY_HOOK, hooks_for, kind_hooks, overridden
 from ptoc.ir.types import MemRef, TensorType, TileType, TupleType, Type
@@ -163,6 +163,16 @@ class IRVisitor:
         self.visit_def(node.loop_var)
         for ia in node.iter_args:
             self.visit_def(ia)
+        self.visit(node.body)
+        for rv in node.return_vars:
+            self.visit_def(rv)
+
+    def visit_while_stmt(self, node: WhileStmt) -> None:
+        for ia in node.iter_args:
+            self.visit(ia.init)
+        for ia in node.iter_args:
+            self.visit_def(ia)
+        self.visit(node.cond)  # reads the iter args, before every trip
         self.visit(node.body)
         for rv in node.return_vars:
             self.visit_def(rv)
@@ -401,6 +411,17 @@ class IRMutator:
         self.var_map[ia] = new
         return new
 
+    def mutate_while_stmt(self, node: WhileStmt) -> Stmt | None:
+        inits = [self.mutate(ia.init) for ia in node.iter_args]
+        iter_args = tuple(self._iter_arg(ia, init) for ia, init in zip(node.iter_args, inits))
+        cond = self.mutate(node.cond)  # after the iter args: it reads them
+        body = self.mutate_body(node.body)
+        rvs = tuple(self.mutate_def(rv) for rv in node.return_vars)
+        if (cond is node.cond and _same(iter_args, node.iter_args) and body is node.body
+                and _same(rvs, node.return_vars)):
+            return node
+        return replace(node, cond=cond, iter_args=iter_args, body=body, return_vars=rvs)
+
     def mutate_if_stmt(self, node: IfStmt) -> Stmt | None:
         cond = self.mutate(node.cond)
         then_body = self.mutate_body(node.then_body)
@@ -561,7 +582,7 @@ def _delegate(target: str):
 
 # visit_<kind> -> mutate_<kind>; visit_add/visit_lt/... -> visit_binary_expr (PyPTO's defaults)
 for _kind in ("seq_stmts", "assign_stmt", "eval_stmt", "yield_stmt", "return_stmt", "for_stmt",
-              "if_stmt", "scope_stmt", "var", "iter_arg", "const_int", "const_float",
+              "while_stmt", "if_stmt", "scope_stmt", "var", "iter_arg", "const_int", "const_float",
               "const_bool", "call"):
     setattr(IRMutator, f"visit_{_kind}", _delegate(f"mutate_{_kind}"))
 for _name in BINARY_HOOK.values():

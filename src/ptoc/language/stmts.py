@@ -18,9 +18,10 @@ from ptoc.errors import PtocError
 from ptoc.ir.nodes import (
     AssignStmt, BinOp, ConstBool, Call, ConstFloat, ConstInt, DimVar, EvalStmt, Expr, ForStmt,
     Function, IfStmt, IterArg, Param, ReturnStmt, SeqStmts, Stmt, TupleGetItem, UnaryOp, Var,
-    YieldStmt, append_yield,
+    WhileStmt, YieldStmt, append_yield,
 )
 from ptoc.ir.aliases import tensor_aliases
+from ptoc.ir.verifier import scalar_subexprs
 from ptoc.ir.visitor import IRVisitor
 from ptoc.ir.dynamic import shape_dim_vars
 from ptoc.ir.types import ArrayType, PtrType, ScalarType, TensorType, TileType, TupleType, Type
@@ -143,7 +144,7 @@ def assigned_names(stmts: list[ast.stmt]) -> list[str]:
                     add(target)
             elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
                 add(stmt.target)
-            elif isinstance(stmt, (ast.For, ast.If)):
+            elif isinstance(stmt, (ast.For, ast.While, ast.If)):
                 visit(stmt.body)
                 visit(stmt.orelse)
             elif isinstance(stmt, ast.With):  # a with-body binds names of its block
@@ -391,7 +392,7 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser):
         method = getattr(self, f"_stmt_{type(node).__name__}", None)
         if method is None:
             kind = type(node).__name__.lower()
-            hint = {"while": "use pl.range / pl.pipeline loops",
+            hint = {"break": _NO_JUMPS, "continue": _NO_JUMPS,
                     "with": "pl.at scopes are supported in @pl.jit functions",
                     "functiondef": "define helpers as @pl.function methods of the program"}.get(
                 kind, "see the DSL guide for the supported statements")
@@ -426,7 +427,9 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser):
         if isinstance(call, ast.Call):
             if self._is_dsl(call.func, "cond"):
                 raise self.ctx.error(call, "pl.cond(...) sets the condition of a pl.while_ "
-                                     "loop; " + _WHILE_UNSUPPORTED, hint=_WHILE_FIX)
+                                     "loop and may only be the first statement of its body",
+                                     hint="write 'for (x,) in pl.while_(init_values=(x0,)):' "
+                                          "with pl.cond(...) as the body's first line")
             for name, handler in (("static_assert", self._static_assert),
                                   ("static_print", self._static_print),
                                   ("func_attr", lambda _n: [])):
@@ -609,11 +612,26 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser):
     def _stmt_For(self, node: ast.For) -> list[Stmt]:
         if isinstance(node.iter, ast.Call) and self._is_dsl(node.iter.func, "spmd"):
             return self.spmd_loop(node)
+        if isinstance(node.iter, ast.Call) and self._is_dsl(node.iter.func, "while_"):
+            return self.while_loop(node)
         kind, bounds, init_values, attrs = self.loop_header(node)
         if node.orelse:
             raise self.ctx.error(node, "for-else is not supported in kernels")
         iv_name, ia_names = self.loop_targets(node, init_values is not None)
         loop_var = Var(iv_name, ScalarType(DataType.INDEX), self.ctx.loc(node.target))
+        header, iter_args, stmts, return_vars, _ = self.carried_loop(
+            node, node.body, init_values, ia_names, loop_var)
+        start, stop, step = bounds
+        return header + [ForStmt(loop_var, start, stop, step, iter_args, SeqStmts(tuple(stmts)),
+                        tuple(return_vars), kind, attrs, self.ctx.loc(node))]
+
+    def carried_loop(self, node: ast.stmt, body: list[ast.stmt], init_values, ia_names,
+                     loop_var: Var | None = None, condition=None):
+        """The parts of a loop that carries values: the statements computing the inits, the
+        iter args, the body (ending in its yield) and the result Vars, which are bound in
+        the enclosing scope. ``init_values`` None: the carries are the outer names the body
+        rebinds. ``condition(scope)`` (a while loop's) is parsed where the iter args are
+        bound, before the body; its value is returned last."""
         outer = self.scope
         if init_values is not None:
             if len(init_values) != len(ia_names):
@@ -622,29 +640,35 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser):
             inits = [self.runtime_init(node, v) for v in init_values]
             carried_names = ia_names
         else:
-            carried_names = [n for n in assigned_names(node.body)
-                             if n != iv_name and outer.lookup(n) is not None]
+            carried_names = [n for n in assigned_names(body)
+                             if (loop_var is None or n != loop_var.name)
+                             and outer.lookup(n) is not None]
             inits = [outer.lookup(n) for n in carried_names]
         inits = [self.hoist(node, i) for i in inits]
         header = self.flush()
         iter_args = tuple(IterArg(n, i.type, self.ctx.loc(node), init=i)
                           for n, i in zip(carried_names, inits))
         self.scope = outer.child()
-        self.scope.bind(iv_name, loop_var)
+        if loop_var is not None:
+            self.scope.bind(loop_var.name, loop_var)
         for ia in iter_args:
             self.scope.bind(ia.name, ia)
         try:
-            stmts, yld = self.block(node.body, allow_yield=True)
+            cond = condition() if condition is not None else None
+            stmts, yld = self.block(body, allow_yield=True)
             body_scope = self.scope
         finally:
             self.scope = outer
         if init_values is not None:
-            if yld is None and iter_args:
+            if yld is None and iter_args and condition is None:
                 raise self.ctx.error(node, "a loop with init_values must end with pl.yield_(...)",
                                      hint=f"end the body with pl.yield_({', '.join(ia_names)})")
-            values = yld.values if yld else []
-            targets = yld.targets if yld and yld.targets else [
-                (f"{ia.name}_out", None) for ia in iter_args]
+            if yld is None:     # a pre-SSA while body rebinds its header names
+                values = [body_scope.lookup(n) for n in carried_names]
+                targets = [(n, None) for n in carried_names]
+            else:
+                values = yld.values
+                targets = yld.targets or [(f"{ia.name}_out", None) for ia in iter_args]
         else:
             if yld is not None:
                 raise self.ctx.error(yld.node, "pl.yield_ in a loop without init_values",
@@ -655,7 +679,7 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser):
             raise self.ctx.error(node, f"the loop carries {len(iter_args)} values but pl.yield_ "
                                  f"gives {len(values)}")
         if init_values is None:
-            iter_args, values, targets, retired = self.loop_local_names(node, iter_args, values,
+            iter_args, values, targets, retired = self.loop_local_names(body, iter_args, values,
                                                                         targets)
             for name in retired:
                 outer.retire(name, f"it is rebound inside the loop at line {node.lineno} "
@@ -672,20 +696,97 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser):
             append_yield(stmts, YieldStmt(tuple(values), self.ctx.loc(yld.node if yld else node)))
         for rv, (name, _) in zip(return_vars, targets):
             outer.bind(name, rv)
-        self._bind_escaping_stores(node, stmts, body_scope, outer, dict(zip(iter_args, return_vars)))
-        start, stop, step = bounds
-        return header + [ForStmt(loop_var, start, stop, step, iter_args, SeqStmts(tuple(stmts)),
-                        tuple(return_vars), kind, attrs, self.ctx.loc(node))]
+        self._bind_escaping_stores(body, stmts, body_scope, outer,
+                                   dict(zip(iter_args, return_vars)))
+        return header, iter_args, stmts, return_vars, cond
+
+    # --- while loops --------------------------------------------------------------------
+
+    def while_loop(self, node: ast.For) -> list[Stmt]:
+        """``for (x, y) in pl.while_(init_values=(x0, y0)):`` whose body starts with
+        ``pl.cond(<scalar of the carries>)`` and ends with ``x1, y1 = pl.yield_(...)``."""
+        args, kwargs = self.call_arguments(node.iter)
+        init_values = kwargs.pop("init_values", None)
+        if args or kwargs:
+            raise self.ctx.error(node, "pl.while_ takes only init_values=(...)",
+                                 hint="write 'for (x,) in pl.while_(init_values=(x0,)):'")
+        if init_values is None:
+            raise self.ctx.error(node, "while_() requires init_values to be specified",
+                                 hint="add init_values=(...), even if it is a single counter, "
+                                      "or write a plain 'while cond:' loop")
+        if not isinstance(init_values, tuple):
+            raise self.ctx.error(node, "init_values must be a tuple, e.g. init_values=(x0,)")
+        target = node.target
+        if not (isinstance(target, (ast.Tuple, ast.List))
+                and all(isinstance(e, ast.Name) for e in target.elts)):
+            raise self.ctx.error(node, f"unsupported pl.while_ target '{ast.unparse(target)}'",
+                                 hint="bind the carried values as a tuple: "
+                                      "'for (x,) in pl.while_(init_values=(x0,)):'")
+        if node.orelse:
+            raise self.ctx.error(node, "for-else is not supported in kernels")
+        body = list(node.body)
+        first = body[0]
+        if not (isinstance(first, ast.Expr) and isinstance(first.value, ast.Call)
+                and self._is_dsl(first.value.func, "cond")):
+            raise self.ctx.error(first, "the first statement of a pl.while_ body must be "
+                                 "pl.cond(<condition>)", hint="move pl.cond(...) to the first "
+                                 "line of the loop body")
+        cond_call = first.value
+        if len(cond_call.args) != 1 or cond_call.keywords:
+            raise self.ctx.error(first, "pl.cond takes one condition, e.g. pl.cond(x < n)")
+        self._refuse_bare_yield(body)
+        names = [e.id for e in target.elts]
+        header, iter_args, stmts, return_vars, cond = self.carried_loop(
+            node, body[1:], init_values, names,
+            condition=lambda: self.while_condition(cond_call.args[0]))
+        return header + [WhileStmt(cond, iter_args, SeqStmts(tuple(stmts)), tuple(return_vars),
+                                   self.ctx.loc(node))]
+
+    def _stmt_While(self, node: ast.While) -> list[Stmt]:
+        """Python's ``while cond:``: the carries are the outer names the body rebinds."""
+        if node.orelse:
+            raise self.ctx.error(node, "while-else is not supported in kernels")
+        header, iter_args, stmts, return_vars, cond = self.carried_loop(
+            node, node.body, None, [], condition=lambda: self.while_condition(node.test))
+        return header + [WhileStmt(cond, iter_args, SeqStmts(tuple(stmts)), tuple(return_vars),
+                                   self.ctx.loc(node))]
+
+    def while_condition(self, test: ast.AST) -> Expr:
+        """A while loop's condition: a BOOL scalar computed from the carries and values
+        defined before the loop, with no op call (it is re-evaluated before every trip; an
+        op's result would be computed once, before the loop)."""
+        value = self.expr(test)
+        if isinstance(value, bool):
+            value = ConstBool(value)
+        if self.pending or not (isinstance(value, Expr) and isinstance(value.type, ScalarType)
+                                and value.type.dtype is DataType.BOOL) \
+                or any(isinstance(e, Call) for e in scalar_subexprs(value)):
+            self.pending = []
+            raise self.ctx.error(test, f"the while condition '{ast.unparse(test)}' must be a "
+                                 "comparison or logic of scalars (the carried values and values "
+                                 "defined before the loop), with no op call",
+                                 hint="compute the value in the loop body (e.g. v = pl.read(t, "
+                                      "[i])), carry it, and test the carry: pl.cond(v < bound)")
+        return value
+
+    def _refuse_bare_yield(self, body: list[ast.stmt]) -> None:
+        last = body[-1]
+        if isinstance(last, ast.Expr) and isinstance(last.value, ast.Call) \
+                and self._is_dsl(last.value.func, "yield_"):
+            raise self.ctx.error(last, "a pl.while_ body must bind its pl.yield_: "
+                                 "'x_next = pl.yield_(...)' (the name read after the loop)",
+                                 hint="write 'x_next = pl.yield_(x + 1)' and read x_next after "
+                                      "the loop")
 
     @staticmethod
-    def loop_local_names(node: ast.For, iter_args, values, targets):
+    def loop_local_names(body: list[ast.stmt], iter_args, values, targets):
         """Implicit carries that are really loop-local: a name the body writes before it reads
         it, whose value changes type in the body (a name reused from an earlier loop with
         another shape). Its entry value is dead, so it needs no carry; its value after the
         loop is not kept (reading it there is an error, never the stale value)."""
         keep, retired = [], []
         for ia, value, target in zip(iter_args, values, targets):
-            if not compatible(ia.type, value.type) and written_before_read(ia.name, node.body):
+            if not compatible(ia.type, value.type) and written_before_read(ia.name, body):
                 retired.append(ia.name)
             else:
                 keep.append((ia, value, target))
@@ -694,14 +795,15 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser):
         ias, vals, tgts = (list(x) for x in zip(*keep)) if keep else ([], [], [])
         return tuple(ias), vals, tgts, retired
 
-    def _bind_escaping_stores(self, node: ast.For, stmts, body_scope, outer, results) -> None:
+    def _bind_escaping_stores(self, body: list[ast.stmt], stmts, body_scope, outer, results
+                              ) -> None:
         """A name first bound inside the loop to a store into an outer tensor (``new =
         pl.store(t, offs, out)``) names that tensor after the loop, as PyPTO's ConvertToSSA
         promotes such loop-escaping values with the destination as their initial value."""
         roots = {v: v for v in _FreeTensors.of(stmts)}
         roots.update({ia: ia for ia in results})
         aliases = tensor_aliases(SeqStmts(tuple(stmts)), roots)
-        for name in assigned_names(node.body):
+        for name in assigned_names(body):
             if outer.lookup(name) is not None:
                 continue
             value = body_scope.bindings.get(name)
@@ -731,8 +833,6 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser):
                 hint="mark the pl.at scope optimizations=[pl.split(pl.SplitMode.UP_DOWN)] (or "
                      "LEFT_RIGHT) and write the cube and vector ops in its body: the compiler "
                      "inserts the aiv_shard/aic_gather transfers itself")
-        if isinstance(func, DslPath) and func.dotted == "while_":
-            raise self.ctx.error(node, _WHILE_UNSUPPORTED, hint=_WHILE_FIX)
         if not (isinstance(func, DslPath) and func.dotted in LOOP_FUNCS):
             raise self.ctx.error(node, f"cannot loop over '{ast.unparse(it)}'",
                                  hint="loop with pl.range / pl.pipeline / pl.unroll / pl.parallel")
@@ -945,9 +1045,8 @@ def _typed_pop(value_node: ast.AST, annotation: ast.AST | None) -> ast.AST:
     return ast.copy_location(call, value_node)
 
 
-_WHILE_UNSUPPORTED = "ptoc does not support pl.while_ loops yet (no while statement in its IR)"
-_WHILE_FIX = ("bound the trip count: 'for k, (x,) in pl.range(MAX_TRIPS, init_values=(x0,)):' with "
-              "the body under 'if <condition>:' yielding the carries unchanged in the else arm")
+_NO_JUMPS = ("ptoc has no break/continue yet: make the exit a loop condition (a pl.while_ "
+             "whose pl.cond tests a carried flag), or put the rest of the body under an if")
 
 
 def _reads_shape(node: ast.AST) -> bool:

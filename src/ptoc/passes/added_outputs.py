@@ -14,6 +14,7 @@ from dataclasses import replace
 from ptoc.dtypes import Direction, FunctionType
 from ptoc.ir.nodes import (
     AssignStmt, Call, EvalStmt, ForStmt, Function, IfStmt, Param, Program, SeqStmts, Var,
+    WhileStmt,
 )
 from ptoc.ir.visitor import IRMutator, IRVisitor
 from ptoc.ops import make_call
@@ -98,7 +99,7 @@ def allocate_at_calls(fn: Function, added: dict[str, tuple[Var, ...]]) -> Functi
     def rewrite(seq: SeqStmts) -> SeqStmts:
         out = []
         for s in seq.stmts:
-            if isinstance(s, ForStmt):
+            if isinstance(s, (ForStmt, WhileStmt)):
                 s = replace(s, body=rewrite(s.body))
             elif isinstance(s, IfStmt):
                 s = replace(s, then_body=rewrite(s.then_body), else_body=None if

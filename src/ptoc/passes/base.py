@@ -16,7 +16,7 @@ from typing import Any, Callable, Collection, Iterable
 
 from ptoc.dtypes import FunctionType
 from ptoc.errors import InternalError, PassError, PtocError
-from ptoc.ir.nodes import Function, Program
+from ptoc.ir.nodes import Function, Program, first_while_loop
 from ptoc.passes.properties import IRProperty, check_property, format_properties, to_property_set
 
 _RUNNING: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("ptoc_running_pass", default=())
@@ -36,6 +36,8 @@ class Pass:
       required     -- IRProperty set the input must have
       produced     -- properties that hold after the pass
       invalidated  -- properties the pass may break
+      handles_while_loops -- the pass treats ``WhileStmt`` bodies correctly; a pass
+                     without it refuses a program holding a while loop (never skips a body)
     ``required``/``produced``/``invalidated`` may be given as IRProperty members or names.
     """
 
@@ -43,6 +45,7 @@ class Pass:
     required: frozenset[IRProperty] = frozenset()
     produced: frozenset[IRProperty] = frozenset()
     invalidated: frozenset[IRProperty] = frozenset()
+    handles_while_loops: bool = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -65,6 +68,8 @@ class Pass:
                             hint="parse the source with ptoc.language.parse_program first")
         ctx = PassContext.current()
         self._check_required_on_ir(program)
+        if not self.handles_while_loops:
+            _refuse_while_loops(self.name, program)
         instruments = ctx.active_instruments()
         token = _RUNNING.set(_RUNNING.get() + (self.name,))
         try:
@@ -99,12 +104,24 @@ class Pass:
         return f"<Pass {self.name}>"
 
 
+def _refuse_while_loops(name: str, program: Program) -> None:
+    """A pass not written for while loops must not run over one (it would skip its body)."""
+    for fn in program.functions:
+        loop = first_while_loop(fn.body)
+        if loop is not None:
+            raise PassError(f"pass {name} does not support while loops (pl.while_ / while) yet; "
+                            f"function '{fn.name}' has one", loop.loc,
+                            hint=f"leave {name} out of the pipeline for this program, or write "
+                                 "the loop as a bounded pl.range")
+
+
 class FunctionPass(Pass):
     """A Pass built from a plain function by ``program_pass``/``function_pass``."""
 
     def __init__(self, name: str, fn: Callable[..., Program], *, required=(), produced=(),
-                 invalidated=(), options: dict | None = None):
+                 invalidated=(), options: dict | None = None, handles_while_loops: bool = False):
         self.name = name
+        self.handles_while_loops = handles_while_loops
         self.fn = fn
         self.required = to_property_set(required)
         self.produced = to_property_set(produced)
@@ -144,7 +161,8 @@ def with_functions(program: Program, functions) -> Program:
 
 
 def program_pass(*, name: str, required: Iterable = (), produced: Iterable = (),
-                 invalidated: Iterable = ()) -> Callable[[Callable[..., Program]], PassFactory]:
+                 invalidated: Iterable = (), handles_while_loops: bool = False
+                 ) -> Callable[[Callable[..., Program]], PassFactory]:
     """Turn ``fn(program, ctx, **options) -> Program`` into a pass factory.
 
         @program_pass(name="InitMemRef", required={"MemoryInferred"}, produced={"MemRefsAssigned"})
@@ -155,14 +173,16 @@ def program_pass(*, name: str, required: Iterable = (), produced: Iterable = (),
     def wrap(fn: Callable[..., Program]) -> PassFactory:
         def build(**options: Any) -> Pass:
             return FunctionPass(name, fn, required=required, produced=produced,
-                                invalidated=invalidated, options=options)
+                                invalidated=invalidated, options=options,
+                                handles_while_loops=handles_while_loops)
         return PassFactory(name, build, fn.__doc__)
     return wrap
 
 
 def function_pass(*, name: str, required: Iterable = (), produced: Iterable = (),
                   invalidated: Iterable = (),
-                  func_types: Collection[FunctionType] | None = (FunctionType.InCore,)
+                  func_types: Collection[FunctionType] | None = (FunctionType.InCore,),
+                  handles_while_loops: bool = False
                   ) -> Callable[[Callable[..., Function]], PassFactory]:
     """Like ``program_pass`` for ``fn(function, ctx, **options) -> Function`` applied to each
     function whose ``func_type`` is in ``func_types`` (None: every function). Functions the
@@ -182,5 +202,6 @@ def function_pass(*, name: str, required: Iterable = (), produced: Iterable = ()
 
         functools.update_wrapper(per_program, fn)
         return program_pass(name=name, required=required, produced=produced,
-                            invalidated=invalidated)(per_program)
+                            invalidated=invalidated,
+                            handles_while_loops=handles_while_loops)(per_program)
     return wrap

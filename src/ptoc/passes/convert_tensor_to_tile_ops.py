@@ -30,7 +30,7 @@ from ptoc.dtypes import Direction, FunctionType, MemorySpace
 from ptoc.errors import PassError
 from ptoc.ir.aliases import tensor_aliases
 from ptoc.ir.nodes import (
-    AssignStmt, BinOp, Call, ConstInt, EvalStmt, Expr, ForStmt, Function, IfStmt, IterArg,
+    AssignStmt, BinOp, Call, ConstInt, EvalStmt, Expr, ForStmt, Function, IfStmt, IterArg, WhileStmt,
     ListExpr, Param, Program, ReturnStmt, SeqStmts, Stmt, UnaryOp, Var, YieldStmt,
 )
 from ptoc.ir.types import TensorType, TileType, static_shape
@@ -50,7 +50,8 @@ _TENSOR_SLOT = {"tile.load": 0, "tile.store": 2}
 _OFFSETS_SLOT = {"tile.load": 1, "tile.store": 1}
 
 
-@program_pass(name="ConvertTensorToTileOps", required=("SSAForm",), produced=("TileOpsOnly",))
+@program_pass(name="ConvertTensorToTileOps", required=("SSAForm",), produced=("TileOpsOnly",),
+              handles_while_loops=True)
 def convert_tensor_to_tile_ops(program: Program, ctx) -> Program:
     """Lower the tensor-level ops of every kernel (see the module docstring); the Out
     parameters added for returned on-chip values reach the kernels from the host."""
@@ -182,7 +183,7 @@ class _Converter:
                 return self.with_scratch(stmt)
             if op.composite is not None:
                 return self.expand_composite(stmt)
-        if isinstance(stmt, ForStmt):
+        if isinstance(stmt, (ForStmt, WhileStmt)):
             return self.loop(stmt, env, cache)
         if isinstance(stmt, YieldStmt):
             return [replace(stmt, values=tuple(self.carried(v, env) for v in stmt.values))]
@@ -199,11 +200,12 @@ class _Converter:
         mapped = env.get(value) if isinstance(value, Var) else None
         return mapped if isinstance(mapped, Var) else value
 
-    def loop(self, stmt: ForStmt, env: dict, cache: dict) -> list[Stmt]:
+    def loop(self, stmt: ForStmt | WhileStmt, env: dict, cache: dict) -> list[Stmt]:
         """A loop whose carried tensor values live on chip carries their tiles instead: the
         iter arg becomes a tile (its init the tile, or a load of the DDR init when only the
         body makes it a tile) and so does the loop's result."""
-        for value in (stmt.start, stmt.stop, stmt.step):
+        scalars = (stmt.start, stmt.stop, stmt.step) if isinstance(stmt, ForStmt) else (stmt.cond,)
+        for value in scalars:
             self.check_no_tile_values(EvalStmt(value, loc=stmt.loc), env)
         tiles = {i for i, ia in enumerate(stmt.iter_args) if self.is_tile(ia.init, env)}
         while True:
@@ -553,6 +555,9 @@ def _reads(stmt: Stmt) -> list[Var]:
     elif isinstance(stmt, ForStmt):
         for e in (stmt.start, stmt.stop, stmt.step, *(ia.init for ia in stmt.iter_args)):
             expr(e)
+    elif isinstance(stmt, WhileStmt):
+        for e in (stmt.cond, *(ia.init for ia in stmt.iter_args)):
+            expr(e)
     elif isinstance(stmt, IfStmt):
         expr(stmt.cond)
     return found
@@ -567,7 +572,7 @@ def _drop_dead_views(body: SeqStmts) -> SeqStmts:
         if isinstance(s, SeqStmts):
             for x in s.stmts:
                 collect(x)
-        elif isinstance(s, ForStmt):
+        elif isinstance(s, (ForStmt, WhileStmt)):
             collect(s.body)
         elif isinstance(s, IfStmt):
             collect(s.then_body)
@@ -582,7 +587,7 @@ def _drop_dead_views(body: SeqStmts) -> SeqStmts:
             if isinstance(s, AssignStmt) and isinstance(s.value, Call) \
                     and s.value.op == "tensor.slice" and s.var not in used:
                 continue
-            if isinstance(s, ForStmt):
+            if isinstance(s, (ForStmt, WhileStmt)):
                 s = replace(s, body=prune(s.body))
             elif isinstance(s, IfStmt):
                 s = replace(s, then_body=prune(s.then_body),

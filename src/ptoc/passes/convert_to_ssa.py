@@ -12,7 +12,7 @@ from ptoc.ir.verifier import verify
 from ptoc.passes.base import program_pass
 
 
-@program_pass(name="ConvertToSSA", produced={"SSAForm"})
+@program_pass(name="ConvertToSSA", produced={"SSAForm"}, handles_while_loops=True)
 def convert_to_ssa(program: Program, ctx) -> Program:
     """The program itself, once verified to be in SSA form."""
     verify(program)

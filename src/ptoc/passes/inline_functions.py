@@ -25,7 +25,8 @@ from ptoc.passes.manager import register_default_pass
 from ptoc.passes.properties import IRProperty, register_property_checker
 
 
-@program_pass(name="InlineFunctions", produced={"InlineFunctionsEliminated"})
+@program_pass(name="InlineFunctions", produced={"InlineFunctionsEliminated"},
+              handles_while_loops=True)
 def inline_functions(program: Program, ctx) -> Program:
     """The program with every Inline function spliced into its callers and dropped."""
     inline = {fn.name: fn for fn in program.functions if fn.func_type is FunctionType.Inline}

@@ -36,7 +36,7 @@ from ptoc.backend.targets import align_up
 from ptoc.dtypes import DataType, ForKind, MemorySpace
 from ptoc.ir.nodes import (
     AssignStmt, BinOp, Call, ConstInt, EvalStmt, Expr, ForStmt, Function, IfStmt, IterArg,
-    ListExpr, SeqStmts, Stmt, Var, YieldStmt,
+    ListExpr, SeqStmts, Stmt, UnaryOp, Var, WhileStmt, YieldStmt,
 )
 from ptoc.ir.types import ScalarType, TensorType, TileType
 from ptoc.ir.visitor import fold_constants
@@ -124,6 +124,8 @@ def _vars_read(node, found: set) -> set:
         _vars_read([v for _, v in node.kwargs], found)
     elif isinstance(node, BinOp):
         _vars_read((node.lhs, node.rhs), found)
+    elif isinstance(node, UnaryOp):
+        _vars_read(node.operand, found)
     elif isinstance(node, ListExpr):
         _vars_read(node.items, found)
     elif isinstance(node, AssignStmt):
@@ -136,6 +138,8 @@ def _vars_read(node, found: set) -> set:
         _vars_read(node.values, found)
     elif isinstance(node, ForStmt):
         _vars_read((node.start, node.stop, node.step, node.iter_args, node.body), found)
+    elif isinstance(node, WhileStmt):
+        _vars_read((node.cond, node.iter_args, node.body), found)
     elif isinstance(node, IfStmt):
         _vars_read((node.cond, node.then_body, node.else_body), found)
     elif hasattr(node, "values"):
@@ -170,7 +174,7 @@ class _Chunker:
         return replace(seq, stmts=tuple(out))
 
     def nested(self, stmt: Stmt, after: tuple) -> Stmt:
-        if isinstance(stmt, ForStmt):
+        if isinstance(stmt, (ForStmt, WhileStmt)):
             return replace(stmt, body=self.seq(stmt.body, after))
         if isinstance(stmt, IfStmt):
             else_body = self.seq(stmt.else_body, after) if stmt.else_body is not None else None

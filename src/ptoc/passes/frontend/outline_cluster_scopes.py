@@ -54,7 +54,8 @@ SPMD = OutlineSpec(ScopeKind.Spmd, func_type=lambda scope: FunctionType.Spmd,
 
 
 @program_pass(name="OutlineClusterScopes", required={"SSAForm", "SplitIncoreOrch"},
-              produced={"SSAForm", "ClusterOutlined"})
+              produced={"SSAForm", "ClusterOutlined"},
+              handles_while_loops=True)
 def outline_cluster_scopes(program: Program, ctx) -> Program:
     """Outline cluster regions into Group functions, then standalone SPMD regions into
     Spmd functions (module docstring)."""

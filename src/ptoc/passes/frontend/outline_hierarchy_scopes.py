@@ -30,7 +30,8 @@ SPEC = OutlineSpec(ScopeKind.Hierarchy, func_type=lambda scope: FunctionType.Opa
 
 
 @program_pass(name="OutlineHierarchyScopes", required={"SSAForm"},
-              produced={"SSAForm", "HierarchyOutlined"})
+              produced={"SSAForm", "HierarchyOutlined"},
+              handles_while_loops=True)
 def outline_hierarchy_scopes(program: Program, ctx) -> Program:
     """Outline hierarchy regions into level/role functions (module docstring)."""
     return ScopeOutliner(program, SPEC, "OutlineHierarchyScopes").run()

@@ -20,7 +20,8 @@ SPEC = OutlineSpec(ScopeKind.InCore, func_type=lambda scope: FunctionType.InCore
 
 
 @program_pass(name="OutlineIncoreScopes", required={"SSAForm"},
-              produced={"SSAForm", "SplitIncoreOrch"})
+              produced={"SSAForm", "SplitIncoreOrch"},
+              handles_while_loops=True)
 def outline_incore_scopes(program: Program, ctx) -> Program:
     """Outline InCore regions into kernels (module docstring)."""
     return ScopeOutliner(program, SPEC, "OutlineIncoreScopes").run()

@@ -29,7 +29,7 @@ from ptoc.dtypes import DataType, Direction, FunctionType, ScopeKind
 from ptoc.errors import PassError
 from ptoc.ir.aliases import tensor_aliases
 from ptoc.ir.nodes import (
-    ARG_DIRECTION_OVERRIDES, AssignStmt, Call, EvalStmt, ForStmt, Function, IfStmt, Param, Program, ReturnStmt, ScopeStmt,
+    ARG_DIRECTION_OVERRIDES, AssignStmt, Call, EvalStmt, ForStmt, Function, IfStmt, Param, Program, ReturnStmt, ScopeStmt, WhileStmt,
     SeqStmts, Stmt, Submit, TupleGetItem, Var, DimVar,
 )
 from ptoc.ir.printer import flatten
@@ -92,7 +92,7 @@ def visible_definitions(stmts) -> list[Var]:
     for stmt in stmts:
         if isinstance(stmt, AssignStmt):
             found.append(stmt.var)
-        elif isinstance(stmt, (ForStmt, IfStmt)):
+        elif isinstance(stmt, (ForStmt, WhileStmt, IfStmt)):
             found.extend(stmt.return_vars)
         elif isinstance(stmt, ScopeStmt):
             if stmt.task_id is not None:
@@ -174,7 +174,7 @@ class ScopeOutliner:
         return out, pending
 
     def descend(self, stmt: Stmt, after: tuple) -> tuple[list[Stmt], dict]:
-        if isinstance(stmt, ForStmt):
+        if isinstance(stmt, (ForStmt, WhileStmt)):
             body, _ = self.block(flatten(stmt.body), stmt, ())
             return [dataclasses.replace(stmt, body=SeqStmts(tuple(body), stmt.body.loc))], {}
         if isinstance(stmt, IfStmt):
