@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from ptoc.dtypes import MemorySpace
 from ptoc.errors import TypeCheckError
+from ptoc.ir.nodes import ConstInt, ListExpr
 from ptoc.ir.types import PtrType, TensorType, TileType
 from ptoc.ops import checks
 from ptoc.ops.params import kw, pos
-from ptoc.ops.registry import OpDef, register
+from ptoc.ops.registry import OpDef, register, to_expr
 
 Mem = MemorySpace
 
@@ -39,45 +40,86 @@ def _infer_load(a, loc):
             f"pl.tile.load cannot load from DDR into pl.Mem.{target.value}: a DDR load lands only "
             "in pl.Mem.Vec or pl.Mem.Mat", loc,
             hint="load into pl.Mem.Mat, then pl.move(t, target_memory=pl.Mem.Left/Right)")
-    _check_partly_valid_source(a["tensor"], shape, valid, loc)
+    _check_partly_valid_source(a, loc)
     return TileType(shape, src.dtype, target, view=checks.with_valid(valid, shape))
 
 
-def _check_partly_valid_source(tensor, shape, valid, loc) -> None:
-    """A tensor whose ``pl.TensorView(valid_shape=...)`` leaves part of it without data may
-    only be loaded with a valid_shape that narrows the axes the view narrows: a full tile
-    would compute on whatever lies past the valid region (ptoc does not derive the tile's
-    valid region from the tensor's)."""
-    ty = tensor.type
-    view_valid = ty.view.valid_shape if ty.view is not None else None
-    if view_valid is None:
+def _check_partly_valid_source(a, loc) -> None:
+    """A tile loaded from a tensor whose ``pl.TensorView(valid_shape=...)`` leaves part of it
+    without data must not be valid past that part (it would compute on whatever lies there).
+    ``_fill_load_defaults`` derives the tile's valid region from the view where it can; a
+    full-tile load it cannot narrow (a run-time offset into a run-time extent) is refused."""
+    axis = _valid_from_view(a["tensor"], a["offsets"], a["shapes"], a["valid_shape"])[1]
+    if axis is None:
         return
-    valid = tuple(valid) if valid is not None else tuple(shape)
+    tensor = a["tensor"]
+    name = getattr(tensor, "name", "tensor")
+    raise TypeCheckError(
+        f"pl.load of '{name}': its view is valid only over {_dims(tensor.type.view.valid_shape)}"
+        f" of {_dims(tensor.type.shape)}, but the tile is loaded valid over all "
+        f"{_dim(a['shapes'].items[axis])} elements of axis {axis} (ptoc derives the valid "
+        "region from the view only for a load at offset 0 along that axis, or constant "
+        "extents and offsets)", loc,
+        hint="pass valid_shape=[...] to pl.load with the valid extent (a scalar parameter), "
+             "and fill the rest with pl.tile.fillpad")
+
+
+def _same_dim(a, b) -> bool:
+    a = a.value if isinstance(a, ConstInt) else a
+    b = b.value if isinstance(b, ConstInt) else b
+    return a == b if isinstance(a, int) and isinstance(b, int) else a is b
+
+
+def _valid_from_view(tensor, offsets, shapes, requested) -> tuple:
+    """(valid extents, None) for a load whose source tensor is valid only over part of it
+    (its ``pl.TensorView(valid_shape=...)``), as PyPTO derives them: on an axis the view
+    narrows and the load does not (its valid extent is the window), the tile is valid over
+    what the view leaves under the window, ``min(max(valid - offset, 0), window)``. Derived
+    when ptoc needs no run-time arithmetic for it: offset 0 with a window spanning the axis
+    (the view's extent itself) or constant extents and offset. (requested, axis) names the
+    first axis it cannot derive (or that holds no data at all)."""
+    ty = getattr(tensor, "type", None)
+    view_valid = ty.view.valid_shape if isinstance(ty, TensorType) and ty.view is not None \
+        else None
+    if view_valid is None or not all(isinstance(x, ListExpr) for x in (offsets, shapes)):
+        return requested, None
+    items = list(requested.items)
     for axis, (dim, vdim) in enumerate(zip(ty.shape, view_valid)):
-        if vdim is dim or (isinstance(vdim, int) and vdim == dim):
+        if _same_dim(vdim, dim) or not _same_dim(items[axis], shapes.items[axis]):
             continue
-        if isinstance(valid[axis], int) and valid[axis] == shape[axis]:
-            name = getattr(tensor, "name", "tensor")
-            raise TypeCheckError(
-                f"pl.load of '{name}': its view is valid only over {_dims(view_valid)} of "
-                f"{_dims(ty.shape)}, but the tile is loaded valid over all {shape[axis]} "
-                f"elements of axis {axis}", loc,
-                hint="pass valid_shape=[...] to pl.load with the valid extent (a scalar "
-                     "parameter), and fill the rest with pl.tile.fillpad")
+        off, window = offsets.items[axis], shapes.items[axis]
+        if _same_dim(off, 0) and _same_dim(window, dim):
+            items[axis] = to_expr(vdim, "valid_shape")
+        elif all(isinstance(x, (int, ConstInt)) for x in (off, window, vdim)) \
+                and _int(vdim) > _int(off):
+            items[axis] = ConstInt(min(_int(vdim) - _int(off), _int(window)))
+        else:
+            return requested, axis
+    return ListExpr(tuple(items)), None
+
+
+def _int(x) -> int:
+    return x.value if isinstance(x, ConstInt) else x
 
 
 def _dims(dims) -> str:
+    return "[" + ", ".join(_dim(d) for d in dims) + "]"
+
+
+def _dim(d) -> str:
     from ptoc.ir.printer import format_node
 
-    return "[" + ", ".join(format_node(d) if not isinstance(d, int) else str(d)
-                           for d in dims) + "]"
+    return str(d) if isinstance(d, int) else format_node(d)
 
 
 def _fill_load_defaults(a):
     """PyPTO's defaults, stored and printed explicitly as PyPTO prints them: a load without
-    valid_shape is valid over its whole tile, and one without target_memory lands in Vec."""
+    valid_shape is valid over its whole tile (narrowed to a partly valid source's view,
+    ``_valid_from_view``), and one without target_memory lands in Vec."""
     if a["valid_shape"] is None:
         a["valid_shape"] = a["shapes"]
+    a["valid_shape"] = _valid_from_view(a["tensor"], a["offsets"], a["shapes"],
+                                        a["valid_shape"])[0]
     if a["target_memory"] is None:
         a["target_memory"] = Mem.Vec
     return a
