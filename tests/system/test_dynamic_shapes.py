@@ -182,9 +182,10 @@ def test_a_valid_shape_symbol_reaches_the_kernel_as_its_leading_argument(row_sum
     np.testing.assert_allclose(out[:, 0], x[:, :n].sum(axis=1), rtol=1e-5, atol=1e-5)
 
 
-def _full_tile_row_max(col: int = 0):
+def _full_tile_row_max(col: int = 0, tensor_level: bool = False):
     """A row max (which padding would change) over a full-width tile loaded from column
-    ``col`` of a tensor valid only over its first VALID columns, with no valid_shape given."""
+    ``col`` of a tensor valid only over its first VALID columns, with no valid_shape given
+    (``tensor_level``: the tensor-level pl.row_max of the whole tensor instead)."""
     width = 64 - col
 
     @pl.program
@@ -193,10 +194,13 @@ def _full_tile_row_max(col: int = 0):
         def rowmax(self, s: pl.Tensor[[16, 64], pl.FP32,
                                       pl.TensorView(valid_shape=[16, VALID], layout=pl.TensorLayout.ND)],
                    out: pl.Out[pl.Tensor[[16, 1], pl.FP32]]) -> pl.Tensor[[16, 1], pl.FP32]:
-            x = pl.load(s, [0, col], [16, width])
-            tmp = pl.create_tile([16, width], dtype=pl.FP32, target_memory=pl.MemorySpace.Vec)
-            o = pl.store(pl.row_max(x, tmp), [0, 0], out)
-            return o
+            if tensor_level:
+                out[:] = pl.row_max(s)
+            else:
+                x = pl.load(s, [0, col], [16, width])
+                tmp = pl.create_tile([16, width], dtype=pl.FP32, target_memory=pl.MemorySpace.Vec)
+                out = pl.store(pl.row_max(x, tmp), [0, 0], out)
+            return out
 
         @pl.function(type=pl.FunctionType.Orchestration)
         def main(self, x: pl.Tensor[[16, 64], pl.FP32], lens: pl.Tensor[[1], pl.INT64],
@@ -221,30 +225,13 @@ def test_a_full_tile_load_of_a_partly_valid_tensor_is_valid_over_the_views_regio
     np.testing.assert_array_equal(out[:, 0], x[:, :n].max(axis=1))
 
 
-@pl.program
-class TensorRowMaxValid:
-    @pl.function(type=pl.FunctionType.InCore)
-    def rowmax(self, s: pl.Tensor[[16, 64], pl.FP32,
-                                  pl.TensorView(valid_shape=[16, VALID], layout=pl.TensorLayout.ND)],
-               out: pl.Out[pl.Tensor[[16, 1], pl.FP32]]) -> pl.Tensor[[16, 1], pl.FP32]:
-        out[:] = pl.row_max(s)
-        return out
-
-    @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[16, 64], pl.FP32], lens: pl.Tensor[[1], pl.INT64],
-             out: pl.Out[pl.Tensor[[16, 1], pl.FP32]]) -> pl.Tensor[[16, 1], pl.FP32]:
-        n = pl.tensor.read(lens, [0])
-        out = self.rowmax(pl.slice(x, [16, 64], [0, 0], valid_shape=[16, n]), out)
-        return out
-
-
 @settings(max_examples=6, deadline=None)
 @given(n=st.integers(1, 64))
 def test_a_tensor_level_row_op_on_a_partly_valid_tensor_reads_only_the_valid_part(n):
     x = np.random.default_rng(n).standard_normal((16, 64)).astype(np.float32)
     x[:, n:] = 1e6
     out = np.zeros((16, 1), np.float32)
-    ir.compile(TensorRowMaxValid)(x, np.array([n], np.int64), out)
+    ir.compile(_full_tile_row_max(tensor_level=True))(x, np.array([n], np.int64), out)
     np.testing.assert_array_equal(out[:, 0], x[:, :n].max(axis=1))
 
 
