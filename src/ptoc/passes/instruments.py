@@ -13,6 +13,7 @@ nothing extra.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import enum
 import json
 import re
@@ -23,7 +24,7 @@ from typing import Callable, Iterator
 
 from ptoc.errors import PassError, PtocError, VerificationError
 from ptoc.files import write_json, write_text
-from ptoc.passes.properties import check_property
+from ptoc.passes.properties import IR_VERIFIER_PROPERTIES, check_property
 
 
 class PassInstrument:
@@ -43,6 +44,12 @@ class PassInstrument:
 
     def after_pipeline(self, program, ctx) -> None:
         """Called once by PassManager.run_passes after the last pass."""
+
+    def pipeline_failed(self, error: BaseException, ctx) -> BaseException | None:
+        """Called once by PassManager.run_passes when the run raised ``error`` after this
+        instrument's ``before_pipeline`` (``after_pipeline`` will not be called). May return
+        a more precise error to raise instead (chained to ``error``)."""
+        return None
 
 
 class CallbackInstrument(PassInstrument):
@@ -75,45 +82,152 @@ def _optional(module: str, attr: str):
     return getattr(found, attr, None)
 
 
-class VerificationInstrument(PassInstrument):
-    """Run the IR verifier and the produced-property checkers after every pass.
+class _Trail:
+    """What one pipeline run under the BASIC policy has passed through: the input and each
+    pass's output, kept until the run ends so a failure found late names its pass."""
 
-    A function a pass returned untouched (the same object) in a program whose function
-    signatures (parameters and return types) are the same objects as after the previous
-    check was verified then and is not verified again; only the last checked program is
+    def __init__(self, program):
+        self.steps: list[tuple[str | None, object]] = [(None, program)]
+        self.open = True
+
+
+#: the BASIC-policy trails of the pipeline runs in progress in this context, innermost last
+_TRAILS: contextvars.ContextVar[tuple] = contextvars.ContextVar("ptoc_verify_trails", default=())
+
+
+class VerificationInstrument(PassInstrument):
+    """The IR verifier and the produced-property checkers, on PyPTO's schedule.
+
+    ``every_pass=False`` (VerificationLevel.BASIC, PyPTO's pipeline policy): inside
+    ``PassManager.run_passes`` the full verifier runs on the pipeline's input and on its
+    output; after each pass only the statement structure (``verify(structure_only=True)``:
+    yields, loop and branch result counts, pipeline attrs) of the functions the pass
+    changed, the full check when the pass declares it produces SSAForm, UseAfterDef or
+    TypeChecked, and the checkers of the properties the pass produces. A failure found at
+    the end, or a later pass failing, re-verifies the kept outputs in order, so the error
+    still names the first pass whose output is invalid. A pass called on its own is
+    verified fully after it.
+
+    ``every_pass=True`` (ROUNDTRIP, and the test suite's process-wide instrument): the
+    full verifier after every pass.
+
+    Either way, a function a pass returned untouched (the same object) in a program whose
+    function signatures (parameters and return types) are the same objects as at the
+    previous full check is not verified again; only the last checked program is
     remembered."""
 
     is_check = True
 
-    def __init__(self):
+    def __init__(self, *, every_pass: bool = False):
+        self.every_pass = every_pass
         self._checked: tuple = ((), {})   # (signature key, {id(fn): fn}) of the last check
 
+    # ---- hooks -------------------------------------------------------------------------
+    def before_pipeline(self, program, ctx) -> None:
+        self._verify(program, "on the pipeline's input",
+                     "the program given to the pipeline is not valid IR (built by hand?): "
+                     "fix the code that built it")
+        if not self.every_pass:
+            _TRAILS.set(_TRAILS.get() + (_Trail(program),))
+
     def after_pass(self, pass_, program, ctx) -> None:
+        trail = self._trail()
+        if trail is None:
+            self._verify_after(pass_, program)
+        else:
+            self._structure_after(pass_, program, trail)
+            trail.steps.append((pass_.name, program))
+        self._check_produced(pass_, program)
+
+    def after_pipeline(self, program, ctx) -> None:
+        trail = self._close()
+        if trail is None:
+            return
+        try:
+            self._verify(program, "on the pipeline's output", "")
+        except VerificationError as exc:
+            raise self._first_failure(trail) or exc from None
+
+    def pipeline_failed(self, error, ctx) -> BaseException | None:
+        trail = self._close()
+        if trail is None or not isinstance(error, Exception) or isinstance(error, VerificationError):
+            return None
+        return self._first_failure(trail)
+
+    # ---- checks ------------------------------------------------------------------------
+    def _verify(self, program, where: str, hint: str) -> None:
+        """The full verifier on the functions changed since the last full check."""
         verify = _optional("ptoc.ir.verifier", "verify")
-        if verify is not None:
-            functions = getattr(program, "functions", None)
-            key = tuple((f.name, f.func_type, *map(id, f.params), None,
-                         *map(id, f.return_types)) for f in functions) \
-                if functions is not None else None
-            last_key, last = self._checked
-            seen = last if key is not None and key == last_key else {}
-            try:
-                problems = verify(program, verified=lambda f: seen.get(id(f)) is f) \
-                    if functions is not None else verify(program)
-            except PtocError as exc:
-                raise VerificationError(f"IR verification failed after pass {pass_.name}: {exc.message}",
-                                        exc.loc, hint=exc.hint or f"this is a bug in pass {pass_.name}") from exc
-            if problems:  # a verifier that returns a list instead of raising
-                listed = "; ".join(str(p) for p in problems)
-                raise VerificationError(f"IR verification failed after pass {pass_.name}: {listed}",
-                                        hint=f"this is a bug in pass {pass_.name}")
-            if functions is not None:
-                self._checked = (key, {id(f): f for f in functions})
+        if verify is None:
+            return
+        functions = getattr(program, "functions", None)
+        key = tuple((f.name, f.func_type, *map(id, f.params), None,
+                     *map(id, f.return_types)) for f in functions) \
+            if functions is not None else None
+        last_key, last = self._checked
+        seen = last if key is not None and key == last_key else {}
+        try:
+            problems = verify(program, verified=lambda f: seen.get(id(f)) is f) \
+                if functions is not None else verify(program)
+        except PtocError as exc:
+            raise VerificationError(f"IR verification failed {where}: {exc.message}",
+                                    exc.loc, hint=exc.hint or hint) from exc
+        if problems:  # a verifier that returns a list instead of raising
+            listed = "; ".join(str(p) for p in problems)
+            raise VerificationError(f"IR verification failed {where}: {listed}", hint=hint)
+        if functions is not None:
+            self._checked = (key, {id(f): f for f in functions})
+
+    def _verify_after(self, pass_, program) -> None:
+        self._verify(program, f"after pass {pass_.name}", f"this is a bug in pass {pass_.name}")
+
+    def _structure_after(self, pass_, program, trail: _Trail) -> None:
+        if pass_.produced & IR_VERIFIER_PROPERTIES:
+            self._verify_after(pass_, program)
+            return
+        verify = _optional("ptoc.ir.verifier", "verify")
+        functions = getattr(program, "functions", None)
+        if verify is None or functions is None:
+            return
+        before = {id(f) for f in getattr(trail.steps[-1][1], "functions", ())}
+        try:
+            verify(program, verified=lambda f: id(f) in before, structure_only=True)
+        except PtocError as exc:
+            raise VerificationError(f"IR verification failed after pass {pass_.name}: {exc.message}",
+                                    exc.loc, hint=exc.hint or f"this is a bug in pass {pass_.name}"
+                                    ) from exc
+
+    def _check_produced(self, pass_, program) -> None:
         for prop in sorted(pass_.produced, key=lambda p: p.value):
             if check_property(prop, program) is False:
                 raise VerificationError(f"pass {pass_.name} declares it produces {prop.value}, "
                                         "but the property does not hold on its output",
                                         hint=f"fix pass {pass_.name} or its produced set")
+
+    def _first_failure(self, trail: _Trail) -> VerificationError | None:
+        """Re-verify the pipeline's outputs in pass order; the first failure, naming its pass.
+        Runs only when something already went wrong."""
+        for name, program in trail.steps[1:]:
+            try:
+                self._verify(program, f"after pass {name} (found by the check on the pipeline's "
+                             "output)", f"this is a bug in pass {name}")
+            except VerificationError as exc:
+                return exc
+        return None
+
+    # ---- trail -------------------------------------------------------------------------
+    def _trail(self) -> _Trail | None:
+        if self.every_pass:
+            return None
+        trails = _TRAILS.get()
+        return trails[-1] if trails and trails[-1].open else None
+
+    def _close(self) -> _Trail | None:
+        trail = self._trail()
+        if trail is not None:
+            trail.open = False
+            _TRAILS.set(_TRAILS.get()[:-1])
+        return trail
 
 
 class RoundTripInstrument(PassInstrument):
@@ -306,6 +420,7 @@ def suspended_global_instruments() -> Iterator[None]:
 
 
 _VERIFY = VerificationInstrument()
+_VERIFY_EVERY_PASS = VerificationInstrument(every_pass=True)
 _ROUNDTRIP = RoundTripInstrument()
 
 
@@ -314,8 +429,10 @@ def instruments_for(ctx) -> tuple[PassInstrument, ...]:
 
     Round trip (level ROUNDTRIP), process-wide instruments, verification, then the
     context's own; ``after_pass`` runs in reverse, so after a pass the verifier reports
-    before the slower round trip. Under VerificationLevel.NONE no checking instrument
-    runs, process-wide ones included.
+    before the slower round trip. Verification is PyPTO's pipeline schedule at BASIC and
+    the full verifier after every pass at ROUNDTRIP; a process-wide verifier that checks
+    every pass (the test suite's) takes the level's place. Under VerificationLevel.NONE no
+    checking instrument runs, process-wide ones included.
     """
     from ptoc.passes.context import VerificationLevel
 
@@ -323,13 +440,15 @@ def instruments_for(ctx) -> tuple[PassInstrument, ...]:
     out: list[PassInstrument] = []
     if level is VerificationLevel.ROUNDTRIP:
         out.append(_ROUNDTRIP)
+    every_pass = False
     for inst in global_instruments():
         if level is VerificationLevel.NONE and inst.is_check:
             continue
         if level is VerificationLevel.ROUNDTRIP and isinstance(inst, RoundTripInstrument):
             continue  # the strict one already runs
+        every_pass = every_pass or (isinstance(inst, VerificationInstrument) and inst.every_pass)
         out.append(inst)
-    if level is not VerificationLevel.NONE:
-        out.append(_VERIFY)
+    if level is not VerificationLevel.NONE and not every_pass:
+        out.append(_VERIFY_EVERY_PASS if level is VerificationLevel.ROUNDTRIP else _VERIFY)
     out.extend(ctx.instruments)
     return tuple(out)

@@ -212,18 +212,37 @@ class PassManager:
             extra.append(timing)
         run_ctx = ctx.derive(extra_instruments=extra) if extra else ctx
         with run_ctx:
-            instruments = run_ctx.active_instruments()
+            program = self._run_instrumented(program, run_ctx)
+        self.last_profile = timing.profile() if timing is not None else None
+        if write_report and out_dir is not None:
+            _write_report(ctx.diagnostics, out_dir)
+        return program
+
+    def _run_instrumented(self, program, run_ctx):
+        """The passes between the instruments' pipeline hooks. An instrument whose
+        ``before_pipeline`` ran and whose ``after_pipeline`` did not is told of a failure
+        (``pipeline_failed``); the first more precise error one returns is raised."""
+        instruments = run_ctx.active_instruments()
+        open_: list = []
+        try:
             for inst in instruments:
                 inst.before_pipeline(program, run_ctx)
+                open_.append(inst)
             for p in self.passes:
                 program = p(program)
             if self.passes:  # PyPTO's PostPipeline diagnostic phase
                 run_post_pipeline_checks(program, run_ctx.get_backend())
             for inst in reversed(instruments):
-                inst.after_pipeline(program, run_ctx)
-        self.last_profile = timing.profile() if timing is not None else None
-        if write_report and out_dir is not None:
-            _write_report(ctx.diagnostics, out_dir)
+                try:
+                    inst.after_pipeline(program, run_ctx)
+                finally:
+                    open_.remove(inst)
+        except BaseException as exc:
+            better = [b for inst in reversed(open_)
+                      if (b := inst.pipeline_failed(exc, run_ctx)) is not None]
+            if better:
+                raise better[0] from exc
+            raise
         return program
 
     def __repr__(self) -> str:

@@ -38,6 +38,10 @@ class IRProperty(enum.Enum):
     IterArgCarryClassified = "IterArgCarryClassified"  # orchestration carries are classified
 
 
+#: properties the IR verifier (``ptoc.ir.verify``) decides together, in one walk
+IR_VERIFIER_PROPERTIES = frozenset({IRProperty.SSAForm, IRProperty.UseAfterDef,
+                                    IRProperty.TypeChecked})
+
 PropertySet = frozenset  # frozenset[IRProperty]; an alias so signatures read well
 
 

@@ -16,12 +16,9 @@ from typing import Iterable
 from ptoc.errors import PassError, PtocError
 from ptoc.passes.diagnostics import Diagnostic, Severity
 from ptoc.passes.properties import (
-    IRProperty, check_property, format_properties, has_checker, to_property,
+    IR_VERIFIER_PROPERTIES, IRProperty, check_property, format_properties, has_checker,
+    to_property,
 )
-
-#: properties the IR verifier decides together
-IR_VERIFIER_PROPERTIES = frozenset({IRProperty.SSAForm, IRProperty.UseAfterDef,
-                                    IRProperty.TypeChecked})
 
 
 class IRPropertySet:
