@@ -104,7 +104,8 @@ def _chain(ops: tuple, first: int, second: int, target) -> tuple:
         if any(_flag(op, None, kind) and op.event in taken for top in scope for op in _ops_of(top)):
             continue
         kept = tuple(op for op in between if not _flag(op, None, kind))
-        scope = tuple(_rename(op, kind, renamed) for op in scope)
+        scope = (_rename(scope[0], kind, renamed),) + _rename_closing_waits(scope[1:], kind,
+                                                                            renamed)
         ops = ops[:first + 1] + kept + scope + ops[scope_end:]
         second = first + 1 + len(kept)
         between = kept
@@ -126,6 +127,19 @@ def _closing_waits_end(ops: tuple, loop: int, pair: tuple, ids: set) -> int | No
             if not open_ids:
                 return index + 1
     return None
+
+
+def _rename_closing_waits(ops: tuple, pair: tuple, renamed: dict) -> tuple:
+    """``ops`` (after loop 2, up to its post-loop waits) with only those waits renamed: the
+    first wait of each id. Other pairs in between keep their ids; renaming them too would
+    split a pair whose set is in this stretch and whose wait comes after it."""
+    open_ids, out = set(renamed), []
+    for op in ops:
+        if _flag(op, "wait_flag", pair) and op.event in open_ids:
+            open_ids.discard(op.event)
+            op = replace(op, event=renamed[op.event])
+        out.append(op)
+    return tuple(out)
 
 
 def _flag(op, kind_name: str | None = None, pair: tuple | None = None) -> bool:

@@ -115,7 +115,8 @@ class SyncPlan:
     barriers_at: dict[tuple[int, int], list[Pipe]] = field(default_factory=dict)
     keys: dict = field(default_factory=dict)     # (block, set gap, wait gap, src, dst) -> id
     next_id: int = 0
-    resolver: object = None                      # footprints, for placing post-loop waits
+    resolver: object = None                      # footprints, for placing pre/post-loop sync
+    deferred: set = field(default_factory=set)   # hazards into loops deferred once (Walker.defer)
 
     def add_pair(self, src: Pipe, dst: Pipe, block: int, set_gap: int, wait_gap: int, *,
                  producer, consumer, hazard: str, rendezvous: bool = False) -> Pair | None:
@@ -136,7 +137,8 @@ class SyncPlan:
         waits.setdefault((block, wait_gap), []).append(pair.ident)
         if carried:
             parent, g = self.outermost(block)
-            self.pre_sets_at.setdefault((parent, g), []).append(pair.ident)
+            self.pre_sets_at.setdefault((parent, self.pre_set_gap(parent, g, pair)),
+                                        []).append(pair.ident)
             self.post_waits_at.setdefault((parent, self.post_wait_gap(parent, g, pair)),
                                           []).append(pair.ident)
         return pair
@@ -162,6 +164,34 @@ class SyncPlan:
                         a.conflicts(b) for a in fp.accesses for b in made.accesses):
                     return h
         return len(items)
+
+    def pre_set_gap(self, parent: int, g: int, pair: Pair) -> int:
+        """Where the pre-loop set of a carried pair goes: before the source-pipe instructions
+        that come after the last earlier item of ``parent`` touching what the consumer
+        touches on the source pipe (or after the last earlier region: sets never move across
+        a loop or branch), else just before the region. Right before the region, the set
+        would queue behind *all* earlier work of the source pipe: a double-buffered loop
+        after a straight-line tile would not start its first MAD (other buffer) until the
+        tile's drain (this buffer) is done (the remainder/loop seam). It moves only past
+        source-pipe instructions, so a move always makes it fire earlier. What the earlier
+        set no longer orders for the first trip is found by the walk, which adds its own
+        pair for it or finds it ordered by another carried pair's set (``Walker.defer``)."""
+        if self.resolver is None or not isinstance(pair.consumer, Instruction):
+            return g
+        used = self.resolver.footprint(pair.consumer)
+        if used is None:
+            return g
+        items, gap = self.tree[parent].items, g
+        for h in range(g - 1, -1, -1):
+            if not isinstance(items[h], Instruction):
+                break
+            fp = self.resolver.footprint(items[h])
+            if fp is None or fp.pipe is not pair.src:
+                continue
+            if any(a.conflicts(b) for a in fp.accesses for b in used.accesses):
+                break
+            gap = h
+        return gap
 
     def outermost(self, block: int) -> tuple[int, int]:
         """(kernel block, item) of the top-level region that contains ``block``.

@@ -150,11 +150,13 @@ class Walker:
     regions: list = field(default_factory=list)     # (block, gap) of the regions entered
     slots: SlotInfo = field(default_factory=SlotInfo)
     trip: dict = field(default_factory=dict)        # id(slot loop) -> virtual iteration
+    deferring: set = field(default_factory=set)     # hazards deferred in this walk (defer)
 
     def run(self) -> None:
         root = self.plan.tree[self.plan.tree.root]
         self.slots = find_slot_cascades(root.items, self.resolver.const)
         self.block(self.plan.tree.root, State(), [], ())
+        self.plan.deferred |= self.deferring
 
     def tick(self) -> int:
         self.stamp += 1
@@ -311,6 +313,9 @@ class Walker:
             outer = [gap for blk, gap in self.regions if blk == r.block]
             if outer:
                 b, g = r.block, outer[-1]
+                if self.defer(r, consumer, b, g):
+                    st.learn(d, r.snap, self.tick())
+                    return
             else:
                 reason = "the producer is in a block that does not enclose the consumer"
         if reason is None and r.set_gap > g and tree[b].kind != "for" and not r.local:
@@ -329,6 +334,24 @@ class Walker:
         if self.plan.add_barrier(b, g, Pipe.PIPE_ALL):
             self.discovered = True
         self.fire_barrier(Pipe.PIPE_ALL, st)
+
+    def defer(self, r: Rec, consumer, b: int, g: int) -> bool:
+        """Whether to leave a hazard from before a loop into its body unsynchronised for one
+        walk. The loop's carried pairs are discovered in its second virtual iteration, after
+        the first one met the hazard; the next walk replays their pre-loop sets, and when
+        one of them fires after the producer (same source pipe, later in its queue) and is
+        waited before the consumer, the hazard is ordered and needs no wait before the loop
+        (which would hold back the whole first trip). A hazard still unordered in the next
+        walk gets its pair then; walks repeat until one discovers nothing, so the result is
+        checked as always. Like a new pair, a deferral counts as a discovery."""
+        if not isinstance(self.plan.tree[b].items[g], ForOp):
+            return False
+        key = (r.key, id(consumer), b, g)
+        if key in self.plan.deferred:
+            return False
+        self.deferring.add(key)
+        self.discovered = True
+        return True
 
     # -- regions -----------------------------------------------------------------------
     def summarize(self, recs: list[Rec], b: int, g: int, st: State) -> list[Rec]:
