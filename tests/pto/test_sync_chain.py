@@ -1,11 +1,14 @@
 """Chaining loop-carried flags across sibling dbC loops keeps the double buffer across the seam."""
 
+from dataclasses import replace
+
 import numpy as np
 
 from ptoc import ir
 from ptoc.pto import parse
 from ptoc.pto.model import ForOp, SyncOp
 from ptoc.pto.sync_chain import chain_sibling_loops
+from ptoc.sim import simulate
 from ptoc.tools.demo import program_for
 
 
@@ -76,3 +79,46 @@ def test_a_flat_two_loop_seam_is_chained_onto_one_id():
     flat = [op for op in chained.walk() if isinstance(op, SyncOp) and op.kind != "barrier"]
     assert len(flat) == 8 - 2, "the post-loop wait and the pre-loop set of the seam are dropped"
     assert {op.event for op in flat} == {0}
+
+
+def test_chaining_renames_only_the_second_loops_own_flags():
+    """Loop 2's ids 0/1 become loop 1's 2/3. Between loop 2's two closing waits another pair
+    sets id 0 and waits for it after them: it keeps id 0 (renamed, its set would become
+    id 2 while its wait stayed 0, and M would wait forever)."""
+    text = """module attributes {pto.target_arch = "a2a3"} {
+  func.func @k() {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  pto.set_flag[<PIPE_FIX>, <PIPE_M>, <EVENT_ID2>]
+  pto.set_flag[<PIPE_FIX>, <PIPE_M>, <EVENT_ID3>]
+  scf.for %i = %c0 to %c2 step %c1 {
+    pto.wait_flag[<PIPE_FIX>, <PIPE_M>, <EVENT_ID2>]
+    pto.set_flag[<PIPE_FIX>, <PIPE_M>, <EVENT_ID2>]
+    pto.wait_flag[<PIPE_FIX>, <PIPE_M>, <EVENT_ID3>]
+    pto.set_flag[<PIPE_FIX>, <PIPE_M>, <EVENT_ID3>]
+  }
+  pto.wait_flag[<PIPE_FIX>, <PIPE_M>, <EVENT_ID2>]
+  pto.wait_flag[<PIPE_FIX>, <PIPE_M>, <EVENT_ID3>]
+  pto.set_flag[<PIPE_FIX>, <PIPE_M>, <EVENT_ID0>]
+  pto.set_flag[<PIPE_FIX>, <PIPE_M>, <EVENT_ID1>]
+  scf.for %j = %c0 to %c2 step %c1 {
+    pto.wait_flag[<PIPE_FIX>, <PIPE_M>, <EVENT_ID0>]
+    pto.set_flag[<PIPE_FIX>, <PIPE_M>, <EVENT_ID0>]
+    pto.wait_flag[<PIPE_FIX>, <PIPE_M>, <EVENT_ID1>]
+    pto.set_flag[<PIPE_FIX>, <PIPE_M>, <EVENT_ID1>]
+  }
+  pto.wait_flag[<PIPE_FIX>, <PIPE_M>, <EVENT_ID0>]
+  pto.set_flag[<PIPE_FIX>, <PIPE_M>, <EVENT_ID0>]
+  pto.wait_flag[<PIPE_FIX>, <PIPE_M>, <EVENT_ID1>]
+  pto.wait_flag[<PIPE_FIX>, <PIPE_M>, <EVENT_ID0>]
+  return
+  }
+}
+"""
+    chained = chain_sibling_loops(parse(text).kernel("k"), "a2a3")
+    after = [(op.kind, op.event) for op in chained.body[chained.body.index(
+        [op for op in chained.body if isinstance(op, ForOp)][1]) + 1:]
+        if isinstance(op, SyncOp)]
+    assert after == [("wait_flag", 2), ("set_flag", 0), ("wait_flag", 3), ("wait_flag", 0)]
+    simulate(replace(parse(text), kernels=(chained,)), {})   # balanced: no deadlock

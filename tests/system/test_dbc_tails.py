@@ -5,11 +5,14 @@ MAD overlaps the previous tile's drain at the loop/tail seam and along the tail 
 
 Every dbC accumulator of such a grid takes the other L0C buffer than the accumulator before
 it in program order (``ptoc.passes.dbc_parity``), across outer-loop clones and remainder
-tiles too. Simulated (a2a3-device, cycles, flag on) first wave -> tails/waits -> parity:
-320x320 13780 -> 11775 -> 11498, 448x448 20418 -> 18230 -> 18230, 144x144 4264 -> 4126 ->
-4057, 160x160 4551 -> 4370 -> 4370; the in-loop tiles are unchanged (256x256 7056, 384x256
-9606). Still serial: 320x320 pair 4, a loop's first tile after a remainder tile (on the
-other buffer now, but InsertSync waits for the remainder's drain before entering the loop)."""
+tiles too. A loop's first tile after a remainder tile (320x320 pair 4) overlaps the
+remainder's drain: InsertSync issues the loop's pre-loop set for the other buffer ahead of
+that drain (``SyncPlan.pre_set_gap``) and orders the drain before the loop's MAD on the same
+buffer with that buffer's carried pair instead of a wait before the loop (``Walker.defer``).
+Simulated (a2a3-device, cycles, flag on) first wave -> tails/waits -> parity -> seeded
+pre-loop sets: 320x320 13780 -> 11775 -> 11498 -> 11152, 448x448 20418 -> 18230 -> 18230 ->
+18230, 144x144 4264 -> 4126 -> 4057 -> 4057, 160x160 4551 -> 4370 -> 4370 -> 4370; the
+in-loop tiles are unchanged (256x256 7056, 384x256 9606)."""
 
 from __future__ import annotations
 
@@ -24,7 +27,7 @@ from ptoc.runtime import RunConfig
 import dbc_programs as dp
 
 #: consecutive tile pairs (issue order) at a loop/tail seam or inside a tail strip
-SEAMS_AND_TAILS = {(320, 320): [3, 8, 9, 10, 11, 12, 13], (448, 448): [7, 11, 12, 13, 14],
+SEAMS_AND_TAILS = {(320, 320): [3, 4, 8, 9, 10, 11, 12, 13], (448, 448): [7, 11, 12, 13, 14],
                    (160, 160): [2], (144, 144): [1, 2, 3, 4]}
 
 

@@ -103,6 +103,62 @@ def dbc_matmul(M: int = 64, n: int = 64, K: int = 64, tiles: int = 4, *, order: 
     return w.render()
 
 
+def remainder_then_dbc_loop(M: int = 64, n: int = 64, K: int = 64, *, trips: int | str = 2,
+                            accumulate: bool = False) -> str:
+    """A straight-line tile on accumulator 0 (the "remainder": MAD, drain), then a loop, then
+    a tail tile on accumulator 0 — the seam where a dbC loop follows a remainder tile.
+
+    C is f32 ``M x 8n``; the remainder drains column block 0, the tail block 7. The loop runs
+    over column blocks from 1: by default two tiles per trip, on accumulator 1 then 0 (the
+    dbC ping-pong; blocks ``1+2j``, ``2+2j``), so its first MAD is on the buffer the
+    remainder is *not* draining. With ``accumulate`` each trip first adds ``A @ B[block]``
+    into accumulator 0 (``tmatmul.acc``, nothing drained in the loop: it carries no FIX->M
+    pair for that buffer) and then runs one tile on accumulator 1 (block ``1+j``); the tail
+    drains the sum. ``trips`` is a constant (at most 3) or the name of an ``index`` parameter
+    holding the loop's column bound (``n * (1 + 2 * trips)``, or ``n * (1 + trips)`` with
+    ``accumulate``; zero trips when it is ``n``). Params: %arg0 A, %arg1 B (K x 8n),
+    %arg2 C, and that bound.
+    """
+    params = [("%arg0", "!pto.ptr<f32>"), ("%arg1", "!pto.ptr<f32>"), ("%arg2", "!pto.ptr<f32>")]
+    if isinstance(trips, str):
+        params.append((trips, "index"))
+    w = _Text(params)
+    N, per_trip = 8 * n, 1 if accumulate else 2
+    av, bv, cv = (w.view("av", "%arg0", "f32", M, K), w.view("bv", "%arg1", "f32", K, N),
+                  w.view("cv", "%arg2", "f32", M, N))
+    a1 = w.tile("a1", "mat", "f32", M, K, 0)
+    b1 = w.tile("b1", "mat", "f32", K, N, M * K * 4)
+    a0 = w.tile("a0", "left", "f32", M, K, 0)
+    b0 = [w.tile(f"b0_{s}", "right", "f32", K, n, s * K * n * 4) for s in range(2)]
+    accs = [w.tile(f"acc{s}", "acc", "f32", M, n, s * M * n * 4) for s in range(2)]
+    zero = w.idx(0)
+    w.op("pto.tload", [w.window(av, zero, zero, M, K)], [w.t(a1)])
+    w.op("pto.tload", [w.window(bv, zero, zero, K, N)], [w.t(b1)])
+    w.op("pto.textract", [w.t(a1), (zero, "index"), (zero, "index")], [w.t(a0)])
+
+    def tile(col: str, slot: int, acc: int, *, add: bool = False, drain: bool = True) -> None:
+        w.op("pto.textract", [w.t(b1), (zero, "index"), (col, "index")], [w.t(b0[slot])])
+        if add:
+            w.op("pto.tmatmul.acc", [w.t(accs[acc]), w.t(a0), w.t(b0[slot])], [w.t(accs[acc])])
+        else:
+            w.op("pto.tmatmul", [w.t(a0), w.t(b0[slot])], [w.t(accs[acc])])
+        if drain:
+            w.op("pto.tstore", [w.t(accs[acc])], [w.window(cv, zero, col, M, n)])
+
+    tile(zero, 0, 0)
+    bound = trips if isinstance(trips, str) else w.idx(n * (1 + per_trip * trips))
+    w.open(f"scf.for %c = {w.idx(n)} to {bound} step {w.idx(per_trip * n)}")
+    if accumulate:
+        tile("%c", 0, 0, add=True, drain=False)
+        tile("%c", 1, 1)
+    else:
+        tile("%c", 1, 1)
+        tile(w.plus("%c", n, "col"), 0, 0)
+    w.close()
+    tile(w.idx(7 * n), 0, 0, add=accumulate)
+    return w.render()
+
+
 def kloop_matmul(M: int = 64, N: int = 64, K: int = 256, k: int = 64, *,
                  dtype: str = "bf16") -> str:
     """C[M, N] = A[M, K] @ B[K, N] with a K loop of two k-steps per iteration (slots 0/1 for
