@@ -85,37 +85,19 @@ def test_chaining_renames_only_the_second_loops_own_flags():
     """Loop 2's ids 0/1 become loop 1's 2/3. Between loop 2's two closing waits another pair
     sets id 0 and waits for it after them: it keeps id 0 (renamed, its set would become
     id 2 while its wait stayed 0, and M would wait forever)."""
-    text = """module attributes {pto.target_arch = "a2a3"} {
-  func.func @k() {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %c2 = arith.constant 2 : index
-  pto.set_flag[<PIPE_FIX>, <PIPE_M>, <EVENT_ID2>]
-  pto.set_flag[<PIPE_FIX>, <PIPE_M>, <EVENT_ID3>]
-  scf.for %i = %c0 to %c2 step %c1 {
-    pto.wait_flag[<PIPE_FIX>, <PIPE_M>, <EVENT_ID2>]
-    pto.set_flag[<PIPE_FIX>, <PIPE_M>, <EVENT_ID2>]
-    pto.wait_flag[<PIPE_FIX>, <PIPE_M>, <EVENT_ID3>]
-    pto.set_flag[<PIPE_FIX>, <PIPE_M>, <EVENT_ID3>]
-  }
-  pto.wait_flag[<PIPE_FIX>, <PIPE_M>, <EVENT_ID2>]
-  pto.wait_flag[<PIPE_FIX>, <PIPE_M>, <EVENT_ID3>]
-  pto.set_flag[<PIPE_FIX>, <PIPE_M>, <EVENT_ID0>]
-  pto.set_flag[<PIPE_FIX>, <PIPE_M>, <EVENT_ID1>]
-  scf.for %j = %c0 to %c2 step %c1 {
-    pto.wait_flag[<PIPE_FIX>, <PIPE_M>, <EVENT_ID0>]
-    pto.set_flag[<PIPE_FIX>, <PIPE_M>, <EVENT_ID0>]
-    pto.wait_flag[<PIPE_FIX>, <PIPE_M>, <EVENT_ID1>]
-    pto.set_flag[<PIPE_FIX>, <PIPE_M>, <EVENT_ID1>]
-  }
-  pto.wait_flag[<PIPE_FIX>, <PIPE_M>, <EVENT_ID0>]
-  pto.set_flag[<PIPE_FIX>, <PIPE_M>, <EVENT_ID0>]
-  pto.wait_flag[<PIPE_FIX>, <PIPE_M>, <EVENT_ID1>]
-  pto.wait_flag[<PIPE_FIX>, <PIPE_M>, <EVENT_ID0>]
-  return
-  }
-}
-"""
+    def flags(*uses: str) -> list[str]:
+        kinds = {"s": "set_flag", "w": "wait_flag"}
+        return [f"pto.{kinds[u[0]]}[<PIPE_FIX>, <PIPE_M>, <EVENT_ID{u[1]}>]" for u in uses]
+
+    def loop(iv: str, a: int, b: int) -> list[str]:
+        return ([f"scf.for %{iv} = %c0 to %c2 step %c1 {{"]
+                + flags(f"w{a}", f"s{a}", f"w{b}", f"s{b}") + ["}"])
+
+    body = (flags("s2", "s3") + loop("i", 2, 3) + flags("w2", "w3", "s0", "s1") + loop("j", 0, 1)
+            + flags("w0", "s0", "w1", "w0"))
+    text = "\n".join(['module attributes {pto.target_arch = "a2a3"} {', "func.func @k() {",
+                      "%c0 = arith.constant 0 : index", "%c1 = arith.constant 1 : index",
+                      "%c2 = arith.constant 2 : index", *body, "return", "}", "}"]) + "\n"
     chained = chain_sibling_loops(parse(text).kernel("k"), "a2a3")
     after = [(op.kind, op.event) for op in chained.body[chained.body.index(
         [op for op in chained.body if isinstance(op, ForOp)][1]) + 1:]
