@@ -85,11 +85,15 @@ def _fold(expr):
     return expr
 
 
-def _result(em: KernelEmitter, var, dtype: DataType, site) -> Value:
+def _result_name(em: KernelEmitter, var, site) -> str:
     if var is None:
         raise CodegenError(f"the result of {site.call.op} must be assigned to a variable",
                            site.op)
-    value = Value(em.names.var(var), ScalarType(dtype))
+    return em.names.var(var)
+
+
+def _result(em: KernelEmitter, var, dtype: DataType, site) -> Value:
+    value = Value(_result_name(em, var, site), ScalarType(dtype))
     em.scalars[var] = value
     return value
 
@@ -151,14 +155,7 @@ def scalar_cast(em: KernelEmitter, var, a, site) -> None:
 
 
 def scalar_extreme(em: KernelEmitter, var, a, site) -> None:
-    ty = site.call.type
-    dtype = ty.dtype if isinstance(ty, IrScalarType) else DataType.INDEX
-    lhs = em.scalar(a["lhs"], dtype, site.op)
-    rhs = em.scalar(a["rhs"], dtype, site.op)
-    which = site.call.op.rsplit(".", 1)[-1]
-    opcode = (f"arith.{which}imumf" if dtype.is_float else f"arith.{which}si")
-    value = _result(em, var, dtype, site)
-    em.emit(Instruction(opcode, results=(value,), ins=(lhs, rhs), loc=site.op))
+    em.scalars[var] = em.extreme(site.call, _result_name(em, var, site), site.op)
 
 
 LOWERINGS = {

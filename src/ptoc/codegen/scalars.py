@@ -12,7 +12,7 @@ The host class provides ``emit``, ``consts``, ``scalars`` (Var -> Value) and ``t
 from __future__ import annotations
 
 from ptoc.dtypes import DataType
-from ptoc.ir.nodes import BinOp, ConstBool, ConstFloat, ConstInt, UnaryOp, Var
+from ptoc.ir.nodes import BinOp, Call, ConstBool, ConstFloat, ConstInt, UnaryOp, Var
 from ptoc.ir.types import ScalarType as IrScalarType
 from ptoc.pto.model import Instruction, ScalarType, Value
 
@@ -22,6 +22,8 @@ from ptoc.codegen.names import describe
 _INT_BINOPS = {"+": "arith.addi", "-": "arith.subi", "*": "arith.muli", "//": "arith.floordivsi",
                "/": "arith.divsi", "%": "arith.remsi", "and": "arith.andi", "or": "arith.ori"}
 _FLOAT_BINOPS = {"+": "arith.addf", "-": "arith.subf", "*": "arith.mulf", "/": "arith.divf"}
+#: scalar min / max calls and the arith op family each lowers to
+EXTREMES = {"tile.min": "min", "tile.max": "max"}
 _CMP_PREDICATES = {"==": "eq", "!=": "ne", "<": "slt", "<=": "sle", ">": "sgt", ">=": "sge"}
 
 
@@ -69,9 +71,24 @@ class ScalarLowering:
             return self._binop(expr, want, loc, name)
         if isinstance(expr, UnaryOp):
             return self._unary(expr, want, loc, name)
+        if isinstance(expr, Call) and expr.op in EXTREMES and not expr.is_function:
+            return self._cast(self.extreme(expr, name or self.temp_name(), loc), want, loc)
         raise CodegenError(f"cannot lower scalar expression {describe(expr)} to PTO", loc,
                            hint="only constants, scalar variables and + - * // % / "
                            "comparisons and/or/not are supported")
+
+    def extreme(self, call: Call, name: str, loc) -> Value:
+        """``pl.min(a, b)`` / ``pl.max(a, b)`` of two scalars, wherever it appears (a tail's
+        ``valid_shape=[pl.min(m - i, T), C]`` holds it inside a shape)."""
+        ty = call.type
+        dtype = ty.dtype if isinstance(ty, IrScalarType) else DataType.INDEX
+        lhs = self.scalar(call.args[0], dtype, loc)
+        rhs = self.scalar(call.args[1], dtype, loc)
+        which = EXTREMES[call.op]
+        opcode = f"arith.{which}imumf" if dtype.is_float else f"arith.{which}si"
+        value = Value(name, ScalarType(dtype))
+        self.emit(Instruction(opcode, results=(value,), ins=(lhs, rhs), loc=loc))
+        return value
 
     def _cast(self, value: Value, want: DataType | None, loc) -> Value:
         have = value.type.dtype if isinstance(value.type, ScalarType) else None

@@ -557,7 +557,8 @@ class ExprParser:
         return TupleGetItem(base, index)
 
     def slice_window(self, node: ast.Subscript, full: tuple) -> tuple[list, list]:
-        """``x[a:b, c:d]`` -> (shape, offsets); every extent must fold to a constant."""
+        """``x[a:b, c:d]`` -> (shape, offsets); every extent must fold to a constant, except
+        ``:`` over a ``pl.dynamic`` dimension (the whole dimension)."""
         items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         if len(items) == 1 and _is_full_slice(items[0]):
             items = items * len(full)
@@ -572,6 +573,10 @@ class ExprParser:
             start = self.expr(item.lower) if item.lower is not None else 0
             stop = self.expr(item.upper) if item.upper is not None else dim
             extent = _extent(start, stop, self.index_definitions)
+            if extent is None and _is_full_slice(item) and isinstance(dim, Expr):
+                shape.append(dim)          # the whole of a pl.dynamic dimension
+                offsets.append(0)
+                continue
             if extent is None:
                 raise self.ctx.error(
                     node, f"the window '{ast.unparse(item)}' has no constant size: "

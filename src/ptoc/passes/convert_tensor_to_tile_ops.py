@@ -35,7 +35,9 @@ from ptoc.ir.nodes import (
 )
 from ptoc.ir.types import TensorType, TileType, static_shape
 from ptoc.ir.visitor import IRVisitor, fold_constants
+from ptoc.ir.printer import format_node
 from ptoc.ops import get_op, has_op, make_call
+from ptoc.ops.registry import to_expr
 from ptoc.ops.cast import is_accumulator_cast
 from ptoc.passes.added_outputs import HOSTS, thread_added_outputs, with_wrappers
 from ptoc.passes.base import program_pass, with_functions
@@ -130,11 +132,14 @@ register_default_pass(convert_tensor_to_tile_ops)
 
 @dataclass(frozen=True)
 class _View:
-    """A window of a DDR tensor: ``base[offsets : offsets + shape]``."""
+    """A window of a DDR tensor: ``base[offsets : offsets + shape]``, holding data over its
+    leading ``valid`` extents (None: all of it; a slice's ``valid_shape=``, e.g. the tail
+    rows of a dynamic dimension)."""
 
     base: Var
     offsets: tuple
     shape: tuple[int, ...]
+    valid: tuple | None = None
 
 
 def _add(a, b):
@@ -332,7 +337,8 @@ class _Converter:
         if isinstance(stmt, EvalStmt):
             return [replace(stmt, expr=store)]
         stored = Var(f"{view.base.name}__store", view.base.type, loc=stmt.var.loc)
-        window = make_call("tensor.slice", (stored, list(view.shape), list(view.offsets)),
+        valid = (list(view.valid),) if view.valid is not None else ()
+        window = make_call("tensor.slice", (stored, list(view.shape), list(view.offsets), *valid),
                            loc=stmt.loc)
         env[stmt.var] = view
         return [AssignStmt(stored, store, loc=stmt.loc),
@@ -350,6 +356,30 @@ class _Converter:
             return _View(x, tuple(ConstInt(0) for _ in dims), dims)
         return None
 
+    def slice_view(self, stmt: AssignStmt, env: dict) -> _View | None:
+        """The view a ``tensor.slice`` with a static window makes: of a static tensor, of
+        another view, or of a tensor with a dynamic shape (PyPTO's way of working on one:
+        static tiles over it, the tail's extent in ``valid_shape=``). Its valid extents are
+        the slice's ``valid_shape`` (PyPTO takes the request on trust; a window past the
+        bound tensor fails in the simulator, naming it)."""
+        call: Call = stmt.value
+        src = call.args[0]
+        shape = static_shape(tuple(stmt.var.type.shape))
+        view = self.view_of(src, env)
+        if view is None and isinstance(src, Var) and src not in env \
+                and isinstance(src.type, TensorType):
+            view = _View(src, tuple(ConstInt(0) for _ in src.type.shape), tuple(src.type.shape))
+        if view is None or shape is None:
+            return None
+        requested = stmt.var.type.view.valid_shape if stmt.var.type.view is not None else None
+        if view.valid is not None:
+            raise self.fail(
+                f"'{stmt.var.name}' slices '{getattr(src, 'name', src)}', itself valid only "
+                f"over {list(view.valid)} of {list(view.shape)}", stmt,
+                hint="slice the underlying tensor directly with the valid_shape= you need")
+        offs = tuple(_add(a, b) for a, b in zip(view.offsets, call.args[2].items))
+        return _View(view.base, offs, shape, tuple(requested) if requested is not None else None)
+
     def operand(self, x: Expr, space: MemorySpace, out: list[Stmt], env: dict, cache: dict,
                 stmt: Stmt) -> Expr:
         """The tile holding tensor ``x`` in ``space``: a load (cached per body) or a move."""
@@ -366,15 +396,22 @@ class _Converter:
         view = self.view_of(x, env)
         if view is None:
             if isinstance(x, Var) and isinstance(x.type, TensorType):
-                raise self.fail(f"tensor '{x.name}' has a dynamic shape "
-                                f"{list(x.type.shape)}", stmt,
-                                hint="load it with pl.load(...) and an explicit static tile shape")
+                raise self.fail(
+                    f"tensor '{x.name}' has a dynamic shape {_shape_text(x.type.shape)} and a "
+                    "tile needs a static one (ptoc computes tensor ops over a dynamic row "
+                    "count in blocks only when every op is row-local and each result is "
+                    "written to an output, out[:] = ...)", stmt,
+                    hint="work on static windows: pl.slice(x, [T, C], [i, 0], valid_shape="
+                         "[pl.min(M - i, T), C]) in a loop over range(0, M, T), or "
+                         "pl.load(...) with a static tile shape")
             return x  # scalars pass through
-        key = (view.base, tuple(_key(o) for o in view.offsets), view.shape, space)
+        valid = (list(view.valid),) if view.valid is not None else ()
+        key = (view.base, tuple(_key(o) for o in (*view.offsets, *(view.valid or ()))),
+               view.shape, space)
         if key in cache:
             return cache[key]
         name = f"{x.name if isinstance(x, Var) else view.base.name}_{space.value.lower()}"
-        call = make_call("tile.load", (view.base, list(view.offsets), list(view.shape)),
+        call = make_call("tile.load", (view.base, list(view.offsets), list(view.shape), *valid),
                          {"target_memory": space}, loc=stmt.loc)
         var = Var(name, call.type)
         out.append(AssignStmt(var, call, loc=stmt.loc))
@@ -389,11 +426,9 @@ class _Converter:
         result: Expr
         if short == "slice":
             src = call.args[0]
-            view = self.view_of(src, env)
-            shape = static_shape(tuple(stmt.var.type.shape))
-            if view is not None and shape is not None:
-                offs = tuple(_add(a, b) for a, b in zip(view.offsets, call.args[2].items))
-                env[stmt.var] = _View(view.base, offs, shape)
+            view = self.slice_view(stmt, env)
+            if view is not None:
+                env[stmt.var] = view
                 return [stmt]  # kept for non-tensor users; dropped later when dead
             tile = self.operand(src, Mem.Vec, out, env, cache, stmt)
             result = self.let(out, stmt, make_call("tile.slice", (tile, call.args[1], call.args[2])))
@@ -520,7 +555,13 @@ class _Converter:
         return var
 
 
+def _shape_text(shape) -> str:
+    return format_node(ListExpr(tuple(to_expr(d, "dim") for d in shape)))
+
+
 def _key(e):
+    if isinstance(e, int):
+        return ("c", e)
     return ("c", e.value) if isinstance(e, ConstInt) else ("e", id(e))
 
 

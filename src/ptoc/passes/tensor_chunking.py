@@ -22,6 +22,13 @@ limit"). ConvertTensorToTileOps first rewrites such a program instead:
   of all R rows instead ([1, C] operands and output windows sliced by columns, [R, 1] ones
   whole), ``cc`` the largest divisor of C that is a whole number of 32-byte blocks and fits.
 
+* a run over a *dynamic* number of rows (``pl.Tensor[[M, C], ...]``, ``M = pl.dynamic("M")``)
+  has no static tile at all, so it is always chunked: blocks of ``rc`` rows (the largest
+  power of two up to 256 whose block fits) over ``range(0, M, rc)``, the last block valid
+  only over ``min(M - ci, rc)`` rows (its slices carry that ``valid_shape``, so loads read,
+  ops compute and stores write only the rows that exist). PyPTO refuses such a program
+  (InitMemRef: a tile needs a static shape); one compile then serves every M.
+
 The choice is recorded as a ``tensor_chunking`` decision (``report/decisions.md``). A run
 that cannot be chunked (a value used after it, rows that differ, one row that alone
 overflows Vec in a run that is not column-wise, or full-height column blocks that do not
@@ -39,6 +46,8 @@ from ptoc.ir.nodes import (
     ListExpr, SeqStmts, Stmt, UnaryOp, Var, WhileStmt, YieldStmt,
 )
 from ptoc.ir.types import ScalarType, TensorType, TileType
+from ptoc.ir.equality import structural_equal
+from ptoc.ir.printer import format_node
 from ptoc.ir.visitor import fold_constants
 from ptoc.ops import get_op, has_op, make_call
 from ptoc.passes.decisions import record_decision
@@ -186,6 +195,8 @@ class _Chunker:
         run = self.analyse(stmts, after)
         if run is None:
             return stmts
+        if not isinstance(run.rows, int):
+            return self.dynamic_run(run)
         whole = self.footprint(run, run.rows)
         if whole <= self.capacity:
             return stmts
@@ -217,6 +228,30 @@ class _Chunker:
             **({"block_rows": block} if cols is None else {"block_cols": block}), **facts)
         return [self.loop(run, block, stages, cols)]
 
+    def dynamic_run(self, run: _Run) -> list[Stmt]:
+        """A run over a dynamic number of rows: blocks with a tail (module doc)."""
+        loc, rows = run.stmts[0].loc, format_node(run.rows)
+        block = next((b for b in _DYNAMIC_BLOCKS if self.footprint(run, b) <= self.capacity),
+                     None)
+        facts = dict(pass_name=PASS, location=loc, kernel=self.function.name,
+                     rows=rows, capacity=self.capacity)
+        partly_valid = any(s.value.op == "tensor.slice" and s.var.type.view is not None
+                           for s in run.stmts)
+        if block is None or partly_valid:
+            why = "slice a partly valid window" if partly_valid else "one row alone overflows Vec"
+            record_decision(
+                "tensor_chunking", f"{self.function.name}: the tensor ops at {loc} run over "
+                f"{rows} rows (dynamic) and {why}; left as written", chunked=False, **facts)
+            return run.stmts
+        self.changed = True
+        record_decision(
+            "tensor_chunking", f"{self.function.name}: tensor ops at {loc} run over {rows} "
+            f"rows (dynamic): computed in blocks of {block} rows, the last one valid over "
+            f"min({rows} - ci, {block}) rows ({self.footprint(run, block)} B each)",
+            chunked=True, stages=1, block_rows=block,
+            block_vec_bytes=self.footprint(run, block), **facts)
+        return [self.loop(run, block, 1)]
+
     def analyse(self, stmts: list, after: tuple) -> _Run | None:
         """The run's row count, inputs and outputs; None when it cannot be chunked."""
         defined = {s.var for s in stmts}
@@ -240,18 +275,21 @@ class _Chunker:
                 if not isinstance(value, Var) or value not in defined:
                     return None
                 continue
-            shape = static_rows(stmt.var.type)
+            shape = leading_rows(stmt.var.type)
             if shape is None:
                 return None
             rows = shape if rows is None else rows
-            if shape != rows:
+            if not same_dim(shape, rows):
                 return None
             for arg in call.args:
                 if isinstance(arg, Var) and arg not in defined and isinstance(arg.type, TensorType):
-                    arg_rows = static_rows(arg.type)
-                    if arg_rows == rows and call.op != "tensor.slice" and arg not in inputs:
-                        inputs.append(arg)
-                    elif arg_rows not in (rows, 1) and call.op != "tensor.slice":
+                    arg_rows = leading_rows(arg.type)
+                    if call.op == "tensor.slice":
+                        continue
+                    if same_dim(arg_rows, rows):
+                        if arg not in inputs:
+                            inputs.append(arg)
+                    elif not same_dim(arg_rows, 1):
                         return None
         if rows is None:
             return None
@@ -303,7 +341,7 @@ class _Chunker:
         """Bytes of the tile holding a value of type ``ty`` when [R, x] values have ``rows``
         (and, with ``cols`` = (block, C), [x, C] values ``block`` columns)."""
         shape = list(ty.shape)
-        if shape and shape[0] == full_rows:
+        if shape and same_dim(shape[0], full_rows):
             shape[0] = rows
         if cols is not None and len(shape) == 2 and shape[1] == cols[1]:
             shape[1] = cols[0]
@@ -358,11 +396,19 @@ class _Chunker:
         ci = Var("ci" if cols is None else "cj", ScalarType(DataType.INDEX), loc)
         axis = 0 if cols is None else 1
 
-        def window(shape: list, offsets: list) -> tuple[list, list]:
+        body: list[Stmt] = []
+        tail = None               # the block's valid row count when the row count is dynamic
+        if not isinstance(run.rows, int):
+            left = make_call("tile.min", (fold_constants(BinOp("-", run.rows, ci)), block),
+                             loc=loc)
+            tail = Var("rows", left.type, loc)
+            body.append(AssignStmt(tail, left, loc=loc))
+
+        def window(shape: list, offsets: list) -> tuple:
             shape, offsets = list(shape), list(offsets)
             shape[axis] = block
             offsets[axis] = _add(offsets[axis], ci)
-            return shape, offsets
+            return (shape, offsets) if tail is None else (shape, offsets, [tail, *shape[1:]])
 
         mapping: dict[Var, Expr] = {}
         iter_args = []
@@ -370,20 +416,20 @@ class _Chunker:
             ia = IterArg(f"{root.name}_iter", root.type, loc, init=root)
             iter_args.append(ia)
             mapping[root] = ia
-        body: list[Stmt] = []
         for x in self.sliced_operands(run, cols):
-            shape, offsets = window(x.type.shape, [0] * len(x.type.shape))
-            chunk = make_call("tensor.slice", (x, shape, offsets), loc=loc)
+            chunk = make_call("tensor.slice", (x, *window(x.type.shape, [0] * len(x.type.shape))),
+                              loc=loc)
             var = Var(f"{x.name}_blk", chunk.type, loc)
             body.append(AssignStmt(var, chunk, loc=loc))
             mapping[x] = var
         for stmt in run.stmts:
             call = stmt.value
             if call.op == "tensor.slice":
-                shape, offsets = window(call.args[1].items, call.args[2].items)
-                new = make_call("tensor.slice", (call.args[0], shape, offsets), loc=call.loc)
+                new = make_call("tensor.slice", (call.args[0], *window(call.args[1].items,
+                                                                       call.args[2].items)),
+                                loc=call.loc)
             elif call.op == "tensor.assemble":
-                _, offsets = window(call.args[1].type.shape, call.args[2].items)
+                offsets = window(call.args[1].type.shape, call.args[2].items)[1]
                 new = make_call("tensor.assemble", (mapping[call.args[0]],
                                                     mapping[call.args[1]], offsets),
                                 dict(call.kwargs), loc=call.loc)
@@ -397,7 +443,8 @@ class _Chunker:
         kind = ForKind.Pipeline if stages > 1 else ForKind.Sequential
         attrs = {"pipeline_stages": stages} if stages > 1 else {}
         stop = run.rows if cols is None else cols
-        return ForStmt(ci, ConstInt(0), ConstInt(stop), ConstInt(block), tuple(iter_args),
+        return ForStmt(ci, ConstInt(0), ConstInt(stop) if isinstance(stop, int) else stop,
+                       ConstInt(block), tuple(iter_args),
                        SeqStmts(tuple(body)), tuple(run.finals), kind, attrs, loc=loc)
 
     @staticmethod
@@ -418,11 +465,23 @@ class _Chunker:
         return found
 
 
-def static_rows(ty) -> int | None:
-    """The row count (first dim) of a 2-D static tensor type, else None."""
-    if not isinstance(ty, TensorType) or len(ty.shape) != 2 or not isinstance(ty.shape[0], int):
+#: row counts tried, largest first, for a block of a run over a dynamic number of rows
+_DYNAMIC_BLOCKS = (256, 128, 64, 32, 16, 8, 4, 2, 1)
+
+
+def leading_rows(ty):
+    """The row count (first dim: an int, or the expression of a dynamic one) of a 2-D tensor
+    whose other dim is static, else None."""
+    if not isinstance(ty, TensorType) or len(ty.shape) != 2 or not isinstance(ty.shape[1], int):
         return None
     return ty.shape[0]
+
+
+def same_dim(a, b) -> bool:
+    """Two dims are the same: equal numbers, or the same dynamic expression."""
+    if isinstance(a, int) or isinstance(b, int):
+        return a == b
+    return a is b or (a is not None and b is not None and structural_equal(a, b))
 
 
 def _add(a, b):

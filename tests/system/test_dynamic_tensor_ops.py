@@ -1,0 +1,140 @@
+"""Tensor-level ops on pl.dynamic tensors: one compile runs every size, the tail block (a row
+count that is not a multiple of the tile) included, exact against numpy; what padding holds
+never reaches a result; what ptoc cannot lower is an error naming the tensor and the fix."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import ptoc.language as pl
+from ptoc import ir
+from ptoc.errors import PtocError
+from ptoc.ir.nodes import ForStmt
+
+M = pl.dynamic("M")
+T = 16
+
+
+@pl.program
+class WholeRows:
+    """Whole-tensor ops over M rows of 1024 columns (ConvertTensorToTileOps chunks the run
+    into blocks of rows; one 1024-column row block of 8 rows fits Vec four times over)."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[M, 1024], pl.FP32], b: pl.Tensor[[M, 1024], pl.FP32],
+          out: pl.Out[pl.Tensor[[M, 1024], pl.FP32]]) -> pl.Tensor[[M, 1024], pl.FP32]:
+        out[:] = pl.row_expand_sub(pl.add(pl.mul(a, b), a), pl.row_max(a))
+        return out
+
+
+def _sliced(tail: bool = True):
+    """PyPTO's way: static windows over the dynamic tensor, the tail's extent in valid_shape
+    (``tail=False``: plain windows a[i:i + T], which assume M is a multiple of T)."""
+
+    @pl.program
+    class SlicedTail:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[M, 64], pl.FP32],
+              out: pl.Out[pl.Tensor[[M, 64], pl.FP32]]) -> pl.Tensor[[M, 64], pl.FP32]:
+            m = pl.tensor.dim(a, 0)
+            for i in pl.range(0, m, T):
+                if tail:
+                    x = pl.slice(a, [T, 64], [i, 0], valid_shape=[pl.min(m - i, T), 64])
+                else:
+                    x = a[i:i + T, :]
+                out = pl.assemble(out, pl.row_expand_sub(pl.mul(x, x), pl.row_max(x)), [i, 0])
+            return out
+
+    return ir.compile(SlicedTail)
+
+
+def _expected_whole(a, b):
+    return a * b + a - a.max(axis=1, keepdims=True)
+
+
+@pytest.fixture(scope="module")
+def whole_rows():
+    return ir.compile(WholeRows)
+
+
+@pytest.fixture(scope="module")
+def sliced_tail():
+    return _sliced()
+
+
+def _inputs(m, cols, seed):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal((m, cols)).astype(np.float32) for _ in range(2))
+
+
+def test_the_whole_tensor_run_is_one_loop_over_the_dynamic_rows(whole_rows):
+    loops = [s for s in whole_rows.program.get_function("k").body.stmts if isinstance(s, ForStmt)]
+    assert len(loops) == 1 and loops[0].stop is M.var and loops[0].step.value == 8
+
+
+@settings(max_examples=12, deadline=None)
+@given(m=st.integers(1, 40), seed=st.integers(0, 3))
+def test_whole_tensor_ops_run_every_row_count_exact(whole_rows, m, seed):
+    a, b = _inputs(m, 1024, seed)
+    out = np.full((m, 1024), 7.0, np.float32)
+    whole_rows(a, b, out)
+    np.testing.assert_array_equal(out, _expected_whole(a, b))
+
+
+@settings(max_examples=12, deadline=None)
+@given(m=st.integers(1, 70), seed=st.integers(0, 3))
+def test_sliced_windows_with_a_valid_tail_run_every_row_count_exact(sliced_tail, m, seed):
+    a, _ = _inputs(m, 64, seed)
+    out = np.zeros((m, 64), np.float32)
+    sliced_tail(a, out)
+    np.testing.assert_array_equal(out, a * a - a.max(axis=1, keepdims=True))
+
+
+def test_plain_windows_past_the_rows_are_an_error_naming_m_never_padding():
+    compiled = _sliced(tail=False)
+    a, _ = _inputs(40, 64, 0)
+    with pytest.raises(PtocError, match=r"M = 40"):
+        compiled(a, np.zeros((40, 64), np.float32))
+    a, _ = _inputs(48, 64, 0)
+    compiled(a, out := np.zeros((48, 64), np.float32))     # a multiple of T: fine
+    np.testing.assert_array_equal(out, a * a - a.max(axis=1, keepdims=True))
+
+
+VALID = pl.dynamic("VALID")
+
+
+@pl.program
+class SliceWithValid:
+    """A kernel slicing a static tensor with a run-time valid_shape, then a tensor-level row
+    max: the window past the valid columns holds padding the max must not see."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[16, 64], pl.FP32], n: pl.Scalar[pl.INDEX],
+          out: pl.Out[pl.Tensor[[16, 1], pl.FP32]]) -> pl.Tensor[[16, 1], pl.FP32]:
+        s = pl.slice(x, [16, 64], [0, 0], valid_shape=[16, n])
+        out[:] = pl.row_max(s)
+        return out
+
+
+@settings(max_examples=6, deadline=None)
+@given(n=st.integers(1, 63))
+def test_a_tensor_op_on_a_slice_with_valid_shape_reads_only_the_valid_part(n):
+    x = np.random.default_rng(n).standard_normal((16, 64)).astype(np.float32)
+    x[:, n:] = 1e6                     # the full window's max before the fix
+    out = np.zeros((16, 1), np.float32)
+    ir.compile(SliceWithValid)(x, n, out)
+    np.testing.assert_array_equal(out[:, 0], x[:, :n].max(axis=1))
+
+
+def test_a_column_reduction_over_dynamic_rows_is_refused_naming_the_tensor():
+    @pl.program
+    class ColSum:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[M, 64], pl.FP32],
+              out: pl.Out[pl.Tensor[[1, 64], pl.FP32]]) -> pl.Tensor[[1, 64], pl.FP32]:
+            out[:] = pl.col_sum(a)
+            return out
+
+    with pytest.raises(PtocError, match=r"tensor 'a' has a dynamic shape \[M, 64\].*fix: work "
+                                        r"on static windows"):
+        ir.compile(ColSum)
