@@ -27,7 +27,8 @@ def test_every_entry_is_consistent():
         assert info.opcode == name
         assert info.syntax in {"dps", "constant", "binary", "cmpi", "select", "cast",
                                "make_tensor_view", "partition_view", "alloc_tile", "treshape",
-                               "subview", "sync", "for", "if", "yield", "call"}
+                               "subview", "sync", "for", "while", "condition", "if", "yield",
+                               "call"}
         if info.category == "vector":
             assert info.pipe is Pipe.PIPE_V and info.outs[0].locs == {MemorySpace.Vec}
         if info.category == "cube":

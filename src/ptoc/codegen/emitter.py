@@ -36,11 +36,13 @@ from ptoc.dtypes import DataType, FunctionType, MemorySpace
 from ptoc.errors import SourceLoc
 from ptoc.ir.nodes import (
     AssignStmt, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, Expr, ForStmt, Function, IfStmt,
-    IterArg, ReturnStmt, SeqStmts, Stmt, Var, YieldStmt,
+    IterArg, ReturnStmt, SeqStmts, Stmt, Var, WhileStmt, YieldStmt,
 )
 from ptoc.ir.dynamic import dynamic_dims
 from ptoc.ir.types import ScalarType as IrScalarType, TensorType, TileType
-from ptoc.pto.model import EnumAttr, ForOp, IfOp, Kernel, Op, PtrType, ScalarType, Value, YieldOp
+from ptoc.pto.model import (
+    ConditionOp, EnumAttr, ForOp, IfOp, Kernel, Op, PtrType, ScalarType, Value, WhileOp, YieldOp,
+)
 
 from ptoc.codegen.block_ops import uses_block_identity
 from ptoc.pto.launch import BLOCK_PARAMS
@@ -206,6 +208,8 @@ class KernelEmitter(ScalarLowering, BufferBinding):
             self._call(None, s.expr, s)
         elif isinstance(s, ForStmt):
             self._for(s)
+        elif isinstance(s, WhileStmt):
+            self._while(s)
         elif isinstance(s, IfStmt):
             self._if(s)
         elif isinstance(s, ReturnStmt):
@@ -280,6 +284,51 @@ class KernelEmitter(ScalarLowering, BufferBinding):
                 results.append(result)
         self.emit(ForOp(iv=iv, lower=lower, upper=upper, step=step, body=tuple(body_ops),
                         iter_args=tuple(carried), results=tuple(results)))
+
+    def _while(self, s: WhileStmt) -> None:
+        """``scf.while``: the scalar carries are the condition region's arguments, which it
+        hands to the body's block arguments; tile and tensor carries stay in their buffers
+        (as in ``_for``)."""
+        loc = self.loc(s)
+        carried: list[tuple[Value, Value]] = []
+        body_args: list[Value] = []
+        scalar_iters: list[IterArg] = []
+        for ia in s.iter_args:
+            if isinstance(ia.type, TileType):
+                self.tiles[ia] = self.tile(ia.init, loc)
+            elif isinstance(ia.type, TensorType):
+                self.tensors[ia] = self.tensor(ia.init, loc)
+            else:
+                init = self.scalar(ia.init, ia.type.dtype, loc)
+                carried.append((Value(self.temp_name(), init.type), init))
+                body_args.append(Value(self.names.var(ia), init.type))
+                scalar_iters.append(ia)
+        cond_ops: list[Op] = []
+        with self.region(cond_ops):
+            for ia, (arg, _) in zip(scalar_iters, carried):
+                self.scalars[ia] = arg
+            cond = self.scalar(s.cond, DataType.BOOL, loc)
+            self.emit(ConditionOp(cond, tuple(arg for arg, _ in carried)))
+        body_ops: list[Op] = []
+        with self.region(body_ops):
+            for ia, arg in zip(scalar_iters, body_args):
+                self.scalars[ia] = arg
+            yielded = self._body(s.body)
+            values = self._join(s.iter_args, yielded, [self.tiles.get(ia) for ia in
+                                                        s.iter_args], loc)
+            self.emit(YieldOp(tuple(values)))
+        results = []
+        for ia, rv in zip(s.iter_args, s.return_vars):
+            if isinstance(ia.type, TileType):
+                self.tiles[rv] = self.tiles[ia]
+            elif isinstance(ia.type, TensorType):
+                self.tensors[rv] = self.tensors[ia]
+            else:
+                result = Value(self.names.var(rv), self.scalars[ia].type)
+                self.scalars[rv] = result
+                results.append(result)
+        self.emit(WhileOp(tuple(cond_ops), tuple(body_ops), tuple(carried), tuple(body_args),
+                          tuple(results)))
 
     def _body(self, body: SeqStmts) -> tuple[Expr, ...]:
         """Emit a loop/branch body; returns the values its trailing yield names."""
@@ -356,7 +405,7 @@ class KernelEmitter(ScalarLowering, BufferBinding):
             if isinstance(s, AssignStmt) and isinstance(s.value, Call) \
                     and isinstance(s.var.type, TileType):
                 self.names.var(s.var)
-            elif isinstance(s, ForStmt):
+            elif isinstance(s, (ForStmt, WhileStmt)):
                 self._prename_tiles(s.body)
             elif isinstance(s, IfStmt):
                 self._prename_tiles(s.then_body)
@@ -371,7 +420,7 @@ class KernelEmitter(ScalarLowering, BufferBinding):
     def _hoist_branch_results(self, body: SeqStmts) -> None:
         """Allocate the tile results of every run-time ``if`` at the top of the kernel."""
         for s in body.stmts:
-            if isinstance(s, ForStmt):
+            if isinstance(s, (ForStmt, WhileStmt)):
                 self._hoist_branch_results(s.body)
             elif isinstance(s, IfStmt):
                 self._hoist_branch_results(s.then_body)

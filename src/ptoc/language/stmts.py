@@ -28,6 +28,7 @@ from ptoc.ir.types import ArrayType, PtrType, ScalarType, TensorType, TileType, 
 from ptoc.language.annotations import AnnotationParser
 from ptoc.language.context import DslPath, ParseContext
 from ptoc.language.exprs import LOOP_FUNCS, ExprParser, is_static
+from ptoc.language.jumps import find_jump, lower_range, lower_while
 from ptoc.language.scopes import ScopeParser
 from ptoc.language.tasks import TaskParser, is_array
 from ptoc.language.scope import Scope
@@ -392,7 +393,7 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser):
         method = getattr(self, f"_stmt_{type(node).__name__}", None)
         if method is None:
             kind = type(node).__name__.lower()
-            hint = {"break": _NO_JUMPS, "continue": _NO_JUMPS,
+            hint = {"break": _JUMPS_WHERE, "continue": _JUMPS_WHERE,
                     "with": "pl.at scopes are supported in @pl.jit functions",
                     "functiondef": "define helpers as @pl.function methods of the program"}.get(
                 kind, "see the DSL guide for the supported statements")
@@ -610,6 +611,8 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser):
     # --- loops --------------------------------------------------------------------------
 
     def _stmt_For(self, node: ast.For) -> list[Stmt]:
+        if find_jump(node.body) is not None:
+            return self.loop_with_jumps(node)
         if isinstance(node.iter, ast.Call) and self._is_dsl(node.iter.func, "spmd"):
             return self.spmd_loop(node)
         if isinstance(node.iter, ast.Call) and self._is_dsl(node.iter.func, "while_"):
@@ -746,10 +749,39 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser):
         """Python's ``while cond:``: the carries are the outer names the body rebinds."""
         if node.orelse:
             raise self.ctx.error(node, "while-else is not supported in kernels")
+        if find_jump(node.body) is not None:
+            before, node = lower_while(node, self.jump_error)
+            return [s for b in before for s in self.stmt(b)] + self._stmt_While(node)
         header, iter_args, stmts, return_vars, cond = self.carried_loop(
             node, node.body, None, [], condition=lambda: self.while_condition(node.test))
         return header + [WhileStmt(cond, iter_args, SeqStmts(tuple(stmts)), tuple(return_vars),
                                    self.ctx.loc(node))]
+
+    def loop_with_jumps(self, node: ast.For) -> list[Stmt]:
+        """A ``pl.range`` loop (without init_values) whose body has ``break``/``continue``:
+        rewritten without them (``ptoc.language.jumps``), then parsed."""
+        it = node.iter
+        is_range = isinstance(it, ast.Call) and self._is_dsl(it.func, "range")
+        if not is_range or any(k.arg == "init_values" for k in it.keywords) \
+                or not isinstance(node.target, ast.Name) or node.orelse:
+            raise self.jump_error(find_jump(node.body), "this loop cannot take it")
+        if it.keywords or not 1 <= len(it.args) <= 3:
+            raise self.ctx.error(node, "pl.range takes (stop), (start, stop) or "
+                                 "(start, stop, step)")
+        args = list(it.args)
+        bounds = ([ast.Constant(0)] + args + [ast.Constant(1)] if len(args) == 1
+                  else args + [ast.Constant(1)] * (3 - len(args)))
+        before, loop = lower_range(node, bounds, self.jump_error)
+        out = [s for b in before for s in self.stmt(b)]
+        return out + self.stmt(loop)
+
+    def jump_error(self, node: ast.AST, why: str) -> PtocError:
+        kind = type(node).__name__.lower() if isinstance(node, (ast.Break, ast.Continue)) \
+            else "break/continue"
+        return self.ctx.error(node, f"'{kind}' is not supported here: {why}",
+                              hint="break and continue work in pl.range loops without "
+                                   "init_values and in Python while loops (directly or under "
+                                   "if); elsewhere make the exit a loop condition")
 
     def while_condition(self, test: ast.AST) -> Expr:
         """A while loop's condition: a BOOL scalar computed from the carries and values
@@ -1045,8 +1077,8 @@ def _typed_pop(value_node: ast.AST, annotation: ast.AST | None) -> ast.AST:
     return ast.copy_location(call, value_node)
 
 
-_NO_JUMPS = ("ptoc has no break/continue yet: make the exit a loop condition (a pl.while_ "
-             "whose pl.cond tests a carried flag), or put the rest of the body under an if")
+_JUMPS_WHERE = ("break and continue work in pl.range loops without init_values and in "
+                "Python while loops (PyPTO's sequential and while loops)")
 
 
 def _reads_shape(node: ast.AST) -> bool:

@@ -51,7 +51,8 @@ class Placement:
 
 
 @function_pass(name="AllocateMemoryAddr", required={"MemRefsAssigned"},
-               produced={"AddressesAllocated"}, func_types=KERNEL_TYPES)
+               produced={"AddressesAllocated"}, func_types=KERNEL_TYPES,
+               handles_while_loops=True)
 def allocate_memory_addr(fn: Function, ctx, *, reserved: Mapping[MemorySpace, int] | None = None
                          ) -> Function:
     """Bump-allocate every on-chip base per space and bake the addresses into the MemRefs.

@@ -26,7 +26,7 @@ from ptoc.backend.targets import Target
 from ptoc.dtypes import FunctionType, MemorySpace
 from ptoc.ir.nodes import (
     AssignStmt, BinOp, Call, EvalStmt, Expr, ForStmt, Function, IfStmt, ListExpr, Program,
-    ReturnStmt, SeqStmts, Stmt, UnaryOp, Var, YieldStmt,
+    WhileStmt, ReturnStmt, SeqStmts, Stmt, UnaryOp, Var, YieldStmt,
 )
 from ptoc.ir.types import TileType
 from ptoc.ir.visitor import IRMutator, map_if_bodies
@@ -53,7 +53,8 @@ OPERAND_SLOTS = {("tile.matmul", 0), ("tile.matmul", 1), ("tile.matmul_bias", 0)
                  ("tile.matmul_bias", 1), ("tile.matmul_acc", 1), ("tile.matmul_acc", 2)}
 
 
-@program_pass(name="AutoTileMatmulL0", required=("SSAForm",), produced=("L0Tiled",))
+@program_pass(name="AutoTileMatmulL0", required=("SSAForm",), produced=("L0Tiled",),
+              handles_while_loops=True)
 def auto_tile_matmul_l0(program: Program, ctx: PassContext, *, spread_dbc_tails: bool = True
                         ) -> Program:
     """Tile every matmul of every kernel to the target's L0 (see the module docstring).
@@ -134,6 +135,10 @@ def collect_uses(stmts: list[Stmt]) -> dict[Var, list[Use]]:
                 expr(v, index, nested, top)
         elif isinstance(s, ForStmt):
             for e in (s.start, s.stop, s.step, *(ia.init for ia in s.iter_args)):
+                expr(e, index, nested, top)
+            walk(s.body, index, True, top)
+        elif isinstance(s, WhileStmt):
+            for e in (s.cond, *(ia.init for ia in s.iter_args)):
                 expr(e, index, nested, top)
             walk(s.body, index, True, top)
         elif isinstance(s, IfStmt):
@@ -218,6 +223,9 @@ class _Rewriter:
             if id(s) in self.plan:
                 new = apply_pipeline_dbc(new)
             return new
+        if isinstance(s, WhileStmt):
+            body = self.seq(s.body)
+            return s if body is s.body else replace(s, body=body)
         if isinstance(s, IfStmt):
             return map_if_bodies(s, self.seq)
         if isinstance(s, SeqStmts):

@@ -17,7 +17,8 @@ from dataclasses import dataclass, replace
 from ptoc.backend.targets import Target, align_up
 from ptoc.dtypes import ForKind, MemorySpace
 from ptoc.ir.nodes import (
-    AssignStmt, Call, ConstInt, ForStmt, Function, IfStmt, IterArg, SeqStmts, Stmt, Var, YieldStmt,
+    AssignStmt, Call, ConstInt, ForStmt, Function, IfStmt, IterArg, SeqStmts, Stmt, Var, WhileStmt,
+    YieldStmt,
 )
 from ptoc.ir.types import TileType, static_shape
 from ptoc.passes.auto_tile_decisions import record_pipeline_dbc
@@ -92,6 +93,8 @@ def _loops(stmt: Stmt):
             yield from _loops(s)
     elif isinstance(stmt, ForStmt):
         yield stmt
+        yield from _loops(stmt.body)
+    elif isinstance(stmt, WhileStmt):
         yield from _loops(stmt.body)
     elif isinstance(stmt, IfStmt):
         yield from _loops(stmt.then_body)
@@ -243,6 +246,8 @@ def acc_footprint(fn: Function, target: Target) -> int:
             if stmt.kind is ForKind.Pipeline and isinstance(stmt.attrs.get(STAGES), int):
                 product *= max(1, stmt.attrs[STAGES])
             walk(stmt.body, product, in_dbc or bool(stmt.attrs.get(DOUBLE_BUFFER_C)))
+        elif isinstance(stmt, WhileStmt):
+            walk(stmt.body, stage_product, in_dbc)
         elif isinstance(stmt, IfStmt):
             walk(stmt.then_body, stage_product, in_dbc)
             if stmt.else_body is not None:

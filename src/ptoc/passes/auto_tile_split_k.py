@@ -17,7 +17,7 @@ from ptoc.backend.targets import Target
 from ptoc.dtypes import MemorySpace
 from ptoc.errors import PtocError
 from ptoc.ir.nodes import (
-    AssignStmt, Call, ForStmt, IfStmt, IterArg, ListExpr, SeqStmts, Stmt, Var, YieldStmt,
+    AssignStmt, Call, ForStmt, IfStmt, IterArg, ListExpr, SeqStmts, Stmt, Var, WhileStmt, YieldStmt,
 )
 from ptoc.ir.types import TensorType, TileType, static_shape
 from ptoc.ir.visitor import IRMutator
@@ -51,7 +51,7 @@ def rewrite_canonical_split_k(body: SeqStmts, target: Target, ctx: PassContext,
     """Apply the pre-phase to every statement list of a function body (inner lists first)."""
     stmts = []
     for s in body.stmts:
-        if isinstance(s, ForStmt):
+        if isinstance(s, (ForStmt, WhileStmt)):
             new_body = rewrite_canonical_split_k(s.body, target, ctx, hints)
             s = s if new_body is s.body else replace(s, body=new_body)
         elif isinstance(s, IfStmt):

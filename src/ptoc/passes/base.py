@@ -107,12 +107,28 @@ class Pass:
 def _refuse_while_loops(name: str, program: Program) -> None:
     """A pass not written for while loops must not run over one (it would skip its body)."""
     for fn in program.functions:
-        loop = first_while_loop(fn.body)
-        if loop is not None:
-            raise PassError(f"pass {name} does not support while loops (pl.while_ / while) yet; "
-                            f"function '{fn.name}' has one", loop.loc,
-                            hint=f"leave {name} out of the pipeline for this program, or write "
-                                 "the loop as a bounded pl.range")
+        refuse_while_loop(name, fn)
+
+
+def refuse_while_loop(name: str, fn: Function, what: str = "") -> None:
+    """PassError when ``fn`` holds a while loop: pass ``name`` cannot transform ``what``
+    (e.g. "a mixed cube+vector kernel") with one in it."""
+    loop = first_while_loop(fn.body)
+    if loop is not None:
+        subject = f"{what} with a while loop" if what else "while loops"
+        raise PassError(f"pass {name} does not support {subject} (pl.while_ / while) yet; "
+                        f"function '{fn.name}' has one", loop.loc,
+                        hint="bound the loop instead: 'for k in pl.range(MAX_TRIPS):' with "
+                             "the body under 'if <condition>:' (carried values yielded "
+                             "unchanged in the else arm)")
+
+
+def refuse_orchestration_while_loops(name: str, program: Program) -> None:
+    """PassError when a host-side (orchestration) function holds a while loop: pass
+    ``name`` rewrites those functions and is written for kernel while loops only."""
+    for fn in program.functions:
+        if not fn.func_type.is_kernel:
+            refuse_while_loop(name, fn, "an orchestration function")
 
 
 class FunctionPass(Pass):

@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from ptoc.dtypes import ForKind, MemorySpace
 from ptoc.ir.nodes import (
     AssignStmt, Call, EvalStmt, ForStmt, Function, IfStmt, ReturnStmt, SeqStmts, Stmt, Var,
-    YieldStmt,
+    WhileStmt, YieldStmt,
 )
 from ptoc.ir.types import ScalarType, TileType
 from ptoc.ir.visitor import IRVisitor, map_if_bodies
@@ -45,7 +45,8 @@ SCALAR, LOAD, STORE, COMPUTE = "scalar", "load", "store", "compute"
 
 
 @function_pass(name="CanonicalizeIOOrder", required=("PipelineLoopsLowered",),
-               produced=("IOOrderCanonical",), func_types=None)
+               produced=("IOOrderCanonical",), func_types=None,
+               handles_while_loops=True)
 def canonicalize_io_order(function: Function, ctx) -> Function:
     """Reorder pipeline bodies of one function, of any kind (see the module docstring)."""
     memberships = _memberships(function)
@@ -91,6 +92,9 @@ class _Reorderer:
             if stmt.kind is ForKind.Pipeline:
                 attrs = {k: v for k, v in stmt.attrs.items() if k not in PIPELINE_ATTRS}
                 return replace(stmt, body=body, kind=ForKind.Sequential, attrs=attrs)
+            return stmt if body is stmt.body else replace(stmt, body=body)
+        if isinstance(stmt, WhileStmt):
+            body = self.seq(stmt.body, policy)
             return stmt if body is stmt.body else replace(stmt, body=body)
         if isinstance(stmt, IfStmt):
             return map_if_bodies(stmt, lambda b: self.seq(b, policy))
@@ -206,7 +210,7 @@ def _dependences(stmts: list[Stmt]) -> list[set[int]]:
     for j, stmt in enumerate(stmts):
         uses, defs = _uses_and_defs(stmt)
         deps = {defined_by[u] for u in uses if u in defined_by}
-        if isinstance(stmt, EvalStmt):
+        if isinstance(stmt, (EvalStmt, WhileStmt)):   # a while's trips may store anything
             if last_effect is not None:
                 deps.add(last_effect)
             last_effect = j
@@ -235,7 +239,7 @@ def _uses_and_defs(stmt: Stmt) -> tuple[set[int], set[int]]:
     collector.visit(stmt)
     if isinstance(stmt, AssignStmt):
         visible = {id(stmt.var)}
-    elif isinstance(stmt, (ForStmt, IfStmt)):
+    elif isinstance(stmt, (ForStmt, WhileStmt, IfStmt)):
         visible = {id(v) for v in stmt.return_vars}
     else:
         visible = set()

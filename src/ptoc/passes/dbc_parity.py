@@ -21,7 +21,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ptoc.ir.nodes import AssignStmt, Call, ForStmt, Function, IfStmt, ScopeStmt, SeqStmts, Stmt
+from ptoc.ir.nodes import (
+    AssignStmt, Call, ForStmt, Function, IfStmt, ScopeStmt, SeqStmts, Stmt, WhileStmt,
+)
 from ptoc.ir.visitor import IRVisitor
 from ptoc.passes.auto_tile_emit import TAIL_GROUP_BASE
 from ptoc.passes.lower_pipeline_loops import MEMBERSHIP, is_cube_accumulator
@@ -80,7 +82,7 @@ def _stmt(stmt: Stmt, parity: int) -> tuple[Stmt, int]:
         return replace(stmt, value=replace(stmt.value, attrs=attrs)), 1 - parity
     if isinstance(stmt, SeqStmts):
         return _seq(stmt, parity)
-    if isinstance(stmt, ForStmt):
+    if isinstance(stmt, (ForStmt, WhileStmt)):
         body, after = _seq(stmt.body, parity)
         if after != parity:        # an odd body: trips alternate their first buffer
             raise _Irregular

@@ -49,7 +49,8 @@ class _Fold(IRMutator):
 
 
 @function_pass(name="FoldNoOpReshape", required={"MemRefsAssigned"},
-               func_types=(FunctionType.InCore, FunctionType.AIC, FunctionType.AIV))
+               func_types=(FunctionType.InCore, FunctionType.AIC, FunctionType.AIV),
+               handles_while_loops=True)
 def fold_no_op_reshape(fn: Function, ctx) -> Function:
     """No-op tile reshapes folded into Var-to-Var assignments."""
     return _Fold().mutate(fn)

@@ -38,7 +38,7 @@ from ptoc.dtypes import FunctionType, MemorySpace
 from ptoc.errors import PassError
 from ptoc.ir.nodes import (
     AssignStmt, Call, EvalStmt, Expr, ForStmt, Function, IfStmt, IterArg, ReturnStmt, SeqStmts,
-    Stmt, Var, YieldStmt,
+    WhileStmt, Stmt, Var, YieldStmt,
 )
 from ptoc.ir.types import TileType
 from ptoc.ir.visitor import IRMutator, substitute
@@ -65,7 +65,8 @@ OPERAND_SPACES: dict[str, dict[int, tuple[MemorySpace, ...]]] = {
 COPY_OPS = ("tile.move", "tile.extract")
 
 
-@function_pass(name="InferTileMemorySpace", produced={"MemoryInferred"}, func_types=None)
+@function_pass(name="InferTileMemorySpace", produced={"MemoryInferred"}, func_types=None,
+               handles_while_loops=True)
 def infer_tile_memory_space(fn: Function, ctx) -> Function:
     """Fill unspecified memory spaces and move Mat operands of the cube into L0.
 
@@ -87,7 +88,7 @@ class _SpaceInference:
                 for i, a in enumerate(s.value.args):
                     if isinstance(a, Var):
                         self.uses.setdefault(a, []).append((s.value, i))
-            elif isinstance(s, ForStmt):
+            elif isinstance(s, (ForStmt, WhileStmt)):
                 for ia in s.iter_args:
                     if isinstance(ia.init, Var):
                         self.carried_into.setdefault(ia.init, []).append(ia)
@@ -124,13 +125,16 @@ class _SpaceInference:
             return before + [replace(s, expr=expr)]
         if isinstance(s, (YieldStmt, ReturnStmt)):
             return [replace(s, values=tuple(self.sub(v) for v in s.values))]
-        if isinstance(s, ForStmt):
+        if isinstance(s, (ForStmt, WhileStmt)):
             iter_args = []
             for ia in s.iter_args:
                 init = self.sub(ia.init) if ia.init is not None else None
                 iter_args.append(self.retype(ia, _space_of(init), init=init))
             body = self.block(s.body)
             rvs = tuple(self.retype(rv, _space_of(ia)) for ia, rv in zip(iter_args, s.return_vars))
+            if isinstance(s, WhileStmt):   # the condition reads the (retyped) iter args
+                return [replace(s, cond=self.sub(s.cond), iter_args=tuple(iter_args), body=body,
+                                return_vars=rvs)]
             return [replace(s, start=self.sub(s.start), stop=self.sub(s.stop), step=self.sub(s.step),
                             iter_args=tuple(iter_args), body=body, return_vars=rvs)]
         if isinstance(s, IfStmt):

@@ -32,8 +32,8 @@ from dataclasses import replace
 from ptoc.dtypes import DataType, MemorySpace
 from ptoc.errors import PassError
 from ptoc.ir.nodes import (
-    AssignStmt, Call, ConstInt, ForStmt, Function, IfStmt, ListExpr, ScopeStmt, SeqStmts, Stmt,
-    Var,
+    AssignStmt, Call, ConstInt, ForStmt, Function, IfStmt, ListExpr, ScopeStmt, SeqStmts, Stmt, Var,
+    WhileStmt,
 )
 from ptoc.ir.types import MemRef, TensorType, TileType
 from ptoc.ops import get_op, make_call
@@ -47,7 +47,8 @@ from ptoc.passes.memref_rewrite import (
 
 
 @function_pass(name="InitMemRef", required={"MemoryInferred"}, produced={"MemRefsAssigned"},
-               func_types=None)
+               func_types=None,
+               handles_while_loops=True)
 def init_mem_ref(fn: Function, ctx) -> Function:
     """Assign one MemRef per tile/tensor value and prepend the ``tile.alloc`` statements."""
     if any(is_alloc(s) for s in fn.body.stmts):
@@ -96,7 +97,7 @@ class _MemRefPlanner:
         elif isinstance(s, AssignStmt):
             if _is_buffer(s.var) and not is_ring_tile(s.value):
                 self.memrefs[s.var] = self.assigned(s)
-        elif isinstance(s, ForStmt):
+        elif isinstance(s, (ForStmt, WhileStmt)):
             for ia in s.iter_args:
                 if _is_buffer(ia):
                     shared = self.memrefs.get(ia.init) if isinstance(ia.init, Var) else None

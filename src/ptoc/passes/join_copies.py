@@ -18,7 +18,7 @@ from dataclasses import replace
 
 from ptoc.dtypes import MemorySpace
 from ptoc.errors import PassError
-from ptoc.ir.nodes import AssignStmt, ForStmt, Function, IfStmt, SeqStmts, Stmt, Var
+from ptoc.ir.nodes import AssignStmt, ForStmt, Function, IfStmt, SeqStmts, Stmt, Var, WhileStmt
 from ptoc.ir.types import MemRef, TileType
 from ptoc.ir.visitor import IRMutator, substitute
 from ptoc.ops import make_call
@@ -78,8 +78,14 @@ class _JoinCopier(IRMutator):
                          result_type=copy.type)
         return AssignStmt(copy, call, stmt.loc)
 
+    def mutate_while_stmt(self, node: WhileStmt):
+        return self.carry_copies(node, super().mutate_while_stmt(node))
+
     def mutate_for_stmt(self, node: ForStmt):
-        out = super().mutate_for_stmt(node)
+        return self.carry_copies(node, super().mutate_for_stmt(node))
+
+    def carry_copies(self, node: ForStmt | WhileStmt, out: ForStmt | WhileStmt):
+        """Copy a carry's init first when its buffer is still read after the loop starts."""
         start, _ = self.ranges.spans.get(id(node), (None, None))
         if start is None:
             return out

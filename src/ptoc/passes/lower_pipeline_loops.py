@@ -24,7 +24,7 @@ from ptoc.dtypes import DataType, ForKind, MemorySpace
 from ptoc.errors import PassError
 from ptoc.ir.nodes import (
     AssignStmt, BinOp, Call, ConstInt, Expr, ForStmt, Function, IfStmt, IterArg, SeqStmts, Stmt,
-    UnaryOp, Var, YieldStmt,
+    WhileStmt, UnaryOp, Var, YieldStmt,
 )
 from ptoc.ir.types import ScalarType, TileType
 from ptoc.ir.visitor import IRMutator, clone_with_fresh_vars, map_if_bodies
@@ -38,7 +38,8 @@ INDEX = ScalarType(DataType.INDEX)
 
 
 @function_pass(name="LowerPipelineLoops", required=("SSAForm",),
-               produced=("PipelineLoopsLowered",), func_types=None)
+               produced=("PipelineLoopsLowered",), func_types=None,
+               handles_while_loops=True)
 def lower_pipeline_loops(function: Function, ctx) -> Function:
     """Replicate every pipeline loop of one function, of any kind (see the module docstring)."""
     lowered = _Lowerer().body(function.body)
@@ -68,6 +69,9 @@ class _Lowerer:
     def stmt(self, stmt: Stmt) -> list[Stmt]:
         if isinstance(stmt, ForStmt):
             return self.loop(stmt)
+        if isinstance(stmt, WhileStmt):
+            body = self.body(stmt.body)
+            return [stmt if body is stmt.body else replace(stmt, body=body)]
         if isinstance(stmt, IfStmt):
             return [map_if_bodies(stmt, self.body)]
         return [stmt]

@@ -35,8 +35,7 @@ from ptoc.backend.targets import align_up, get_target
 from ptoc.dtypes import ForKind, MemorySpace
 from ptoc.ir.nodes import (
     AssignStmt, BinOp, Call, ConstInt, Expr, ForStmt, Function, IfStmt, ListExpr, SeqStmts, Stmt,
-    Var,
-    YieldStmt,
+    WhileStmt, Var, YieldStmt,
 )
 from ptoc.ir.types import TileType
 from ptoc.ir.visitor import IRVisitor, clone_with_fresh_vars, map_if_bodies
@@ -51,7 +50,8 @@ MAX_SLOTS = 16
 SLOT_SPACES = (MemorySpace.Vec, MemorySpace.Mat)
 
 
-@function_pass(name="LowerPipelineToSlots", required=("SSAForm",), func_types=None)
+@function_pass(name="LowerPipelineToSlots", required=("SSAForm",), func_types=None,
+               handles_while_loops=True)
 def lower_pipeline_to_slots(function: Function, ctx) -> Function:
     """Rotate the staged loads of every eligible pipeline loop (see the module docstring)."""
     target = get_target(getattr(ctx, "target", "a2a3"))
@@ -75,9 +75,9 @@ class _Slotter:
     def stmt(self, stmt: Stmt, declined_above: bool) -> Stmt:
         if isinstance(stmt, IfStmt):
             return map_if_bodies(stmt, lambda b: self.body(b, declined_above))
-        if not isinstance(stmt, ForStmt):
+        if not isinstance(stmt, (ForStmt, WhileStmt)):
             return stmt
-        if stmt.kind is not ForKind.Pipeline or stmt.attrs.get(STAGES, 1) <= 1:
+        if isinstance(stmt, WhileStmt) or stmt.kind is not ForKind.Pipeline or stmt.attrs.get(STAGES, 1) <= 1:
             body = self.body(stmt.body, declined_above)
             return stmt if body is stmt.body else replace(stmt, body=body)
         slots = stmt.attrs[STAGES]

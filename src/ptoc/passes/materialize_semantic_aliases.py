@@ -18,7 +18,7 @@ fix-ups belong to MemoryReuse; PTOAS needs only this). Tensors are not retargete
 
 from __future__ import annotations
 
-from ptoc.ir.nodes import AssignStmt, Call, ForStmt, Function, IfStmt, IterArg, Var
+from ptoc.ir.nodes import AssignStmt, Call, ForStmt, Function, IfStmt, IterArg, Var, WhileStmt
 from ptoc.ir.types import MemRef, TileType
 from ptoc.ir.visitor import IRVisitor
 from ptoc.ops import get_op
@@ -31,7 +31,8 @@ from ptoc.passes.memref_rewrite import (
 
 
 @function_pass(name="MaterializeSemanticAliases", required={"MemRefsAssigned"},
-               produced={"MemRefsAssigned"}, func_types=None)
+               produced={"MemRefsAssigned"}, func_types=None,
+               handles_while_loops=True)
 def materialize_semantic_aliases(fn: Function, ctx) -> Function:
     """Retarget yielded producer chains onto their loop's carried buffer."""
     retargeter = _TopDownRetargeter(fn)
@@ -61,7 +62,7 @@ class _TopDownRetargeter:
 
     def run(self) -> None:
         for s in walk_stmts(self.fn.body):
-            if not isinstance(s, ForStmt):
+            if not isinstance(s, (ForStmt, WhileStmt)):
                 continue
             y = last_yield(s.body)
             if y is None:
@@ -120,7 +121,7 @@ def _defined(stmt) -> set:
     for st in walk_stmts(stmt):
         if isinstance(st, AssignStmt):
             out.add(st.var)
-        elif isinstance(st, (ForStmt, IfStmt)):
+        elif isinstance(st, (ForStmt, WhileStmt, IfStmt)):
             out.update(st.return_vars)
     return out
 

@@ -37,7 +37,7 @@ from typing import Iterable
 from ptoc.dtypes import MemorySpace
 from ptoc.ir.nodes import (
     AssignStmt, Call, EvalStmt, Expr, ForStmt, Function, IfStmt, ReturnStmt, SeqStmts, Stmt, Var,
-    YieldStmt,
+    WhileStmt, YieldStmt,
 )
 from ptoc.ir.visitor import IRVisitor
 from ptoc.passes.memref_rewrite import (
@@ -216,15 +216,15 @@ class _OrderWalker:
             self.read([s.expr], self.tick())
         elif isinstance(s, (YieldStmt, ReturnStmt)):
             self.read(s.values, self.tick())
-        elif isinstance(s, ForStmt):
+        elif isinstance(s, (ForStmt, WhileStmt)):
             self._for(s)
         elif isinstance(s, IfStmt):
             self._if(s)
 
-    def _for(self, s: ForStmt) -> None:
+    def _for(self, s: ForStmt | WhileStmt) -> None:
         start = self.tick()  # the header: inits are read and iter-args defined here
-        self.read([s.start, s.stop, s.step] + [ia.init for ia in s.iter_args
-                                               if ia.init is not None], start)
+        header = [s.start, s.stop, s.step] if isinstance(s, ForStmt) else [s.cond]
+        self.read(header + [ia.init for ia in s.iter_args if ia.init is not None], start)
         loop_id = len(self.loops)
         self.loops.append([start, start])
         for ia in s.iter_args:

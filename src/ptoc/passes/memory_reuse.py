@@ -28,7 +28,7 @@ from typing import Mapping
 
 from ptoc.dtypes import FunctionType, MemorySpace
 from ptoc.errors import PassError
-from ptoc.ir.nodes import AssignStmt, Call, ForStmt, Function, IfStmt, Var
+from ptoc.ir.nodes import AssignStmt, Call, ForStmt, Function, IfStmt, Var, WhileStmt
 from ptoc.ir.types import MemRef, TileType
 from ptoc.ir.visitor import IRMutator
 from ptoc.ops import make_call
@@ -52,7 +52,8 @@ TILE_FUNCTION_TYPES = tuple(t for t in FunctionType if t is not FunctionType.Orc
 
 
 @function_pass(name="MemoryReuse", required={"MemRefsAssigned"}, produced={"MemoryReused"},
-               func_types=TILE_FUNCTION_TYPES)
+               func_types=TILE_FUNCTION_TYPES,
+               handles_while_loops=True)
 def memory_reuse(fn: Function, ctx, *, capacities: Mapping[MemorySpace, int] | None = None,
                  reserved: Mapping[MemorySpace, int] | None = None) -> Function:
     """Coalesce MemRefs by lifetime.
@@ -191,7 +192,12 @@ class _YieldFixup(IRMutator):
     """
 
     def mutate_for_stmt(self, node: ForStmt):
-        out = super().mutate_for_stmt(node)
+        return self._fix_carries(super().mutate_for_stmt(node))
+
+    def mutate_while_stmt(self, node: WhileStmt):
+        return self._fix_carries(super().mutate_while_stmt(node))
+
+    def _fix_carries(self, out: ForStmt | WhileStmt) -> ForStmt | WhileStmt:
         body = self._fix(out.body, out.iter_args, "loop-carried accumulator", "the loop body",
                          "_carry")
         return out if body is out.body else replace(out, body=body)

@@ -14,7 +14,7 @@ from typing import Callable, Iterator
 from ptoc.dtypes import DataType, MemorySpace
 from ptoc.ir.nodes import (
     AssignStmt, Call, ConstInt, EvalStmt, Expr, ForStmt, Function, IfStmt, IterArg, SeqStmts,
-    Stmt, Var, YieldStmt,
+    WhileStmt, Stmt, Var, YieldStmt,
 )
 from ptoc.ir.types import MemRef, PtrType, TensorType, TileType, Type
 from ptoc.ir.visitor import IRMutator
@@ -67,7 +67,7 @@ def walk_stmts(stmt: Stmt | None) -> Iterator[Stmt]:
             yield from walk_stmts(s)
         return
     yield stmt
-    if isinstance(stmt, ForStmt):
+    if isinstance(stmt, (ForStmt, WhileStmt)):
         yield from walk_stmts(stmt.body)
     elif isinstance(stmt, IfStmt):
         yield from walk_stmts(stmt.then_body)
@@ -81,7 +81,7 @@ def defined_vars(fn: Function) -> Iterator[Var]:
     for s in walk_stmts(fn.body):
         if isinstance(s, AssignStmt):
             yield s.var
-        elif isinstance(s, ForStmt):
+        elif isinstance(s, (ForStmt, WhileStmt)):
             yield from s.iter_args
             yield from s.return_vars
         elif isinstance(s, IfStmt):

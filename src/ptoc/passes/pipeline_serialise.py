@@ -17,7 +17,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Mapping
 
-from ptoc.ir.nodes import AssignStmt, Call, ForStmt, Function, IfStmt, SeqStmts, Stmt, Var
+from ptoc.ir.nodes import (
+    AssignStmt, Call, ForStmt, Function, IfStmt, SeqStmts, Stmt, Var, WhileStmt,
+)
 from ptoc.ir.visitor import IRVisitor, map_if_bodies
 from ptoc.passes.canonicalize_io_order import schedule_by_priority
 from ptoc.passes.memref_rewrite import membership_of, walk_stmts
@@ -69,7 +71,7 @@ def serialise_groups(fn: Function, depths: Mapping[int, int]) -> Function:
 def _inner(stmt: Stmt, seq) -> Stmt:
     """Descend: loop bodies are where CanonicalizeIOOrder hoisted loads (a pipeline body is
     always a loop body), so only statement lists inside a loop are re-sequenced."""
-    if isinstance(stmt, ForStmt):
+    if isinstance(stmt, (ForStmt, WhileStmt)):
         body = seq(stmt.body, True)
         return stmt if body is stmt.body else replace(stmt, body=body)
     if isinstance(stmt, IfStmt):

@@ -112,7 +112,7 @@ def _kernel_vars(program, *, ring_tiles_exempt: bool = False):
     """Every variable bound in a kernel function (InCore/AIC/AIV): params and definitions
     (without the tiles popped from cross-core pipes when ``ring_tiles_exempt``)."""
     from ptoc.dtypes import FunctionType
-    from ptoc.ir.nodes import AssignStmt, ForStmt, IfStmt, SeqStmts
+    from ptoc.ir.nodes import AssignStmt, ForStmt, IfStmt, SeqStmts, WhileStmt
     from ptoc.passes.init_mem_ref import is_ring_tile
 
     kernels = (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV)
@@ -124,7 +124,7 @@ def _kernel_vars(program, *, ring_tiles_exempt: bool = False):
         elif isinstance(stmt, AssignStmt):
             if not (ring_tiles_exempt and is_ring_tile(stmt.value)):
                 yield stmt.var
-        elif isinstance(stmt, ForStmt):
+        elif isinstance(stmt, (ForStmt, WhileStmt)):
             yield from stmt.iter_args
             yield from walk(stmt.body)
             yield from stmt.return_vars

@@ -6,12 +6,14 @@ Public API:
     verify(module, target=None) -> Module             semantic checks (ptoc.pto.verify)
     load(text, target=None, filename="<pto>")         parse + verify
     op_info(opcode) / pipe_of(inst, target) / queue_of(op, target) / reads(inst) / writes(inst)
-    model classes: Module, Kernel, Instruction, SyncOp, ForOp, IfOp, YieldOp, Value, types
+    model classes: Module, Kernel, Instruction, SyncOp, ForOp, WhileOp, ConditionOp, IfOp,
+        YieldOp, Value, types
 """
 
 from ptoc.pto.model import (
-    Attr, EnumAttr, ForOp, IfOp, Instruction, Kernel, Module, Op, Param, PartitionViewType,
-    PtoType, PtrType, ScalarType, SyncOp, TensorViewType, TileBufType, Value, YieldOp, walk,
+    Attr, ConditionOp, EnumAttr, ForOp, IfOp, Instruction, Kernel, Module, Op, Param,
+    PartitionViewType, PtoType, PtrType, ScalarType, SyncOp, TensorViewType, TileBufType, Value,
+    WhileOp, YieldOp, walk,
 )
 from ptoc.pto.ops import OP_TABLE, OpInfo, Role, op_info, pipe_of, queue_of, reads, writes
 from ptoc.pto.parser import parse
@@ -26,8 +28,8 @@ def load(text: str, target=None, filename: str = "<pto>") -> Module:
 
 
 __all__ = [
-    "Attr", "EnumAttr", "ForOp", "IfOp", "Instruction", "Kernel", "Module", "OP_TABLE", "Op",
+    "Attr", "ConditionOp", "EnumAttr", "ForOp", "IfOp", "Instruction", "Kernel", "Module", "OP_TABLE", "Op",
     "OpInfo", "Param", "PartitionViewType", "PtoType", "PtrType", "Role", "ScalarType", "SyncOp",
-    "TensorViewType", "TileBufType", "Value", "YieldOp", "load", "op_info", "parse", "pipe_of",
+    "TensorViewType", "TileBufType", "Value", "WhileOp", "YieldOp", "load", "op_info", "parse", "pipe_of",
     "print_module", "print_op", "queue_of", "reads", "verify", "walk", "writes",
 ]

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field, replace
 from ptoc.backend.pipes import NUM_EVENT_IDS, Pipe
 from ptoc.backend.targets import Target, get_target
 from ptoc.errors import PtocError, SourceLoc
-from ptoc.pto.model import ForOp, IfOp, Kernel, Module, SyncOp
+from ptoc.pto.model import LOOP_OPS, ForOp, IfOp, Kernel, Module, SyncOp
 from ptoc.pto.sync_access import AccessResolver, has_sync
 from ptoc.pto.sync_chain import chain_sibling_loops
 from ptoc.pto.sync_emit import emit_kernel
@@ -202,7 +202,7 @@ def strip_sync(module: Module) -> Module:
         for op in body:
             if isinstance(op, SyncOp):
                 continue
-            if isinstance(op, ForOp):
+            if isinstance(op, LOOP_OPS):
                 op = replace(op, body=strip(op.body))
             elif isinstance(op, IfOp):
                 op = replace(op, then_body=strip(op.then_body), else_body=strip(op.else_body))

@@ -14,7 +14,8 @@ from ptoc.errors import PtoError, SourceLoc
 
 
 class Token(NamedTuple):
-    """kind: ssa | sym | type | attr | ident | int | float | string | punct | eof.
+    """kind: ssa | sym | block | type | attr | ident | int | float | string | punct | eof
+    (``block`` is a block label such as ``^bb0``, without the ``^``).
 
     A named tuple, not a dataclass: a kernel has thousands of tokens and this is the
     cheapest immutable record to build."""
@@ -32,6 +33,7 @@ _SSA = re.compile(r"%[A-Za-z0-9_.$-]+")
 _SYM = re.compile(r"@[A-Za-z0-9_.$]+")
 _NUMBER = re.compile(r"-?(0x[0-9a-fA-F]+|\d+(\.\d*)?([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?)")
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
+_BLOCK = re.compile(r"[A-Za-z0-9_]+")
 
 
 def escape(text: str) -> str:
@@ -59,6 +61,7 @@ _FAST = re.compile(r"""
     (?P<nl>\n) | (?P<ws>[ \t\r]+) | (?P<comment>//[^\n]*)
   | %(?P<ssa>[A-Za-z0-9_.$-]+)
   | @(?P<sym>[A-Za-z0-9_.$]+)
+  | \^(?P<block>[A-Za-z0-9_]+)
   | (?P<lit>[!#][A-Za-z_][A-Za-z0-9_.]*
         (?:<(?:[^<>\n]|<(?:[^<>\n]|<[^<>\n]*>)*>)*>)?)
   | "(?P<string>(?:[^"\\\n]|\\[^\n])*)"
@@ -141,6 +144,13 @@ def _scan(text: str, filename: str) -> list[Token]:
             if not m:
                 raise err("'@' must be followed by a symbol name", i, "e.g. func.func @kernel(...)")
             tokens.append(Token("sym", m.group()[1:], line, col))
+            i = m.end()
+            continue
+        if ch == "^":
+            m = _BLOCK.match(text, i + 1)
+            if not m:
+                raise err("'^' must be followed by a block name", i, "e.g. ^bb0(%a: index):")
+            tokens.append(Token("block", m.group(), line, col))
             i = m.end()
             continue
         if ch in "!#":

@@ -10,7 +10,9 @@ grammar). The model is deliberately small and generic:
   ``shape = [...]`` or ``addr = %x`` live in ``attrs``. The per-opcode layout of these
   fields is documented in ``ptoc.pto.ops`` (the op table).
 * ``SyncOp`` is ``pto.set_flag`` / ``pto.wait_flag`` / ``pto.barrier`` (Level 3).
-* ``ForOp`` / ``IfOp`` / ``YieldOp`` are ``scf.for`` / ``scf.if`` / ``scf.yield``.
+* ``ForOp`` / ``IfOp`` / ``YieldOp`` are ``scf.for`` / ``scf.if`` / ``scf.yield``;
+  ``WhileOp`` / ``ConditionOp`` are ``scf.while`` / ``scf.condition`` (a loop whose trip
+  count is known only at run time; ``LOOP_OPS`` holds both loop kinds).
 
 Equality ignores ``line`` (the 1-based line in the PTO text the op came from), so a module
 equals its own print-then-parse round trip; ``loc`` (the ``loc("file":line:col)`` annotation
@@ -343,7 +345,65 @@ class IfOp:
         return (self.cond,)
 
 
-Op = Union[Instruction, SyncOp, ForOp, IfOp, YieldOp]
+@dataclass(frozen=True)
+class ConditionOp:
+    """``scf.condition(%c) %a, %b : index, f32`` ending the condition region of a WhileOp:
+    the loop goes on while ``%c`` holds, handing ``values`` to the body (or, when it does
+    not hold, to the loop's results)."""
+
+    cond: Value
+    values: tuple[Value, ...] = ()
+    loc: SourceLoc | None = None
+    line: int = field(default=0, compare=False)
+
+    @property
+    def opcode(self) -> str:
+        return "scf.condition"
+
+    @property
+    def uses(self) -> tuple[Value, ...]:
+        return (self.cond, *self.values)
+
+
+@dataclass(frozen=True)
+class WhileOp:
+    """``%r = scf.while (%b = %init) : (T) -> (T) { cond } do { ^bb0(%a: T): body }``.
+
+    ``iter_args`` pair each condition-region argument with its initial value; ``cond`` is
+    the condition region (scalar ops only, ending in a ``ConditionOp``), run before every
+    trip; ``body_args`` are the body's block arguments (the values the condition handed
+    on) and ``body`` the loop body (ending in a ``YieldOp`` of the next values when there
+    are carries). ``results`` are the values the condition handed on when it failed.
+    Without carries the header is ``scf.while : () -> ()``.
+    """
+
+    cond: tuple["Op", ...]
+    body: tuple["Op", ...]
+    iter_args: tuple[tuple[Value, Value], ...] = ()
+    body_args: tuple[Value, ...] = ()
+    results: tuple[Value, ...] = ()
+    loc: SourceLoc | None = None
+    line: int = field(default=0, compare=False)
+    end_line: int = field(default=0, compare=False)
+
+    @property
+    def opcode(self) -> str:
+        return "scf.while"
+
+    @property
+    def uses(self) -> tuple[Value, ...]:
+        return tuple(init for _, init in self.iter_args)
+
+    @property
+    def condition(self) -> ConditionOp:
+        return self.cond[-1]
+
+
+Op = Union[Instruction, SyncOp, ForOp, WhileOp, IfOp, YieldOp, ConditionOp]
+#: the loops: a body that runs a number of times (known at compile time or not)
+LOOP_OPS = (ForOp, WhileOp)
+#: the ops holding regions of ops
+REGION_OPS = (ForOp, WhileOp, IfOp)
 
 
 @dataclass(frozen=True)
@@ -412,6 +472,9 @@ def walk(body: tuple[Op, ...]) -> Iterator[Op]:
     for op in body:
         yield op
         if isinstance(op, ForOp):
+            yield from walk(op.body)
+        elif isinstance(op, WhileOp):
+            yield from walk(op.cond)
             yield from walk(op.body)
         elif isinstance(op, IfOp):
             yield from walk(op.then_body)

@@ -20,7 +20,7 @@ Syntax kinds (see ``ptoc.pto.parser`` for the grammar):
     subview           %v = pto.subview %t[%row, %col] sizes [R, C] : T -> T2
     call              [%r =] pto.X[(%a, %b : T, T)] [{attrs}] [-> T]   (cross-core pipe ops)
     sync              pto.set_flag[<PIPE_M>, <PIPE_FIX>, <EVENT_ID0>] / pto.barrier <PIPE_ALL>
-    for / if / yield  scf.for, scf.if, scf.yield
+    for / while / if / yield  scf.for, scf.while (+ scf.condition), scf.if, scf.yield
 
 Vector ops (all on PIPE_V, operands in Vec) are listed in the "vector" section below, one
 entry each with its operand roles and a one-line meaning; what each computes bit for bit is
@@ -334,6 +334,8 @@ _add(OpInfo("pto.set_flag", "sync", "sync", doc="set flag (src, dst, id) once sr
 _add(OpInfo("pto.wait_flag", "sync", "sync", doc="block dst pipe until flag set, then clear"))
 _add(OpInfo("pto.barrier", "sync", "sync", doc="order all earlier work on a pipe (or ALL)"))
 _add(OpInfo("scf.for", "for", "control", doc="counted loop"))
+_add(OpInfo("scf.while", "while", "control", doc="loop while a condition holds (run-time trips)"))
+_add(OpInfo("scf.condition", "condition", "control", doc="end of a while's condition region"))
 _add(OpInfo("scf.if", "if", "control", doc="two-way branch on an i1"))
 _add(OpInfo("scf.yield", "yield", "control", doc="region results"))
 

@@ -20,6 +20,9 @@ Structured control flow:
     [%r = ] scf.for %i = %lb to %ub step %s [iter_args(%a = %init) -> (index)] { ... } [loc]
     [%r = ] scf.if %cond [-> (index)] { ... } [else { ... }] [loc]
     scf.yield [%v {, %v} : type {, type}]
+    [%r = ] scf.while (%b = %init) : (index) -> (index) { ... scf.condition(%c) %b : index }
+            do { ^bb0(%a: index): ... scf.yield %next : index } [loc]
+    scf.while : () -> () { ... scf.condition(%c) } do { ... scf.yield } [loc]
 
 The parser checks syntax and that every used SSA value is defined in an enclosing scope
 (it needs the definition's type); ``ptoc.pto.verify`` checks everything else.
@@ -32,8 +35,8 @@ from ptoc.errors import PtoError, SourceLoc
 
 from ptoc.pto.lexer import Token, tokenize
 from ptoc.pto.model import (
-    Attr, ForOp, IfOp, Instruction, Kernel, Module, Op, PtoType, ScalarType, SyncOp,
-    Value, YieldOp,
+    Attr, ConditionOp, ForOp, IfOp, Instruction, Kernel, Module, Op, PtoType, ScalarType, SyncOp,
+    Value, WhileOp, YieldOp,
 )
 from ptoc.pto.ops import OP_TABLE, suggest_opcode
 from ptoc.pto.types_text import parse_enum_attr, parse_scalar_type, parse_type_literal
@@ -319,6 +322,11 @@ class _Parser:
             return self.for_op(results, line)
         if opcode == "scf.if":
             return self.if_op(results, line)
+        if opcode == "scf.while":
+            return self.while_op(results, line)
+        if opcode == "scf.condition":
+            self.no_results(results, opcode)
+            return self.condition_op(line)
         if opcode == "scf.yield":
             self.no_results(results, opcode)
             return self.yield_op(line)
@@ -638,6 +646,101 @@ class _Parser:
         res = tuple(self.define(tok, ty) for tok, ty in zip(results, types))
         return ForOp(iv, lower, upper, step, tuple(body), iter_args, res, loc, line, end.line)
 
+    def while_op(self, results: list[Token], line: int) -> WhileOp:
+        inits: list[tuple[Token, Value]] = []
+        if self.accept("("):
+            while self.tok.kind == "ssa":
+                arg = self.advance()
+                self.expect("=", f"after the scf.while argument %{arg.text}")
+                inits.append((arg, self.use(f"as the initial value of %{arg.text}")))
+                if not self.accept(","):
+                    break
+            self.expect(")", "to close the scf.while arguments")
+        self.expect(":", "before the scf.while types (write : (index) -> (index))")
+        types = self.paren_types("argument types of scf.while")
+        self.expect("->", "between the scf.while argument and result types")
+        result_types = self.paren_types("result types of scf.while")
+        if not len(types) == len(inits) == len(result_types) == len(results):
+            raise self.error(f"scf.while has {len(inits)} argument(s), {len(types)} argument "
+                             f"type(s), {len(result_types)} result type(s) and {len(results)} "
+                             "result(s)", hint="give every carried value one type, the same "
+                                               "on both sides of '->', and one result")
+        if types != result_types:
+            raise self.error(f"scf.while argument types ({', '.join(map(str, types))}) differ "
+                             f"from its result types ({', '.join(map(str, result_types))})",
+                             hint="a carried value keeps its type: write the same types on "
+                                  "both sides of '->'")
+        self.expect("{", "to open the scf.while condition region")
+        self.scope.push()
+        iter_args = tuple((self.define(arg, ty), init) for (arg, init), ty in zip(inits, types))
+        cond = self.block()
+        self.scope.pop()
+        self.expect("}", "to close the scf.while condition region")
+        if not cond or not isinstance(cond[-1], ConditionOp):
+            raise self.error("the condition region of scf.while must end with "
+                             "scf.condition(%c)", hint="end it with scf.condition(%cond) and "
+                                                       "the values handed to the body")
+        self.expect("do", "after the scf.while condition region")
+        self.expect("{", "to open the scf.while body")
+        self.scope.push()
+        body_args: list[Value] = []
+        if self.tok.kind == "block":
+            self.advance()
+            self.expect("(", "after the body's block label")
+            while self.tok.kind == "ssa":
+                arg = self.advance()
+                self.expect(":", f"after the block argument %{arg.text}")
+                body_args.append(self.define(arg, self.parse_type(f"of %{arg.text}")))
+                if not self.accept(","):
+                    break
+            self.expect(")", "to close the block arguments")
+            self.expect(":", "after the block arguments")
+        body = self.block()
+        self.scope.pop()
+        end = self.expect("}", "to close the scf.while body")
+        if not body or not isinstance(body[-1], YieldOp):
+            raise self.error("the body of scf.while must end with scf.yield",
+                             hint="end it with scf.yield of the next values (bare when none)")
+        loc = self.opt_loc()
+        res = tuple(self.define(tok, ty) for tok, ty in zip(results, types))
+        return WhileOp(tuple(cond), tuple(body), iter_args, tuple(body_args), res, loc, line,
+                       end.line)
+
+    def paren_types(self, context: str) -> list[PtoType]:
+        self.expect("(", f"to open the {context}")
+        types = self.type_list(f"of the {context}") if not self.at(")") else []
+        self.expect(")", f"to close the {context}")
+        return types
+
+    def condition_op(self, line: int) -> ConditionOp:
+        self.expect("(", "after scf.condition")
+        cond = self.use("as the condition of scf.condition")
+        self.expect(")", "to close scf.condition(...)")
+        names: list[Token] = []
+        while self.tok.kind == "ssa":
+            names.append(self.advance())
+            if not self.accept(","):
+                break
+        types: list[PtoType] = []
+        if names:
+            self.expect(":", "before the scf.condition types")
+            types = self.type_list("of scf.condition")
+            if len(types) != len(names):
+                raise self.error(f"scf.condition lists {len(names)} value(s) but {len(types)} "
+                                 "type(s)", hint="give one type per value")
+        values = []
+        for tok, ty in zip(names, types):
+            if self.scope.lookup(tok.text) is None:
+                raise self.error(f"undefined SSA value %{tok.text} in scf.condition", tok,
+                                 hint="define it earlier in the condition region")
+            values.append(Value(tok.text, ty))
+        loc = self.opt_loc()
+        if not self.at("}"):
+            raise PtoError("scf.condition must end an scf.while condition region",
+                           SourceLoc(self.file, line, 1),
+                           hint="move the ops after it before it")
+        return ConditionOp(cond, tuple(values), loc, line)
+
     def region(self, context: str) -> tuple[list[Op], Token]:
         self.expect("{", f"to open the {context}")
         self.scope.push()
@@ -682,7 +785,7 @@ class _Parser:
             vals.append(Value(tok.text, ty))
         loc = self.opt_loc()
         if not self.at("}"):
-            raise PtoError("scf.yield must end an scf.for / scf.if region",
+            raise PtoError("scf.yield must end an scf.for / scf.if / scf.while region",
                            SourceLoc(self.file, line, 1),
                            hint="remove it, or move the ops after it before it")
         return YieldOp(tuple(vals), loc, line)

@@ -37,7 +37,8 @@ import dataclasses
 from ptoc.backend.targets import Target, get_target
 from ptoc.dtypes import DataType, MemorySpace
 from ptoc.pto.model import (
-    ForOp, IfOp, Instruction, Kernel, Module, Op, ScalarType, TileBufType, Value, walk,
+    LOOP_OPS, ForOp, IfOp, Instruction, Kernel, Module, Op, ScalarType, TileBufType, Value, WhileOp,
+    walk,
 )
 from ptoc.pto.ops import VIEW_OPS
 from ptoc.pto.planner_lifetimes import TileLife, analyse
@@ -297,6 +298,8 @@ class _ConstantPool:
 def _defined(op: Op) -> tuple[Value, ...]:
     if isinstance(op, ForOp):
         return (op.iv, *(a for a, _ in op.iter_args), *op.results)
+    if isinstance(op, WhileOp):
+        return (*(a for a, _ in op.iter_args), *op.body_args, *op.results)
     return tuple(getattr(op, "results", ()))
 
 
@@ -304,7 +307,7 @@ def _rewrite(body: tuple[Op, ...], todo: dict[str, int], pool: _ConstantPool,
              rings: dict[str, int], views: _Views) -> tuple[Op, ...]:
     out: list[Op] = []
     for op in body:
-        if isinstance(op, ForOp):
+        if isinstance(op, LOOP_OPS):   # a while's condition region holds no tiles
             op = dataclasses.replace(op, body=_rewrite(op.body, todo, pool, rings, views))
         elif isinstance(op, IfOp):
             op = dataclasses.replace(

@@ -31,7 +31,9 @@ from dataclasses import dataclass
 from ptoc.backend.targets import Target, align_up
 from ptoc.dtypes import MemorySpace
 from ptoc.errors import SourceLoc
-from ptoc.pto.model import ForOp, IfOp, Instruction, Kernel, Op, TileBufType, Value, YieldOp
+from ptoc.pto.model import (
+    LOOP_OPS, IfOp, Instruction, Kernel, Op, TileBufType, Value, WhileOp, YieldOp,
+)
 from ptoc.pto.ops import VIEW_OPS
 
 
@@ -126,13 +128,17 @@ class _Walk:
             self.op(op, loops)
 
     def op(self, op: Op, loops: tuple[int, ...]) -> None:
-        if isinstance(op, ForOp):
+        if isinstance(op, LOOP_OPS):
             head = self.next_pos()
             for region_arg, init in op.iter_args:
                 self.join(region_arg, init)
                 self.access(init, head, head + 1, loops, read=True)
             for result, (region_arg, _) in zip(op.results, op.iter_args):
                 self.join(result, region_arg)
+            if isinstance(op, WhileOp):   # the condition runs before every trip
+                for body_arg, (region_arg, _) in zip(op.body_args, op.iter_args):
+                    self.join(body_arg, region_arg)
+                self.body(op.cond, loops + (head,))
             self.body(op.body, loops + (head,))
             last = op.body[-1] if op.body else None
             if isinstance(last, YieldOp):

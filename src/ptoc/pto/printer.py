@@ -11,7 +11,8 @@ from ptoc.errors import SourceLoc
 
 from ptoc.pto.lexer import escape
 from ptoc.pto.model import (
-    Attr, EnumAttr, ForOp, IfOp, Instruction, Kernel, Module, Op, SyncOp, Value, YieldOp,
+    Attr, ConditionOp, EnumAttr, ForOp, IfOp, Instruction, Kernel, Module, Op, SyncOp, Value,
+    WhileOp, YieldOp,
 )
 from ptoc.pto.ops import OP_TABLE
 
@@ -136,6 +137,28 @@ def _op(op: Op, lines: list[str], indent: str, number: bool = False) -> Op | Non
         lines.append(f"{indent}}}{loc_suffix(op.loc)}")
         return ForOp(op.iv, op.lower, op.upper, op.step, body, op.iter_args, op.results,
                      op.loc, line, len(lines)) if number else None
+    if isinstance(op, ConditionOp):
+        text = f"scf.condition({op.cond})"
+        if op.values:
+            text += " " + ", ".join(str(v) for v in op.values) + " : " + ", ".join(
+                str(v.type) for v in op.values)
+        lines.append(indent + text + loc_suffix(op.loc))
+        return ConditionOp(op.cond, op.values, op.loc, line) if number else None
+    if isinstance(op, WhileOp):
+        types = ", ".join(str(a.type) for a, _ in op.iter_args)
+        inits = ", ".join(f"{a} = {i}" for a, i in op.iter_args)
+        head = f"{indent}{_results(op.results)}scf.while "
+        head += f"({inits}) : ({types}) -> ({types})" if op.iter_args else ": () -> ()"
+        lines.append(head + " {")
+        cond = _ops(op.cond, lines, indent + _INDENT, number)
+        lines.append(f"{indent}}} do {{")
+        if op.body_args:
+            lines.append(f"{indent}^bb0(" + ", ".join(f"{a}: {a.type}" for a in op.body_args)
+                         + "):")
+        body = _ops(op.body, lines, indent + _INDENT, number)
+        lines.append(f"{indent}}}{loc_suffix(op.loc)}")
+        return WhileOp(cond, body, op.iter_args, op.body_args, op.results, op.loc, line,
+                       len(lines)) if number else None
     if isinstance(op, IfOp):
         head = f"{indent}{_results(op.results)}scf.if {op.cond}"
         if op.results:

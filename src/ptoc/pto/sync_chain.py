@@ -22,7 +22,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ptoc.pto.model import ForOp, IfOp, Instruction, Kernel, SyncOp, walk
+from ptoc.pto.model import (
+    LOOP_OPS, REGION_OPS, ForOp, IfOp, Instruction, Kernel, SyncOp, WhileOp, walk,
+)
 from ptoc.pto.ops import queue_of
 
 
@@ -34,10 +36,10 @@ def chain_sibling_loops(kernel: Kernel, target) -> Kernel:
     return kernel if body is kernel.body else replace(kernel, body=body)
 
 
-def _runs(loop: ForOp, constants: dict) -> bool:
+def _runs(loop: ForOp | WhileOp, constants: dict) -> bool:
     """A flat loop (no nested region) whose constant bounds make it run at least once, so
     its last iteration's set happens and every flag of its body is at the top level."""
-    if any(isinstance(op, (ForOp, IfOp)) for op in loop.body):
+    if isinstance(loop, WhileOp) or any(isinstance(op, REGION_OPS) for op in loop.body):
         return False
     bounds = [constants.get(v.name) for v in (loop.lower, loop.upper, loop.step)]
     if any(not isinstance(b, int) for b in bounds):
@@ -63,11 +65,11 @@ def _block(ops: tuple, env) -> tuple:
 
 
 def _next_loop(ops: tuple, start: int) -> int | None:
-    return next((i for i in range(start, len(ops)) if isinstance(ops[i], ForOp)), None)
+    return next((i for i in range(start, len(ops)) if isinstance(ops[i], LOOP_OPS)), None)
 
 
 def _nested(op, env):
-    if isinstance(op, ForOp):
+    if isinstance(op, LOOP_OPS):
         body = _block(op.body, env)
         return op if body is op.body else replace(op, body=body)
     if isinstance(op, IfOp):
@@ -118,7 +120,7 @@ def _closing_waits_end(ops: tuple, loop: int, pair: tuple, ids: set) -> int | No
     open_ids = set(ids)
     for index in range(loop + 1, len(ops)):
         op = ops[index]
-        if isinstance(op, (ForOp, IfOp)):
+        if isinstance(op, REGION_OPS):
             return None
         if _flag(op, None, pair) and op.event in open_ids:
             if op.kind != "wait_flag":
@@ -162,7 +164,7 @@ def _top_flags(body: tuple, pair: tuple) -> list[SyncOp]:
 def _carried_ids(body: tuple, pair: tuple) -> set | None:
     """The ids of ``pair`` a loop body uses only as one loop-carried pair each: a wait at the
     top of the body followed later by a set (None when the body uses them any other way)."""
-    if any(_flag(op, None, pair) for top in body if isinstance(top, (ForOp, IfOp))
+    if any(_flag(op, None, pair) for top in body if isinstance(top, REGION_OPS)
            for op in walk((top,))):
         return None
     uses: dict = {}
@@ -184,7 +186,7 @@ def _first_use_order(body: tuple, pair: tuple) -> list[int]:
 def _rename(op, pair: tuple, renamed: dict):
     if _flag(op, None, pair) and op.event in renamed:
         return replace(op, event=renamed[op.event])
-    if isinstance(op, ForOp):
+    if isinstance(op, LOOP_OPS):
         return replace(op, body=tuple(_rename(o, pair, renamed) for o in op.body))
     if isinstance(op, IfOp):
         return replace(op, then_body=tuple(_rename(o, pair, renamed) for o in op.then_body),

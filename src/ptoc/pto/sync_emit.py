@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ptoc.pto.model import ForOp, IfOp, Kernel, SyncOp
+from ptoc.pto.model import LOOP_OPS, IfOp, Kernel, SyncOp
 from ptoc.pto.sync_plan import SyncPlan
 
 
@@ -27,7 +27,7 @@ def _block(plan: SyncPlan, b: int) -> tuple:
             break
         item = block.items[g]
         kids = plan.tree.children.get(id(item))
-        if isinstance(item, ForOp):
+        if isinstance(item, LOOP_OPS):
             item = replace(item, body=_block(plan, kids[0]))
         elif isinstance(item, IfOp):
             item = replace(item, then_body=_block(plan, kids[0]),

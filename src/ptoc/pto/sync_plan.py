@@ -34,7 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ptoc.backend.pipes import Pipe
-from ptoc.pto.model import ForOp, IfOp, Instruction, Kernel, YieldOp, walk
+from ptoc.pto.model import LOOP_OPS, ForOp, IfOp, Instruction, Kernel, YieldOp, walk
 
 
 @dataclass
@@ -63,7 +63,7 @@ class BlockTree:
         ident = len(self.blocks)
         self.blocks.append(Block(ident, kind, items, term, parent))
         for g, op in enumerate(items):
-            if isinstance(op, ForOp):
+            if isinstance(op, LOOP_OPS):   # a while's condition region is scalar only
                 self.children[id(op)] = (self._add("for", op.body, (ident, g)),)
             elif isinstance(op, IfOp):
                 self.children[id(op)] = (self._add("then", op.then_body, (ident, g)),

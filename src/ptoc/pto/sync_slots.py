@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ptoc.pto.model import ForOp, IfOp, Instruction, Value
+from ptoc.pto.model import ForOp, IfOp, Instruction, Value, WhileOp
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,8 @@ def find_slot_cascades(body: tuple, const) -> SlotInfo:
                     defs[r.name] = op
             if isinstance(op, ForOp):
                 visit(op.body, loops + [op])
+            elif isinstance(op, WhileOp):   # no induction variable: no slot arms
+                visit(op.body, loops)
             elif isinstance(op, IfOp):
                 test = _slot_test(op.cond, loops, defs, const)
                 if test is not None:

@@ -35,7 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from ptoc.backend.pipes import QUEUE_PIPES, Pipe
-from ptoc.pto.model import ForOp, IfOp, Instruction, SyncOp
+from ptoc.pto.model import LOOP_OPS, ForOp, IfOp, Instruction, SyncOp, WhileOp
 from ptoc.pto.sync_access import Access, AccessResolver, hazard_kind
 from ptoc.pto.sync_plan import SyncPlan
 from ptoc.pto.sync_slots import SlotInfo, find_slot_cascades
@@ -172,7 +172,7 @@ class Walker:
             self.gap(b, g, st, live, path)
             if isinstance(item, Instruction):
                 self.instruction(b, g, item, st, live, path)
-            elif isinstance(item, ForOp):
+            elif isinstance(item, LOOP_OPS):
                 self.loop(b, g, item, st, live, path)
             elif isinstance(item, IfOp):
                 self.branch(b, g, item, st, live, path)
@@ -363,7 +363,7 @@ class Walker:
         return [Rec(r.stamp, r.pipe, r.access, b, g + 1, list(st.clock[r.pipe]), r.op, r.key,
                     r.slot_arm) for r in newest.values()]
 
-    def loop(self, b, g, op: ForOp, st: State, live: list, path) -> None:
+    def loop(self, b, g, op: ForOp | WhileOp, st: State, live: list, path) -> None:
         (body,) = self.plan.tree.children[id(op)]
         trips = self.trip_count(op)
         if trips == 0:
@@ -397,8 +397,11 @@ class Walker:
                 st.clock[q][q] = now
         live[mark:] = self.summarize(inner, b, g, st)
 
-    def trip_count(self, op: ForOp) -> int | None:
-        """Constant trip count of ``op``, or None when a bound is not a constant."""
+    def trip_count(self, op: ForOp | WhileOp) -> int | None:
+        """Constant trip count of ``op``, or None when a bound is not a constant (a while
+        loop's trips are decided at run time: None, zero included)."""
+        if isinstance(op, WhileOp):
+            return None
         lo, hi, step = (self.resolver.const(v) for v in (op.lower, op.upper, op.step))
         if lo is None or hi is None or step is None or step <= 0:
             return None

@@ -19,8 +19,8 @@ from ptoc.dtypes import DataType, MemorySpace
 from ptoc.errors import PtoError, SourceLoc
 
 from ptoc.pto.model import (
-    EnumAttr, ForOp, IfOp, Instruction, Kernel, Module, Op, PartitionViewType, PtoType, PtrType,
-    ScalarType, SyncOp, TensorViewType, TileBufType, Value, YieldOp,
+    ConditionOp, EnumAttr, ForOp, IfOp, Instruction, Kernel, Module, Op, PartitionViewType, PtoType,
+    PtrType, WhileOp, ScalarType, SyncOp, TensorViewType, TileBufType, Value, YieldOp,
 )
 from ptoc.pto.ops import (
     CMP_MODES, CMPI_PREDICATES, OP_TABLE, ROUND_MODES, OpInfo, atomic_add, suggest_opcode,
@@ -146,6 +146,11 @@ class _KernelVerifier(CrossCoreRules):
     def op(self, op: Op) -> None:
         if isinstance(op, ForOp):
             self.for_op(op)
+        elif isinstance(op, WhileOp):
+            self.while_op(op)
+        elif isinstance(op, ConditionOp):
+            raise self.fail(op, "scf.condition outside the condition region of an scf.while",
+                            "end a while's condition region with it, nowhere else")
         elif isinstance(op, IfOp):
             self.if_op(op)
         elif isinstance(op, SyncOp):
@@ -174,6 +179,49 @@ class _KernelVerifier(CrossCoreRules):
         for arg, _ in op.iter_args:
             self.define(op, arg)
         self.region(op.body, tuple(a for a, _ in op.iter_args) if op.iter_args else (), op)
+        self.frames.pop()
+        for r in op.results:
+            self.define(op, r)
+
+    def while_op(self, op: WhileOp) -> None:
+        """The condition region computes an i1 from scalars only (it runs once more than the
+        body, so no pipe work or flag may sit there) and hands on one value per carry; the
+        body's block arguments and yield have the carries' types."""
+        types = [a.type for a, _ in op.iter_args]
+        for arg, init in op.iter_args:
+            self.check_use(op, init)
+            if arg.type != init.type:
+                raise self.fail(op, f"scf.while argument %{arg.name} is {arg.type} but its "
+                                    f"initial value %{init.name} is {init.type}",
+                                "make the types equal")
+        self.frames.append({})
+        for arg, _ in op.iter_args:
+            self.define(op, arg)
+        *scalars, cond = op.cond
+        for inst in scalars:
+            if not (isinstance(inst, Instruction) and inst.opcode.startswith("arith.")):
+                raise self.fail(inst, f"{inst.opcode} in the condition region of scf.while",
+                                "compute only scalars (arith ops) there; do the work in the body")
+            self.instruction(inst)
+        self.check_use(cond, cond.cond)
+        if cond.cond.type != ScalarType(DataType.BOOL):
+            raise self.fail(cond, f"scf.condition %{cond.cond.name} has type {cond.cond.type}",
+                            "test an i1, e.g. the result of arith.cmpi")
+        for v in cond.values:
+            self.check_use(cond, v)
+        if [v.type for v in cond.values] != types:
+            raise self.fail(cond, f"scf.condition hands on {len(cond.values)} value(s) but the "
+                                  f"scf.while carries {len(types)}",
+                            "hand on one value per carry, with the carries' types")
+        self.frames.pop()
+        if [a.type for a in op.body_args] != types:
+            raise self.fail(op, f"the scf.while body takes {len(op.body_args)} argument(s) but "
+                                f"the loop carries {len(types)}",
+                            "give ^bb0 one argument per carry, with the carries' types")
+        self.frames.append({})
+        for arg in op.body_args:
+            self.define(op, arg)
+        self.region(op.body, tuple(op.body_args), op)
         self.frames.pop()
         for r in op.results:
             self.define(op, r)
@@ -228,7 +276,7 @@ class _KernelVerifier(CrossCoreRules):
     # -- instructions -----------------------------------------------------------------------------
     def instruction(self, inst: Instruction) -> None:
         info = OP_TABLE.get(inst.opcode)
-        if info is None or info.syntax in ("sync", "for", "if", "yield"):
+        if info is None or info.syntax in ("sync", "for", "while", "condition", "if", "yield"):
             raise self.fail(inst, f"unknown op '{inst.opcode}'", suggest_opcode(inst.opcode))
         for v in inst.uses:
             self.check_use(inst, v)

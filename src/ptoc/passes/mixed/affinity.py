@@ -15,7 +15,8 @@ import enum
 
 from ptoc.dtypes import MemorySpace
 from ptoc.ir.nodes import (
-    AssignStmt, Call, EvalStmt, Expr, ForStmt, IfStmt, ReturnStmt, SeqStmts, Stmt, YieldStmt,
+    AssignStmt, Call, EvalStmt, Expr, ForStmt, IfStmt, ReturnStmt, SeqStmts, Stmt, WhileStmt,
+    YieldStmt,
 )
 from ptoc.ir.types import TileType
 
@@ -102,7 +103,7 @@ def stmt_affinity(s: Stmt) -> Affinity:
         for x in s.stmts:
             side = side.join(stmt_affinity(x))
         return side
-    if isinstance(s, ForStmt):
+    if isinstance(s, (ForStmt, WhileStmt)):
         return stmt_affinity(s.body)
     if isinstance(s, IfStmt):
         side = stmt_affinity(s.then_body)

@@ -45,7 +45,7 @@ from ptoc.ir.nodes import (
 from ptoc.ir.types import ScalarType, TileType, TupleType, num_bytes
 from ptoc.ir.visitor import clone_with_fresh_vars
 from ptoc.ops import make_call
-from ptoc.passes.base import program_pass
+from ptoc.passes.base import program_pass, refuse_while_loop
 from ptoc.passes.manager import register_default_pass
 from ptoc.passes.mixed.affinity import Affinity, call_affinity, crosses_cores, stmt_affinity
 from ptoc.passes.mixed.prune import Repair, dce, tensor_parents, uses
@@ -54,7 +54,8 @@ Mem = MemorySpace
 SPLIT_ATTRS = ("split", "split_aiv", "slot_num")
 
 
-@program_pass(name="ExpandMixedKernel", required=("SSAForm", "MemoryInferred"))
+@program_pass(name="ExpandMixedKernel", required=("SSAForm", "MemoryInferred"),
+              handles_while_loops=True)
 def expand_mixed_kernel(program: Program, ctx) -> Program:
     """Split every mixed InCore function into AIC + AIV + Group (module docstring)."""
     model = cluster_model(ctx.get_backend())
@@ -72,6 +73,7 @@ def expand_mixed_kernel(program: Program, ctx) -> Program:
             kind = FunctionType.AIC if side is Affinity.CUBE else FunctionType.AIV
             functions.append(replace(fn, func_type=kind, attrs=attrs))
             continue
+        refuse_while_loop("ExpandMixedKernel", fn, "a mixed cube+vector kernel")
         for suffix in ("_aic", "_aiv"):
             if fn.name + suffix in names:
                 raise PassError(f"ExpandMixedKernel: '{fn.name}' splits into '{fn.name}{suffix}',"

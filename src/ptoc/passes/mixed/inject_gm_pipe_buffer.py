@@ -33,7 +33,8 @@ PARAM = "__gm_pipe_buffer"
 INIT_OPS = ("system.aic_initialize_pipe", "system.aiv_initialize_pipe")
 
 
-@program_pass(name="InjectGMPipeBuffer", required=("SSAForm",))
+@program_pass(name="InjectGMPipeBuffer", required=("SSAForm",),
+              handles_while_loops=True)
 def inject_gm_pipe_buffer(program: Program, ctx) -> Program:
     """Thread the GM pipe buffer from the host to every pipe-using kernel (module docstring)."""
     if not cluster_model(ctx.get_backend()).ring_in_gm:

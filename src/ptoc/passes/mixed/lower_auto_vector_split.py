@@ -34,7 +34,7 @@ from ptoc.ir.nodes import (
 from ptoc.ir.types import ScalarType, TileType
 from ptoc.ir.visitor import IRMutator, defined_names
 from ptoc.ops import get_op, make_call
-from ptoc.passes.base import function_pass
+from ptoc.passes.base import function_pass, refuse_while_loop
 from ptoc.passes.manager import register_default_pass
 from ptoc.passes.mixed.affinity import Affinity, call_affinity, crosses_cores, stmt_affinity
 
@@ -47,7 +47,8 @@ SHAPED = {"tile.load", "tile.store", "tile.create", "tile.full"}
 
 
 @function_pass(name="LowerAutoVectorSplit", required=("SSAForm", "MemoryInferred"),
-               func_types=(FunctionType.InCore,))
+               func_types=(FunctionType.InCore,),
+               handles_while_loops=True)
 def lower_auto_vector_split(fn: Function, ctx) -> Function:
     """Rewrite one split mixed InCore function into per-lane form (module docstring)."""
     mode = fn.attrs.get("split")
@@ -55,6 +56,7 @@ def lower_auto_vector_split(fn: Function, ctx) -> Function:
         return fn
     if stmt_affinity(fn.body) is not Affinity.MIXED:
         return fn    # pure vector (or pure cube): ExpandMixedKernel converts it as it is
+    refuse_while_loop("LowerAutoVectorSplit", fn, "a split mixed kernel")
     body = _Halver(fn, mode).run()
     return replace(fn, body=body, attrs={**fn.attrs, "split_aiv": True})
 

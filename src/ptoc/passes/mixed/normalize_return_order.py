@@ -29,7 +29,8 @@ from ptoc.passes.mixed.prune import tensor_parents
 RETURNING = (FunctionType.InCore, FunctionType.AIV, FunctionType.Group)
 
 
-@program_pass(name="NormalizeReturnOrder", required=("SSAForm",))
+@program_pass(name="NormalizeReturnOrder", required=("SSAForm",),
+              handles_while_loops=True)
 def normalize_return_order(program: Program, ctx) -> Program:
     """Returns in Out/InOut parameter order; callers' tuple indices follow (module doc)."""
     perms: dict[str, list[int]] = {}

@@ -20,7 +20,8 @@ from dataclasses import replace
 
 from ptoc.errors import PassError
 from ptoc.ir.nodes import (
-    AssignStmt, Call, EvalStmt, Expr, ForStmt, IfStmt, ReturnStmt, SeqStmts, Stmt, Var, YieldStmt,
+    AssignStmt, Call, EvalStmt, Expr, ForStmt, IfStmt, ReturnStmt, SeqStmts, Stmt, Var, WhileStmt,
+    YieldStmt,
 )
 from ptoc.ir.types import TensorType
 from ptoc.ir.visitor import IRVisitor, substitute
@@ -59,7 +60,7 @@ def tensor_parents(body: SeqStmts) -> dict[Var, Expr]:
             if isinstance(s, AssignStmt) and isinstance(s.value, Call) \
                     and s.value.op == "tile.store":
                 parent[s.var] = s.value.args[2]
-            elif isinstance(s, ForStmt):
+            elif isinstance(s, (ForStmt, WhileStmt)):
                 for ia, rv in zip(s.iter_args, s.return_vars):
                     if isinstance(ia.type, TensorType):
                         parent[ia] = ia.init

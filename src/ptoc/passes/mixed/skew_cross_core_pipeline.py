@@ -24,8 +24,8 @@ from dataclasses import replace
 
 from ptoc.dtypes import FunctionType, ForKind
 from ptoc.ir.nodes import (
-    AssignStmt, BinOp, Call, ConstInt, EvalStmt, Expr, ForStmt, Function, IfStmt, IterArg,
-    SeqStmts, Stmt, Var, YieldStmt,
+    AssignStmt, BinOp, Call, ConstInt, EvalStmt, Expr, ForStmt, Function, IfStmt, IterArg, SeqStmts,
+    Stmt, Var, WhileStmt, YieldStmt,
 )
 from ptoc.ir.visitor import clone_with_fresh_vars, map_if_bodies
 from ptoc.passes.base import function_pass
@@ -38,7 +38,8 @@ POPS = ("tile.tpop_from_aic", "tile.tpop_from_aiv")
 
 
 @function_pass(name="SkewCrossCorePipeline", required=("SSAForm",),
-               func_types=(FunctionType.AIC, FunctionType.AIV))
+               func_types=(FunctionType.AIC, FunctionType.AIV),
+               handles_while_loops=True)
 def skew_cross_core_pipeline(fn: Function, ctx) -> Function:
     """Skew or demote every cross-core pipeline loop of one kernel (module docstring)."""
     body = _Rewriter().seq(fn.body)
@@ -54,7 +55,7 @@ def _calls(stmts):
             value = s.value if isinstance(s, AssignStmt) else s.expr
             if isinstance(value, Call):
                 yield s, value
-        elif isinstance(s, ForStmt):
+        elif isinstance(s, (ForStmt, WhileStmt)):
             yield from _calls(s.body.stmts)
         elif isinstance(s, IfStmt):
             yield from _calls(s.then_body.stmts)
@@ -65,7 +66,7 @@ def _calls(stmts):
 def _defs(s: Stmt) -> set[Var]:
     if isinstance(s, AssignStmt):
         return {s.var}
-    if isinstance(s, (ForStmt, IfStmt)):
+    if isinstance(s, (ForStmt, WhileStmt, IfStmt)):
         out = set(s.return_vars)
         for inner, _ in _calls([s]):
             if isinstance(inner, AssignStmt):
@@ -87,6 +88,9 @@ class _Rewriter:
     def stmt(self, s: Stmt) -> list[Stmt]:
         if isinstance(s, IfStmt):
             return [map_if_bodies(s, self.seq)]
+        if isinstance(s, WhileStmt):
+            body = self.seq(s.body)
+            return [s if body is s.body else replace(s, body=body)]
         if not isinstance(s, ForStmt):
             return [s]
         body = self.seq(s.body)

@@ -24,7 +24,7 @@ from ptoc.dtypes import DataType, FunctionType, SplitMode
 from ptoc.errors import PassError
 from ptoc.ir.nodes import (
     AssignStmt, BinOp, Call, ConstInt, EvalStmt, ForStmt, Function, IfStmt, Program, ReturnStmt,
-    SeqStmts, Stmt, Var, YieldStmt,
+    SeqStmts, Stmt, Var, WhileStmt, YieldStmt,
 )
 from ptoc.ir.types import ScalarType
 from ptoc.ir.visitor import clone_with_fresh_vars
@@ -38,7 +38,8 @@ SETUP = frozenset({"system.reserve_buffer", "system.import_peer_buffer",
                    "system.aiv_initialize_pipe", "tile.get_subblock_idx"})
 
 
-@program_pass(name="SplitVectorKernel", required=("SSAForm",))
+@program_pass(name="SplitVectorKernel", required=("SSAForm",),
+              handles_while_loops=True)
 def split_vector_kernel(program: Program, ctx) -> Program:
     """Stamp dual dispatch on split AIV functions; give unsplit mixed AIV functions the
     lane-1 handshake replay (module docstring)."""
@@ -87,7 +88,7 @@ def _calls(seq: SeqStmts):
     for s in seq.stmts:
         if isinstance(s, (AssignStmt, EvalStmt)):
             yield s.value if isinstance(s, AssignStmt) else s.expr
-        elif isinstance(s, ForStmt):
+        elif isinstance(s, (ForStmt, WhileStmt)):
             yield from _calls(s.body)
         elif isinstance(s, IfStmt):
             yield from _calls(s.then_body)

@@ -22,7 +22,8 @@ PAIRS = {"system.tfree_to_aic": "tile.tpop_from_aic", "system.tfree_to_aiv": "ti
 
 
 @function_pass(name="StampTfreeSplit", required=("SSAForm",),
-               func_types=(FunctionType.AIC, FunctionType.AIV))
+               func_types=(FunctionType.AIC, FunctionType.AIV),
+               handles_while_loops=True)
 def stamp_tfree_split(fn: Function, ctx) -> Function:
     """Copy each pop's split and id onto the free of its tile (module docstring)."""
     pops: dict[Var, Call] = {}

@@ -39,7 +39,7 @@ from ptoc.ir.nodes import (
 from ptoc.ir.printer import flatten
 from ptoc.ir.types import ArrayType, ScalarType, TupleType
 from ptoc.ir.visitor import IRVisitor
-from ptoc.passes.base import program_pass, with_functions
+from ptoc.passes.base import program_pass, with_functions, refuse_orchestration_while_loops
 from ptoc.passes.manager import register_default_pass
 from ptoc.passes.properties import IRProperty, register_property_checker
 from ptoc.passes.tasks.materialize_runtime_scopes import ManualDepth
@@ -174,10 +174,12 @@ def _classify(program: Program, fn: Function) -> Function:
 
 @program_pass(name="ClassifyIterArgCarry",
               required={"CallDirectionsResolved", "RuntimeScopesMaterialized"},
-              produced={"IterArgCarryClassified", "RuntimeScopesMaterialized"})
+              produced={"IterArgCarryClassified", "RuntimeScopesMaterialized"},
+              handles_while_loops=True)
 def classify_iter_arg_carry(program: Program, ctx) -> Program:
     """Stamp every orchestration loop carry trivial or rebind, and size task-id fences
     (module docstring)."""
+    refuse_orchestration_while_loops("ClassifyIterArgCarry", program)
     functions = tuple(_classify(program, fn) for fn in program.functions)
     return with_functions(program, functions)
 

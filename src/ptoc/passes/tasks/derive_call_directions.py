@@ -27,7 +27,7 @@ from ptoc.ir.nodes import (
 )
 from ptoc.ir.types import TensorType, TupleType
 from ptoc.ir.visitor import IRMutator
-from ptoc.passes.base import program_pass, with_functions
+from ptoc.passes.base import program_pass, with_functions, refuse_orchestration_while_loops
 from ptoc.passes.manager import register_default_pass
 from ptoc.passes.properties import IRProperty, register_property_checker
 from ptoc.passes.tasks.buffer_roots import BufferRoots
@@ -170,9 +170,11 @@ class _Directions(IRMutator):
         return ArgDirection.OutputExisting
 
 
-@program_pass(name="DeriveCallDirections", produced={"CallDirectionsResolved"})
+@program_pass(name="DeriveCallDirections", produced={"CallDirectionsResolved"},
+              handles_while_loops=True)
 def derive_call_directions(program: Program, ctx) -> Program:
     """Record the runtime direction of every kernel-call argument (module docstring)."""
+    refuse_orchestration_while_loops("DeriveCallDirections", program)
     functions = tuple(_Directions(program, fn).mutate(fn) for fn in program.functions)
     return with_functions(program, functions)
 

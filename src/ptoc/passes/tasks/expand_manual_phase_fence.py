@@ -27,7 +27,7 @@ from ptoc.ir.nodes import (
 from ptoc.ir.types import ArrayType, ScalarType
 from ptoc.ir.visitor import IRMutator, IRVisitor
 from ptoc.ops import make_call
-from ptoc.passes.base import program_pass, with_functions
+from ptoc.passes.base import program_pass, with_functions, refuse_orchestration_while_loops
 from ptoc.passes.manager import register_default_pass
 from ptoc.passes.tasks.materialize_runtime_scopes import ManualDepth
 
@@ -127,9 +127,11 @@ def _expand(fn: Function) -> Function:
 
 
 @program_pass(name="ExpandManualPhaseFence", required={"CallDirectionsResolved"},
-              produced={"CallDirectionsResolved"})
+              produced={"CallDirectionsResolved"},
+              handles_while_loops=True)
 def expand_manual_phase_fence(program: Program, ctx) -> Program:
     """Compress full-array task-id fan-ins of manual-scope loops (module docstring)."""
+    refuse_orchestration_while_loops("ExpandManualPhaseFence", program)
     functions = tuple(_expand(fn) for fn in program.functions)
     return with_functions(program, functions)
 

@@ -27,7 +27,7 @@ from ptoc.ir.nodes import (
 )
 from ptoc.ir.visitor import IRMutator, IRVisitor, substitute
 from ptoc.ops import make_call
-from ptoc.passes.base import program_pass
+from ptoc.passes.base import program_pass, refuse_orchestration_while_loops
 from ptoc.passes.manager import register_default_pass
 from ptoc.passes.tasks.buffer_roots import BufferRoots, last_yield
 
@@ -153,9 +153,10 @@ class _Fuse(IRMutator):
             body=dataclasses.replace(body, stmts=tuple(stmts)))
 
 
-@program_pass(name="FuseCreateAssembleToSlice")
+@program_pass(name="FuseCreateAssembleToSlice", handles_while_loops=True)
 def fuse_create_assemble_to_slice(program: Program, ctx) -> Program:
     """create + single assemble -> a slice of the target (orchestration functions)."""
+    refuse_orchestration_while_loops("FuseCreateAssembleToSlice", program)
     functions, changed = [], False
     for fn in program.functions:
         pairs = fusible_pairs(program, fn) if fn.func_type is FunctionType.Orchestration else {}

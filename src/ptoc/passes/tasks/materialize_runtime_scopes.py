@@ -23,7 +23,7 @@ from ptoc.dtypes import FunctionType, ScopeKind
 from ptoc.ir.nodes import ForStmt, Function, IfStmt, Program, ScopeStmt, SeqStmts, body_scope
 from ptoc.ir.printer import flatten
 from ptoc.ir.visitor import IRMutator
-from ptoc.passes.base import program_pass, with_functions
+from ptoc.passes.base import program_pass, with_functions, refuse_orchestration_while_loops
 from ptoc.passes.manager import register_default_pass
 from ptoc.passes.properties import IRProperty, register_property_checker
 
@@ -90,10 +90,12 @@ def _materialize(fn: Function) -> Function:
 
 @program_pass(name="MaterializeRuntimeScopes",
               required={"SplitIncoreOrch", "CallDirectionsResolved"},
-              produced={"RuntimeScopesMaterialized"})
+              produced={"RuntimeScopesMaterialized"},
+              handles_while_loops=True)
 def materialize_runtime_scopes(program: Program, ctx) -> Program:
     """Place the AUTO runtime scopes of compiler-scoped orchestration functions (module
     docstring)."""
+    refuse_orchestration_while_loops("MaterializeRuntimeScopes", program)
     functions = tuple(_materialize(fn) for fn in program.functions)
     return with_functions(program, functions)
 

@@ -84,7 +84,7 @@ class _CallSites(IRMutator):
         return ConstInt(dim, DataType.INDEX) if isinstance(dim, int) else dim
 
 
-@program_pass(name="MaterializeValidShapeSymbols")
+@program_pass(name="MaterializeValidShapeSymbols", handles_while_loops=True)
 def materialize_valid_shape_symbols(program: Program, ctx) -> Program:
     """Leading INDEX parameters for valid_shape-only symbols, fed at every call site."""
     slots = {fn.name: valid_shape_slots(fn) for fn in program.functions

@@ -18,7 +18,9 @@ from dataclasses import dataclass, field
 
 from ptoc.backend import Pipe
 from ptoc.errors import PtocError
-from ptoc.pto.model import EnumAttr, ForOp, IfOp, Instruction, Kernel, SyncOp, Value
+from ptoc.pto.model import (
+    LOOP_OPS, EnumAttr, ForOp, IfOp, Instruction, Kernel, SyncOp, Value, WhileOp,
+)
 
 from ptoc.sim.core import scalars
 from ptoc.sim.core.issue import WORK_OPCODES
@@ -66,7 +68,7 @@ class _Walker:
                     self.scalar(op)
             elif isinstance(op, SyncOp):
                 instructions += 0 if op.kind == "barrier" and op.pipe is Pipe.PIPE_S else 1
-            elif isinstance(op, ForOp):
+            elif isinstance(op, LOOP_OPS):
                 n, s = self.loop(op)
                 instructions += n
                 steps += s
@@ -76,16 +78,23 @@ class _Walker:
                 steps += s
         return instructions, steps
 
-    def loop(self, op: ForOp) -> tuple[int, int]:
-        lo, hi, step = (self.value(v) for v in (op.lower, op.upper, op.step))
+    def loop(self, op: ForOp | WhileOp) -> tuple[int, int]:
+        """A loop's work: per trip times the trips when they are known (a while loop's never
+        are: it counts as one trip here and is bounded while it runs)."""
         trips = None
-        if all(isinstance(x, int) and not isinstance(x, bool) for x in (lo, hi, step)) \
-                and step > 0:
-            trips = len(range(lo, hi, step))
+        if isinstance(op, ForOp):
+            lo, hi, step = (self.value(v) for v in (op.lower, op.upper, op.step))
+            if all(isinstance(x, int) and not isinstance(x, bool) for x in (lo, hi, step)) \
+                    and step > 0:
+                trips = len(range(lo, hi, step))
         self.loops.append((op.line, trips))
-        for name in [op.iv.name] + [arg.name for arg, _ in op.iter_args]:
+        names = [arg.name for arg, _ in op.iter_args]
+        names += [op.iv.name] if isinstance(op, ForOp) else [a.name for a in op.body_args]
+        for name in names:
             self.env.pop(name, None)
         n, s = self.block(op.body)
+        if isinstance(op, WhileOp):
+            s += self.block(op.cond)[1]
         for res in op.results:
             self.env.pop(res.name, None)
         times = 1 if trips is None else trips

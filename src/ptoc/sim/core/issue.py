@@ -17,7 +17,8 @@ from ptoc.backend import NUM_EVENT_IDS, Pipe, Target, TimingProfile
 from ptoc.dtypes import DataType, MemorySpace
 from ptoc.errors import SourceLoc
 from ptoc.pto.model import (
-    EnumAttr, ForOp, IfOp, Instruction, Kernel, PtrType, SyncOp, TileBufType, Value, YieldOp,
+    EnumAttr, ForOp, IfOp, Instruction, Kernel, PtrType, SyncOp, TileBufType, Value, WhileOp,
+    YieldOp,
 )
 from ptoc.pto.ops import OP_TABLE
 
@@ -108,6 +109,8 @@ class ScalarUnit(TileOps):
                 self._sync(op)
             elif isinstance(op, ForOp):
                 self._for(op)
+            elif isinstance(op, WhileOp):
+                self._while(op)
             elif isinstance(op, IfOp):
                 self._if(op)
             elif isinstance(op, YieldOp):
@@ -130,6 +133,43 @@ class ScalarUnit(TileOps):
                 carried = list(yielded or ())
             self._op = op
         for res, value in zip(op.results, carried):
+            self.env[res.name] = value
+
+    def _while(self, op: WhileOp) -> None:
+        """The condition region runs before every trip; its value must be known while the
+        instruction stream is built (as a branch's). It reads only the carried scalars and
+        values fixed before the loop, so a trip that leaves the carries unchanged means the
+        loop never ends (an error at once); any other endless loop stops at the scalar-step
+        limit (``SimLimits.max_scalar_steps``) with a SimLimitError."""
+        carried = [self._get(init) for _, init in op.iter_args]
+        while True:
+            for (arg, _), value in zip(op.iter_args, carried):
+                self.env[arg.name] = value
+            self._block(op.cond[:-1])
+            test = op.condition
+            self._op = test
+            cond = self._get(test.cond)
+            if isinstance(cond, RuntimeScalar):
+                raise SimProgramError(
+                    f"scf.condition %{test.cond.name} depends on tile data read while the kernel "
+                    "runs; the simulator decides loop trips before it runs", self._loc(op),
+                    hint="keep while conditions independent of values read from tiles (or from "
+                         "GM the kernel writes); values read from input tensors are fine")
+            handed = [self._get(v) for v in test.values]
+            if not cond:
+                break
+            for arg, value in zip(op.body_args, handed):
+                self.env[arg.name] = value
+            yielded = list(self._block(op.body) or ())
+            self._op = op
+            if yielded == carried and not any(isinstance(v, RuntimeScalar) for v in carried):
+                raise SimProgramError(
+                    f"the scf.while loop never ends: a trip leaves its carried scalars as they "
+                    f"were ({', '.join(map(str, carried)) or 'it carries none'}), so its "
+                    "condition stays true", self._loc(op),
+                    hint="change a value the condition tests in every trip (e.g. i = i + 1)")
+            carried = yielded
+        for res, value in zip(op.results, handed):
             self.env[res.name] = value
 
     def _if(self, op: IfOp) -> None:
