@@ -253,18 +253,9 @@ class KernelEmitter(ScalarLowering, BufferBinding):
         iv = Value(self.names.var(s.loop_var), ScalarType(DataType.INDEX))
         self.scalars[s.loop_var] = iv
         carried: list[tuple[Value, Value]] = []
-        scalar_iters: list[IterArg] = []
-        for ia in s.iter_args:
-            if isinstance(ia.type, TileType):
-                self.tiles[ia] = self.tile(ia.init, loc)
-            elif isinstance(ia.type, TensorType):
-                self.tensors[ia] = self.tensor(ia.init, loc)
-            else:
-                init = self.scalar(ia.init, ia.type.dtype, loc)
-                arg = Value(self.names.var(ia), init.type)
-                self.scalars[ia] = arg
-                carried.append((arg, init))
-                scalar_iters.append(ia)
+        for ia, init in self._carry_in(s, loc):
+            self.scalars[ia] = Value(self.names.var(ia), init.type)
+            carried.append((self.scalars[ia], init))
         body_ops: list[Op] = []
         with self.region(body_ops):
             yielded = self._body(s.body)
@@ -272,16 +263,7 @@ class KernelEmitter(ScalarLowering, BufferBinding):
                                                              s.iter_args], loc)
             if carried:
                 self.emit(YieldOp(tuple(yield_values)))
-        results = []
-        for ia, rv in zip(s.iter_args, s.return_vars):
-            if isinstance(ia.type, TileType):
-                self.tiles[rv] = self.tiles[ia]
-            elif isinstance(ia.type, TensorType):
-                self.tensors[rv] = self.tensors[ia]
-            else:
-                result = Value(self.names.var(rv), self.scalars[ia].type)
-                self.scalars[rv] = result
-                results.append(result)
+        results = self._carry_out(s)
         self.emit(ForOp(iv=iv, lower=lower, upper=upper, step=step, body=tuple(body_ops),
                         iter_args=tuple(carried), results=tuple(results)))
 
@@ -290,19 +272,10 @@ class KernelEmitter(ScalarLowering, BufferBinding):
         hands to the body's block arguments; tile and tensor carries stay in their buffers
         (as in ``_for``)."""
         loc = self.loc(s)
-        carried: list[tuple[Value, Value]] = []
-        body_args: list[Value] = []
-        scalar_iters: list[IterArg] = []
-        for ia in s.iter_args:
-            if isinstance(ia.type, TileType):
-                self.tiles[ia] = self.tile(ia.init, loc)
-            elif isinstance(ia.type, TensorType):
-                self.tensors[ia] = self.tensor(ia.init, loc)
-            else:
-                init = self.scalar(ia.init, ia.type.dtype, loc)
-                carried.append((Value(self.temp_name(), init.type), init))
-                body_args.append(Value(self.names.var(ia), init.type))
-                scalar_iters.append(ia)
+        scalars = self._carry_in(s, loc)
+        carried = [(Value(self.temp_name(), init.type), init) for _, init in scalars]
+        body_args = [Value(self.names.var(ia), init.type) for ia, init in scalars]
+        scalar_iters = [ia for ia, _ in scalars]
         cond_ops: list[Op] = []
         with self.region(cond_ops):
             for ia, (arg, _) in zip(scalar_iters, carried):
@@ -317,6 +290,25 @@ class KernelEmitter(ScalarLowering, BufferBinding):
             values = self._join(s.iter_args, yielded, [self.tiles.get(ia) for ia in
                                                         s.iter_args], loc)
             self.emit(YieldOp(tuple(values)))
+        results = self._carry_out(s)
+        self.emit(WhileOp(tuple(cond_ops), tuple(body_ops), tuple(carried), tuple(body_args),
+                          tuple(results)))
+
+    def _carry_in(self, s: ForStmt | WhileStmt, loc) -> list[tuple[IterArg, Value]]:
+        """Bind a loop's tile and tensor carries to their init's buffer (they are written
+        in place); the scalar carries with their init values, which the loop op carries."""
+        scalars = []
+        for ia in s.iter_args:
+            if isinstance(ia.type, TileType):
+                self.tiles[ia] = self.tile(ia.init, loc)
+            elif isinstance(ia.type, TensorType):
+                self.tensors[ia] = self.tensor(ia.init, loc)
+            else:
+                scalars.append((ia, self.scalar(ia.init, ia.type.dtype, loc)))
+        return scalars
+
+    def _carry_out(self, s: ForStmt | WhileStmt) -> list[Value]:
+        """Bind a loop's results: buffers as their carry's, scalars as new op results."""
         results = []
         for ia, rv in zip(s.iter_args, s.return_vars):
             if isinstance(ia.type, TileType):
@@ -327,8 +319,7 @@ class KernelEmitter(ScalarLowering, BufferBinding):
                 result = Value(self.names.var(rv), self.scalars[ia].type)
                 self.scalars[rv] = result
                 results.append(result)
-        self.emit(WhileOp(tuple(cond_ops), tuple(body_ops), tuple(carried), tuple(body_args),
-                          tuple(results)))
+        return results
 
     def _body(self, body: SeqStmts) -> tuple[Expr, ...]:
         """Emit a loop/branch body; returns the values its trailing yield names."""

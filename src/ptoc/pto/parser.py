@@ -621,13 +621,7 @@ class _Parser:
         inits: list[tuple[Token, Value]] = []
         if self.accept("iter_args"):
             self.expect("(", "after iter_args")
-            while self.tok.kind == "ssa":
-                arg = self.advance()
-                self.expect("=", f"after iter_args %{arg.text}")
-                inits.append((arg, self.use(f"as the initial value of %{arg.text}")))
-                if not self.accept(","):
-                    break
-            self.expect(")", "to close iter_args")
+            inits = self.init_pairs("iter_args")
         types = self.result_types("scf.for") if self.at("->") else []
         if len(types) != len(inits):
             raise self.error(f"scf.for has {len(inits)} iter_args but {len(types)} result types",
@@ -646,16 +640,20 @@ class _Parser:
         res = tuple(self.define(tok, ty) for tok, ty in zip(results, types))
         return ForOp(iv, lower, upper, step, tuple(body), iter_args, res, loc, line, end.line)
 
-    def while_op(self, results: list[Token], line: int) -> WhileOp:
+    def init_pairs(self, what: str) -> list[tuple[Token, Value]]:
+        """``%a = %init {, ...} )``: region arguments with their initial values."""
         inits: list[tuple[Token, Value]] = []
-        if self.accept("("):
-            while self.tok.kind == "ssa":
-                arg = self.advance()
-                self.expect("=", f"after the scf.while argument %{arg.text}")
-                inits.append((arg, self.use(f"as the initial value of %{arg.text}")))
-                if not self.accept(","):
-                    break
-            self.expect(")", "to close the scf.while arguments")
+        while self.tok.kind == "ssa":
+            arg = self.advance()
+            self.expect("=", f"after %{arg.text} in {what}")
+            inits.append((arg, self.use(f"as the initial value of %{arg.text}")))
+            if not self.accept(","):
+                break
+        self.expect(")", f"to close {what}")
+        return inits
+
+    def while_op(self, results: list[Token], line: int) -> WhileOp:
+        inits = self.init_pairs("the scf.while arguments") if self.accept("(") else []
         self.expect(":", "before the scf.while types (write : (index) -> (index))")
         types = self.paren_types("argument types of scf.while")
         self.expect("->", "between the scf.while argument and result types")
@@ -716,29 +714,9 @@ class _Parser:
         self.expect("(", "after scf.condition")
         cond = self.use("as the condition of scf.condition")
         self.expect(")", "to close scf.condition(...)")
-        names: list[Token] = []
-        while self.tok.kind == "ssa":
-            names.append(self.advance())
-            if not self.accept(","):
-                break
-        types: list[PtoType] = []
-        if names:
-            self.expect(":", "before the scf.condition types")
-            types = self.type_list("of scf.condition")
-            if len(types) != len(names):
-                raise self.error(f"scf.condition lists {len(names)} value(s) but {len(types)} "
-                                 "type(s)", hint="give one type per value")
-        values = []
-        for tok, ty in zip(names, types):
-            if self.scope.lookup(tok.text) is None:
-                raise self.error(f"undefined SSA value %{tok.text} in scf.condition", tok,
-                                 hint="define it earlier in the condition region")
-            values.append(Value(tok.text, ty))
-        loc = self.opt_loc()
-        if not self.at("}"):
-            raise PtoError("scf.condition must end an scf.while condition region",
-                           SourceLoc(self.file, line, 1),
-                           hint="move the ops after it before it")
+        values, loc = self.terminator_values("scf.condition", line,
+                                             "an scf.while condition region",
+                                             "move the ops after it before it")
         return ConditionOp(cond, tuple(values), loc, line)
 
     def region(self, context: str) -> tuple[list[Op], Token]:
@@ -765,6 +743,15 @@ class _Parser:
         return IfOp(cond, tuple(then_body), tuple(else_body), res, has_else, loc, line, end.line)
 
     def yield_op(self, line: int) -> YieldOp:
+        values, loc = self.terminator_values("scf.yield", line,
+                                             "an scf.for / scf.if / scf.while region",
+                                             "remove it, or move the ops after it before it")
+        return YieldOp(values, loc, line)
+
+    def terminator_values(self, opcode: str, line: int, region: str, fix: str
+                          ) -> tuple[tuple[Value, ...], SourceLoc | None]:
+        """``%a, %b : T, U [loc]`` after ``scf.yield`` / ``scf.condition(%c)``, which must
+        end ``region``; the values and the op's loc."""
         names: list[Token] = []
         while self.tok.kind == "ssa":
             names.append(self.advance())
@@ -772,20 +759,19 @@ class _Parser:
                 break
         types: list[PtoType] = []
         if names:
-            self.expect(":", "before the scf.yield types")
-            types = self.type_list("of scf.yield")
+            self.expect(":", f"before the {opcode} types")
+            types = self.type_list(f"of {opcode}")
             if len(types) != len(names):
-                raise self.error(f"scf.yield lists {len(names)} value(s) but {len(types)} type(s)",
-                                 hint="give one type per value")
-        vals = []
+                raise self.error(f"{opcode} lists {len(names)} value(s) but {len(types)} "
+                                 "type(s)", hint="give one type per value")
+        values = []
         for tok, ty in zip(names, types):
             if self.scope.lookup(tok.text) is None:
-                raise self.error(f"undefined SSA value %{tok.text} in scf.yield", tok,
+                raise self.error(f"undefined SSA value %{tok.text} in {opcode}", tok,
                                  hint="define it earlier in this region")
-            vals.append(Value(tok.text, ty))
+            values.append(Value(tok.text, ty))
         loc = self.opt_loc()
         if not self.at("}"):
-            raise PtoError("scf.yield must end an scf.for / scf.if / scf.while region",
-                           SourceLoc(self.file, line, 1),
-                           hint="remove it, or move the ops after it before it")
-        return YieldOp(tuple(vals), loc, line)
+            raise PtoError(f"{opcode} must end {region}", SourceLoc(self.file, line, 1),
+                           hint=fix)
+        return tuple(values), loc
