@@ -331,3 +331,54 @@ def test_a_group_wrapper_forwards_the_added_out_parameter_to_its_kernel():
         ret0_out: pl.Tensor[[32, 64], pl.FP32] = pl.tensor.create([32, 64], dtype=pl.FP32)
 """)
     assert_structural_equal(convert(before), pl.parse_program(expected))
+
+
+ACC_PARAMS = ("a: pl.Tensor[[16, 256], pl.FP32], w: pl.Tensor[[256, 64], pl.FP32], "
+              "out: pl.Out[pl.Tensor[[16, 64], pl.FP32]]")
+ACC_RET = "pl.Tensor[[16, 64], pl.FP32]"
+
+
+def test_a_created_tensor_accumulated_in_a_loop_becomes_a_carried_acc_tile():
+    """PyPTO's K loop over ``acc = pl.create_tensor(...)``: the create becomes an Acc
+    ``tile.create`` (no contents) carried by the loop and the if, as PyPTO lowers it."""
+    before = kernel(ACC_PARAMS, ACC_RET, """\
+        acc = pl.create_tensor([16, 64], dtype=pl.FP32)
+        for kb in pl.pipeline(0, 4, stage=2):
+            k0 = kb * 64
+            if k0 == 0:
+                acc = pl.matmul(a[:, k0:k0 + 64], w[k0:k0 + 64, :], out_dtype=pl.FP32)
+            else:
+                acc = pl.matmul_acc(acc, a[:, k0:k0 + 64], w[k0:k0 + 64, :])
+        out = pl.assemble(out, acc, [0, 0])
+        return out
+""")
+    expected = kernel(ACC_PARAMS, ACC_RET, """\
+        acc: pl.Tile[[16, 64], pl.FP32, pl.Mem.Acc] = pl.tile.create([16, 64], dtype=pl.FP32, target_memory=pl.Mem.Acc)
+        for kb, (acc_1,) in pl.pipeline(4, stage=2, init_values=(acc,)):
+            k0: pl.Scalar[pl.INDEX] = kb * 64
+            if k0 == 0:
+                am: pl.Tile[[16, 64], pl.FP32, pl.Mem.Mat] = pl.tile.load(a, [0, k0], [16, 64], [16, 64], target_memory=pl.Mem.Mat)
+                wm: pl.Tile[[64, 64], pl.FP32, pl.Mem.Mat] = pl.tile.load(w, [k0, 0], [64, 64], [64, 64], target_memory=pl.Mem.Mat)
+                acc_2: pl.Tile[[16, 64], pl.FP32, pl.Mem.Acc] = pl.tile.matmul(am, wm)
+                acc_3: pl.Tile[[16, 64], pl.FP32, pl.Mem.Acc] = pl.yield_(acc_2)
+            else:
+                am2: pl.Tile[[16, 64], pl.FP32, pl.Mem.Mat] = pl.tile.load(a, [0, k0], [16, 64], [16, 64], target_memory=pl.Mem.Mat)
+                wm2: pl.Tile[[64, 64], pl.FP32, pl.Mem.Mat] = pl.tile.load(w, [k0, 0], [64, 64], [64, 64], target_memory=pl.Mem.Mat)
+                acc_4: pl.Tile[[16, 64], pl.FP32, pl.Mem.Acc] = pl.tile.matmul_acc(acc_1, am2, wm2)
+                acc_3: pl.Tile[[16, 64], pl.FP32, pl.Mem.Acc] = pl.yield_(acc_4)
+            acc_5: pl.Tile[[16, 64], pl.FP32, pl.Mem.Acc] = pl.yield_(acc_3)
+        out2: pl.Tensor[[16, 64], pl.FP32] = pl.tile.store(acc_5, [0, 0], out)
+        return out2
+""")
+    assert_structural_equal(convert(before), pl.parse_program(expected))
+
+
+def test_a_created_tensor_used_as_ddr_stays_a_tensor():
+    """Only an accumulating use turns a create into a tile: assembling into it keeps it DDR."""
+    out = convert(kernel(ACC_PARAMS, ACC_RET, """\
+        t = pl.create_tensor([16, 64], dtype=pl.FP32)
+        t = pl.assemble(t, pl.exp(a[:, 0:64]), [0, 0])
+        out = pl.assemble(out, pl.add(t, t), [0, 0])
+        return out
+""")).as_python()
+    assert "pl.tensor.create([16, 64]" in out and "tile.create" not in out

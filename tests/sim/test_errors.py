@@ -42,6 +42,11 @@ def insert_after(text, needle, new, nth=0):
     return "\n".join(lines) + "\n", i + 2
 
 
+def _op_line(text, needle):
+    """The whole (stripped) line of the first op containing ``needle``."""
+    return text.splitlines()[_line_of(text, needle)].strip()
+
+
 def _at_next(mutated, needle):
     """The error belongs to the first ``needle`` op after the mutated line (its user)."""
     text, line = mutated
@@ -74,6 +79,8 @@ MUTATIONS = {
     # operands
     "matmul_k_mismatch": lambda t: replace_line(
         t, "pto.tmatmul ins(%a0_0, %b0_0", "pto.tmatmul ins(%a0_0, %b1x"),
+    "acc_read_before_written": lambda t: replace_line(  # the first K step accumulates too
+        t, _op_line(t, "pto.tmatmul ins(%a0_0"), _op_line(t, "pto.tmatmul.acc ins(%c, %a0_0")),
     "acc_in_place_mismatch": lambda t: replace_line(
         t, "pto.tmatmul.acc ins(%c, %a0_1", "pto.tmatmul.acc ins(%cx, %a0_1"),
     "tload_window_too_big": lambda t: _at_next(replace_line(
@@ -147,6 +154,16 @@ def test_double_set_and_flag_left_set_are_protocol_errors():
         simulate(text, _inputs())
     assert info.value.loc.line == line
     assert isinstance(info.value, SimulationError) and info.value.timeline is not None
+
+
+def test_an_accumulation_into_bytes_nothing_wrote_is_refused():
+    """Acc holds whatever an earlier kernel left (zeros in a fresh simulator): accumulating
+    onto it would give a number no hardware run reproduces."""
+    text, _ = MUTATIONS["acc_read_before_written"](BASE)
+    with pytest.raises(PtocError, match=r"accumulates into %c \(128x256 f32\).*no earlier "
+                                        r"instruction of this kernel wrote it"):
+        simulate(text, _inputs())
+    assert simulate(BASE, _inputs()).outputs  # the unmutated kernel starts with a tmatmul
 
 
 def test_capacity_error_names_buffer_sizes():

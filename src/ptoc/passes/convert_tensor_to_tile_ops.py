@@ -157,6 +157,7 @@ class _Converter:
         self.function = function
         self.changed = False
         self.outputs: tuple[Var, ...] = ()  # Out params added for returned on-chip values
+        self.created: set[Var] = set()      # kernel-local ``tensor.create`` results (no contents)
 
     def fail(self, message: str, stmt: Stmt | None, hint: str) -> PassError:
         return PassError(f"ConvertTensorToTileOps in '{self.function.name}': {message}",
@@ -213,12 +214,20 @@ class _Converter:
         for value in scalars:
             self.check_no_tile_values(EvalStmt(value, loc=stmt.loc), env)
         tiles = {i for i, ia in enumerate(stmt.iter_args) if self.is_tile(ia.init, env)}
+        accumulators = {i for i, ia in enumerate(stmt.iter_args)
+                        if ia.init in self.created and _accumulates_into(stmt.body, ia)}
+        tiles |= accumulators
         while True:
             out: list[Stmt] = []
             body_env = dict(env)
             iter_args = []
             for i, ia in enumerate(stmt.iter_args):
-                if i in tiles:
+                if i in accumulators:
+                    init = self.empty_accumulator(ia.init, out, stmt)
+                    new = IterArg(ia.name, init.type, ia.loc, init=init)
+                    body_env[ia] = new
+                    iter_args.append(new)
+                elif i in tiles:
                     init = self.carried(ia.init, env)
                     if not self.is_tile(ia.init, env):
                         init = self.operand(ia.init, Mem.Vec, out, env, cache, stmt)
@@ -448,6 +457,8 @@ class _Converter:
                 mm = make_call("tile.matmul", (lhs, rhs), loc=call.loc)
             else:
                 acc = env.get(call.args[0])
+                if call.args[0] in self.created:
+                    acc = self.empty_accumulator(call.args[0], out, stmt)
                 if not (isinstance(acc, Var) and acc.type.memory_space is Mem.Acc):
                     raise self.fail(
                         f"tensor.matmul_acc '{stmt.var.name}' accumulates into "
@@ -488,9 +499,25 @@ class _Converter:
             out.append(AssignStmt(stmt.var, store, loc=stmt.loc))
             return out
         else:
+            if short == "create":
+                self.created.add(stmt.var)  # stays a DDR tensor unless it seeds an accumulator
             return None  # tensor.create and friends stay
         env[stmt.var] = result
         return out
+
+    def empty_accumulator(self, created: Var, out: list[Stmt], stmt: Stmt) -> Var:
+        """The Acc tile a ``pl.create_tensor`` result stands for when a ``matmul_acc`` (or a
+        loop carrying it into one) accumulates into it, as in PyPTO (``tile.create``, whose
+        space InferTileMemorySpace takes from the accumulating loop). Its contents are
+        undefined: an accumulation that reads them before a matmul wrote them is reported
+        by the simulator, never silently computed."""
+        ty = created.type
+        var = Var(created.name, TileType(ty.shape, ty.dtype, Mem.Acc), loc=created.loc)
+        out.append(AssignStmt(var, make_call(
+            "tile.create", (list(ty.shape),), {"dtype": ty.dtype, "target_memory": Mem.Acc},
+            loc=stmt.loc), loc=stmt.loc))
+        self.changed = True
+        return var
 
     def with_scratch(self, stmt: AssignStmt) -> list[Stmt]:
         """A tile op whose scratch PyPTO allocates in the compiler (``tile.transpose``): a
@@ -565,6 +592,20 @@ def _key(e):
     return ("c", e.value) if isinstance(e, ConstInt) else ("e", id(e))
 
 
+def _accumulates_into(body: SeqStmts, carried: IterArg) -> bool:
+    """Whether a ``tensor.matmul_acc`` in ``body`` (at any depth) accumulates into ``carried``."""
+    found = False
+
+    class _Find(IRVisitor):
+        def visit_call(self, call: Call) -> None:
+            nonlocal found
+            found = found or (call.op == "tensor.matmul_acc" and call.args[0] is carried)
+            super().visit_call(call)
+
+    _Find().visit(body)
+    return found
+
+
 def _reads(stmt: Stmt) -> list[Var]:
     """Vars read directly by one statement (not inside nested bodies)."""
     found: list[Var] = []
@@ -605,7 +646,8 @@ def _reads(stmt: Stmt) -> list[Var]:
 
 
 def _drop_dead_views(body: SeqStmts) -> SeqStmts:
-    """Remove ``tensor.slice`` statements whose view no statement reads any more."""
+    """Remove ``tensor.slice`` views and ``tensor.create`` tensors no statement reads any more
+    (an accumulator's tile replaced the create)."""
     used: set[Var] = set()
 
     def collect(s: Stmt) -> None:
@@ -626,7 +668,7 @@ def _drop_dead_views(body: SeqStmts) -> SeqStmts:
         out = []
         for s in seq.stmts:
             if isinstance(s, AssignStmt) and isinstance(s.value, Call) \
-                    and s.value.op == "tensor.slice" and s.var not in used:
+                    and s.value.op in ("tensor.slice", "tensor.create") and s.var not in used:
                 continue
             if isinstance(s, (ForStmt, WhileStmt)):
                 s = replace(s, body=prune(s.body))

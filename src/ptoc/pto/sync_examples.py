@@ -340,5 +340,7 @@ def random_program(seed: int, *, ops: int = 24, control: bool = True, depth: int
                 one()
                 i += 1
 
+    for c in acc:  # an accumulation reads only what a matmul wrote (the simulator refuses
+        w.op("pto.tmatmul", [w.t(left[0]), w.t(right[0])], [w.t(c)])  # an undefined Acc)
     segment(ops, 0, None)
     return w.render()

@@ -209,6 +209,15 @@ class TileOps:
         reads = [self._access(a, 0, 0, m, k), self._access(b, 0, 0, k, n)]
         if acc is not None:
             reads.append(self._access(c, 0, 0, m, n))
+            if not self._all_written_before(reads[-1]):
+                source = f" (source {op.loc})" if op.loc is not None else ""
+                raise SimProgramError(
+                    f"{code} accumulates into %{c.name} ({m}x{n} {c.dtype.pto_name}){source}, "
+                    "but no earlier instruction of this kernel wrote it: its contents are "
+                    "undefined (on hardware, whatever the Acc buffer held)", self._loc(op),
+                    hint="start the accumulation with a plain matmul on its first step (e.g. "
+                         "'if k == 0: acc = pl.matmul(a, b) else: acc = pl.matmul_acc(acc, "
+                         "a, b)' with the loop's first k taking the matmul arm)")
         if bias is not None:
             reads.append(self._access(bias, 0, 0, 1, n))
         self._emit(op, Pipe.PIPE_M, WORK, code, cost, reads=tuple(reads),
@@ -344,6 +353,23 @@ class TileOps:
             seen[1].extend(w for w in ins.writes if w.buffer == access.buffer)
         seen[0] = len(self.instrs)
         return any(w.overlaps(access) for w in seen[1])
+
+    def _all_written_before(self, access: Access) -> bool:
+        """Whether instructions issued so far wrote every byte of on-chip ``access`` (a byte
+        nothing wrote holds whatever the buffer held before the kernel: undefined)."""
+        state = getattr(self, "_chip_written", None)
+        if state is None:
+            state = self._chip_written = [0, {
+                self.memory.buffer_name(space): np.zeros(buf.size, dtype=bool)
+                for space, buf in self.memory.buffers.items()}]
+        masks = state[1]
+        for ins in self.instrs[state[0]:]:
+            for w in ins.writes:
+                mask = masks.get(w.buffer)
+                if mask is not None:
+                    mask[w.lo:w.hi] = True
+        state[0] = len(self.instrs)
+        return bool(masks[access.buffer][access.lo:access.hi].all())
 
     # -- helpers -------------------------------------------------------------------------
     def _access(self, tile: TileRef, row: int, col: int, r: int, c: int) -> Access:
