@@ -38,3 +38,32 @@ def add_bound(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
         out = add_tiles(a, b, out)
     return out
+
+
+@pl.jit.incore
+def add_incore_local(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
+    R = pl.dynamic("R")             # a symbol of this body (PyPTO's form)
+    a.bind_dynamic(0, R)
+    b.bind_dynamic(0, R)
+    out.bind_dynamic(0, R)
+    out = add_tiles(a, b, out)
+    return out
+
+
+@pl.jit
+def add_cascaded(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
+    out = add_incore_local(a, b, out)   # the callee's dynamic dim makes these dims dynamic
+    return out
+
+
+@pl.jit.incore
+def add_incore_annotated(a: pl.Tensor[[M, 64], pl.FP32], b: pl.Tensor[[M, 64], pl.FP32],
+                         out: pl.Out[pl.Tensor[[M, 64], pl.FP32]]):
+    out = add_tiles(a, b, out)
+    return out
+
+
+@pl.jit
+def add_cascaded_annotation(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
+    out = add_incore_annotated(a, b, out)
+    return out

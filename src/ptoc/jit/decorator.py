@@ -48,6 +48,8 @@ class JITFunction:
         cache_dir = cache_dir or os.environ.get("PTOC_JIT_CACHE_DIR")
         self.disk = DiskCache(cache_dir) if cache_dir else None
         self._cache: dict[str, object] = {}
+        #: the symbols of the body's own ``M = pl.dynamic("M")`` statements (ptoc.jit.dynamic_dims)
+        self.body_symbols: dict[str, object] = {}
         self.__doc__ = fn.__doc__
         self.__wrapped__ = fn
 

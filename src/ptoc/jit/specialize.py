@@ -19,8 +19,9 @@ from ptoc.errors import PtocError, count, were_given
 from ptoc.ir.nodes import Program
 from ptoc.ir.types import TensorType, Type
 from ptoc.ir.visitor import IRVisitor
+from ptoc.jit.dynamic_dims import dynamic_dims, local_symbols, with_dynamic_dims
 from ptoc.language.context import ParseContext
-from ptoc.language.stmts import FunctionParser, bind_dynamic_dims
+from ptoc.language.stmts import FunctionParser
 from ptoc.runtime.tensors import to_numpy
 
 
@@ -109,9 +110,7 @@ class _ProgramBuilder:
         self.specialized: dict[tuple, str] = {}
 
     def parse(self, jit, types: dict, scalars: dict, func_type: FunctionType):
-        from ptoc.jit.source import environment
-
-        env, aliases, kernels = environment(jit.source)
+        env, aliases, kernels = _names(jit)
 
         def resolve(callee, arg_types: list, node: ast.AST, signatures: dict) -> str:
             if callee.kind not in CALLEE_KINDS.get(jit.kind, _SUB_FUNCTIONS):
@@ -125,7 +124,7 @@ class _ProgramBuilder:
         ctx = ParseContext(jit.source.filename, env, aliases, specialization=dict(scalars),
                            kernels=kernels, resolve_kernel=resolve)
         parser = FunctionParser(ctx, self.signatures, self.kernels)
-        types = bind_dynamic_dims(jit.source.node.body, types, ctx)
+        types = with_dynamic_dims(jit, types, dynamic_dims(jit, ctx, _callee_context))
         function = parser.function_from_def(jit.source.node, func_type, _attrs(jit), types)
         if func_type is FunctionType.Orchestration:
             _check_directions(jit, function)
@@ -155,6 +154,21 @@ class _ProgramBuilder:
                                  function.return_types)
         self.specialized[key] = name
         return name
+
+
+def _names(jit) -> tuple[dict, frozenset, dict]:
+    """What ``jit``'s body can name: its constants (with the ``pl.dynamic`` symbols the body
+    makes itself), DSL aliases and the jit functions it can call."""
+    from ptoc.jit.source import environment
+
+    env, aliases, kernels = environment(jit.source)
+    return {**env, **local_symbols(jit, aliases)}, aliases, kernels
+
+
+def _callee_context(callee) -> ParseContext:
+    """A context resolving a callee's names (for its dynamic dimensions)."""
+    env, aliases, kernels = _names(callee)
+    return ParseContext(callee.source.filename, env, aliases, kernels=kernels)
 
 
 def _spelling(jit) -> str:

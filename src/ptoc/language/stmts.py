@@ -69,35 +69,16 @@ def compatible(declared: Type, actual: Type) -> bool:
 
 
 def bind_dynamic_args(call: ast.Call, ctx) -> tuple[int, DimVar]:
-    """``(axis, symbol)`` of ``x.bind_dynamic(axis, M)`` (M: a module-level pl.dynamic)."""
+    """``(axis, symbol)`` of ``x.bind_dynamic(axis, M)`` (M: a pl.dynamic object, made at
+    module level or by the jit body itself)."""
     args = call.args
     symbol = ctx.env.get(args[1].id) if len(args) == 2 and isinstance(args[1], ast.Name) else None
     if not (len(args) == 2 and isinstance(args[0], ast.Constant) and isinstance(
             args[0].value, int) and isinstance(symbol, DimVar)):
         raise ctx.error(call, f"'{ast.unparse(call)}': bind_dynamic takes an axis and a "
-                        "pl.dynamic object", hint='M = pl.dynamic("M") at module level, then '
-                        "a.bind_dynamic(0, M)")
+                        "pl.dynamic object", hint='M = pl.dynamic("M") (at module level or at '
+                        "the top of the body), then a.bind_dynamic(0, M)")
     return args[0].value, symbol
-
-
-def bind_dynamic_dims(body: list[ast.stmt], types: dict, ctx) -> dict:
-    """``types`` with each ``p.bind_dynamic(axis, M)`` statement of a ``@pl.jit`` body
-    applied: that dimension of ``p``'s type becomes the symbol (PyPTO's rule; the key then
-    holds the symbol, not the size)."""
-    out = dict(types)
-    for node in body:
-        call = node.value if isinstance(node, ast.Expr) else None
-        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
-                and call.func.attr == "bind_dynamic" and isinstance(call.func.value, ast.Name)):
-            continue
-        name = call.func.value.id
-        axis, symbol = bind_dynamic_args(call, ctx)
-        ty = out.get(name)
-        if isinstance(ty, TensorType) and 0 <= axis < len(ty.shape):
-            shape = list(ty.shape)
-            shape[axis] = symbol
-            out[name] = dataclasses.replace(ty, shape=tuple(shape))
-    return out
 
 
 def _keeps_dynamic_dims(declared: Type, actual: Type) -> bool:
@@ -414,8 +395,8 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser):
         if shape is None or not 0 <= axis < len(shape) or shape[axis] is not var:
             raise self.ctx.error(call, f"'{ast.unparse(call)}' names a dimension that is not "
                                  "the pl.dynamic symbol", hint="call bind_dynamic on a bare "
-                                 "pl.Tensor parameter of a @pl.jit function, with a module-"
-                                 "level pl.dynamic object")
+                                 "pl.Tensor parameter of a @pl.jit function, with a "
+                                 "pl.dynamic object")
         return []
 
     def _stmt_Expr(self, node: ast.Expr) -> list[Stmt]:
@@ -471,6 +452,10 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser):
         if len(node.targets) != 1:
             raise self.ctx.error(node, "chained assignment 'a = b = ...' is not supported")
         target = node.targets[0]
+        if isinstance(target, ast.Name) and isinstance(self.ctx.env.get(target.id), DimVar) \
+                and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute) \
+                and node.value.func.attr == "dynamic":
+            return []   # M = pl.dynamic("M") in a @pl.jit body: the symbol is already in env
         if isinstance(target, ast.Name):
             return self.assign(node, target.id, node.value, None)
         if isinstance(target, ast.Subscript) and is_array(self.scope.lookup(
