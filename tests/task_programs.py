@@ -36,3 +36,34 @@ class P:
 def program(body: str):
     lines = "".join(f"        {line}\n" for line in body.strip("\n").splitlines())
     return pl.parse_program(KERNELS + lines + "        return c\n", filename="tasks.py")
+
+
+# bodies of the task-graph tests: two launches in a manual scope (deps= formatted in)
+MANUAL_SUBMIT = """
+with pl.manual_scope():
+    t, first = pl.submit(self.double, a, t)
+    c, second = pl.submit(self.exp, t, c{deps})
+"""
+
+# the write-after-read the runtime never infers: exp reads t, then double overwrites it
+WAR = """
+t = self.double(a, t)
+with pl.at(level=pl.Level.CORE_GROUP) as reader:
+    x = pl.load(t, [0, 0], [{N}, {N}])
+    pl.store(pl.exp(x), [0, 0], c)
+with pl.at(level=pl.Level.CORE_GROUP{deps}):
+    y = pl.load(a, [0, 0], [{N}, {N}])
+    pl.store(pl.mul(y, 0.0), [0, 0], t)
+"""
+
+# a TASK_ID array fence between two phases (gate / deps formatted in)
+PHASES = """
+with pl.manual_scope():
+    tids = pl.array.create(4, pl.TASK_ID)
+    for b in pl.parallel(4):
+        t, tid = pl.submit(self.double, a, t)
+        tids[b] = tid
+    {gate}
+    for b in pl.parallel(4):
+        c, tid = pl.submit(self.exp, t, c{deps})
+"""

@@ -26,6 +26,7 @@ NON_DEFAULT = {
     "disabled_diagnostics": frozenset({"PH001", "PH-AT-*"}),
     "dump_dir": Path("/tmp/ptoc-dump"),
     "profiling": True,
+    "analyze_auto_scopes_for_deps": True,
     "diagnostics": DiagnosticSink(),
 }
 
@@ -237,7 +238,8 @@ def test_resolve_context_precedence():
 
 def test_compile_options_key():
     key = dict(PassContext(enable_pypto_l0c_double_buffer=True).compile_options_key())
-    assert key == {"memory_planner": "PYPTO", "enable_pypto_l0c_double_buffer": True, "target": "a2a3"}
+    assert key == {"memory_planner": "PYPTO", "enable_pypto_l0c_double_buffer": True,
+                   "target": "a2a3", "analyze_auto_scopes_for_deps": False}
     # other planners do dbC by themselves: the flag does not split their key
     on = PassContext(memory_planner="PTOAS", enable_pypto_l0c_double_buffer=True)
     off = PassContext(memory_planner="PTOAS")

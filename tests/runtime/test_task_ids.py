@@ -21,7 +21,7 @@ from ptoc.language.roundtrip import roundtrip
 from ptoc.passes import VerificationLevel
 from ptoc.passes.context import PassContext
 from ptoc.runtime import RunConfig
-from task_programs import KERNELS, N, program
+from task_programs import KERNELS, MANUAL_SUBMIT, N, PHASES, WAR, program
 
 CHIP = RunConfig(sim_mode="fast", chip=True)
 
@@ -32,13 +32,6 @@ def run_chip(prog):
     result = ir.compile(prog, None).run(a, c, config=CHIP)
     np.testing.assert_allclose(c, np.exp(2 * a), rtol=1e-5)  # data is program order anyway
     return result.chip
-
-
-MANUAL_SUBMIT = """
-with pl.manual_scope():
-    t, first = pl.submit(self.double, a, t)
-    c, second = pl.submit(self.exp, t, c{deps})
-"""
 
 
 def test_in_a_manual_scope_only_the_stated_edge_orders_the_tasks_on_the_chip():
@@ -62,18 +55,6 @@ def test_dropping_the_stated_edge_in_a_manual_scope_is_reported_as_a_race():
     assert (race.first.where, race.second.where) == (f"tasks.py:{line + 2}", f"tasks.py:{line + 3}")
 
 
-# the write-after-read the runtime never infers: exp reads t, then double overwrites it
-WAR = """
-t = self.double(a, t)
-with pl.at(level=pl.Level.CORE_GROUP) as reader:
-    x = pl.load(t, [0, 0], [{N}, {N}])
-    pl.store(pl.exp(x), [0, 0], c)
-with pl.at(level=pl.Level.CORE_GROUP{deps}):
-    y = pl.load(a, [0, 0], [{N}, {N}])
-    pl.store(pl.mul(y, 0.0), [0, 0], t)
-"""
-
-
 @pytest.mark.parametrize("deps,races", [(", deps=[reader]", 0), ("", 1)])
 def test_a_pl_at_deps_edge_is_added_to_what_the_runtime_infers(deps, races):
     chip = run_chip(program(WAR.format(N=N, deps=deps)))
@@ -88,18 +69,6 @@ def test_a_kernel_with_a_named_task_prints_as_a_submit_and_round_trips():
     text = lowered.get_function("main").as_python()
     assert "pl.submit(self.main_incore_0" in text and "deps=[reader]" in text
     verify(roundtrip(lowered, label="submit"))
-
-
-PHASES = """
-with pl.manual_scope():
-    tids = pl.array.create(4, pl.TASK_ID)
-    for b in pl.parallel(4):
-        t, tid = pl.submit(self.double, a, t)
-        tids[b] = tid
-    {gate}
-    for b in pl.parallel(4):
-        c, tid = pl.submit(self.exp, t, c{deps})
-"""
 
 
 @pytest.mark.parametrize("gate,deps", [

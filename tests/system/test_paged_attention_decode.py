@@ -52,3 +52,21 @@ def test_scratch_reused_across_steps_is_a_reported_race():
                           config=RunConfig(chip=True))
     kinds = {race.kind for _, race in result.races}
     assert kinds == {"WAR"}
+
+
+def test_auto_derived_task_dependencies_change_nothing_on_the_chip():
+    """analyze_auto_scopes_for_deps=True: the decode's loops carry buffers from one
+    iteration to the next, so AutoDeriveTaskDependencies leaves them to the runtime."""
+    outs, chips = [], []
+    for analyze in (False, True):
+        compiled = ir.compile(pl.parse_program(program_source(3, 20, 2)),
+                              analyze_auto_scopes_for_deps=analyze)
+        q, kc, vc, table, lens = inputs([40, 16, 57], 20)
+        out = np.zeros((3 * Q, D), np.float32)
+        result = compiled.run(q, kc, vc, table, lens, 0.125, out, config=RunConfig(chip=True))
+        np.testing.assert_allclose(out, golden(q, kc, vc, table, lens, 0.125), rtol=1e-5,
+                                   atol=1e-5)
+        assert result.races == []
+        outs.append(out)
+        chips.append([t.deps for t in result.chip.tasks])
+    assert np.array_equal(*outs) and chips[0] == chips[1]

@@ -30,13 +30,14 @@ def compile(program, output_dir=None, *, platform=None, backend_type=None,  # no
             strategy=None, memory_planner=None, enable_pypto_l0c_double_buffer=None,
             dump_passes=True, verification_level=None, profiling=False,
             disabled_diagnostics=None, skip_ptoas=False, diagnostic_phase=None,
-            distributed_config=None, analyze_auto_scopes_for_deps=False, emit_source_loc=None,
+            distributed_config=None, analyze_auto_scopes_for_deps=None, emit_source_loc=None,
             dump_ptoas_passes=False, runtime=None, check_dbc=True):
     """Compile a program (PyPTO's ``ir.compile``); see ``ptoc.runtime.compile_ir``.
 
     Takes PyPTO's keywords: the platform defaults to the simulator of ``backend_type``
     (``a2a3sim``); ``strategy`` has one value; ``skip_ptoas`` is what ptoc always does (it
-    stops at PTO text); the device-runtime options are reported once and ignored. Lives here
+    stops at PTO text); the device-runtime options are reported once and ignored;
+    ``analyze_auto_scopes_for_deps`` switches AutoDeriveTaskDependencies' analysis on. Lives here
     for API parity; the work is done by ``ptoc.runtime`` (imported lazily, so ``ptoc.ir``
     stays independent of the layers after it). ``check_dbc`` (ptoc only): simulate the
     chooser's dbC choice against the flag-off baseline for the decisions report.
@@ -48,7 +49,6 @@ def compile(program, output_dir=None, *, platform=None, backend_type=None,  # no
     if strategy is not None:
         PassManager.get_strategy(strategy)  # raises for a strategy ptoc does not have
     device_only = {"diagnostic_phase": diagnostic_phase, "distributed_config": distributed_config,
-                   "analyze_auto_scopes_for_deps": analyze_auto_scopes_for_deps,
                    "emit_source_loc": emit_source_loc, "dump_ptoas_passes": dump_ptoas_passes,
                    "runtime": runtime}
     report_ignored("ir.compile", {k: v for k, v in device_only.items() if v}, stacklevel=3)
@@ -58,7 +58,8 @@ def compile(program, output_dir=None, *, platform=None, backend_type=None,  # no
                       enable_pypto_l0c_double_buffer=enable_pypto_l0c_double_buffer,
                       dump_passes=dump_passes, verification_level=verification_level,
                       profiling=profiling, disabled_diagnostics=disabled_diagnostics,
-                      check_dbc=check_dbc)
+                      check_dbc=check_dbc,
+                      analyze_auto_scopes_for_deps=analyze_auto_scopes_for_deps)
 
 
 #: PyPTO's dtype constants on ``ir`` (``ir.FP32``, ...)

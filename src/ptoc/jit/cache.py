@@ -72,7 +72,9 @@ def options_key(options: dict) -> dict:
         target=target_of_platform(options.get("platform", "a2a3sim")),
         profiling=bool(options.get("profiling") or ctx.profiling),
         disabled_diagnostics=validate_disabled(disabled) if disabled is not None
-        else ctx.disabled_diagnostics)
+        else ctx.disabled_diagnostics,
+        analyze_auto_scopes_for_deps=bool(options.get("analyze_auto_scopes_for_deps")
+                                          or ctx.analyze_auto_scopes_for_deps))
     return {**dict(resolved.compile_options_key()), "platform": options.get("platform"),
             "verification_level": resolved.verification_level.name,
             "disabled_diagnostics": sorted(resolved.disabled_diagnostics),

@@ -203,6 +203,8 @@ class ExprParser:
             if key is None:
                 raise self.ctx.error(node, "'**' in a dict is not supported")
             k, v = self.expr(key), self.expr(value)
+            if isinstance(v, list) and v and all(isinstance(x, Var) for x in v):
+                v = ListExpr(tuple(v))       # values named in attrs (compiler task edges)
             if not isinstance(k, str) or not (is_static(v) or isinstance(v, Expr)):
                 raise self.ctx.error(key, "attrs dicts need string keys and constant or "
                                      "expression values")

@@ -86,6 +86,7 @@ from ptoc.passes.lower_pipeline_to_slots import lower_pipeline_to_slots
 
 # ---- orchestration / task-graph passes (DeriveCallDirections, ...) ----
 from ptoc.passes.tasks import (
-    classify_iter_arg_carry, derive_call_directions, expand_manual_phase_fence,
+    auto_derive_task_dependencies, classify_iter_arg_carry, derive_call_directions,
+    expand_manual_phase_fence,
     fuse_create_assemble_to_slice, materialize_runtime_scopes, materialize_valid_shape_symbols,
 )

@@ -105,6 +105,7 @@ class PassContext:
     disabled_diagnostics: frozenset = frozenset()
     dump_dir: Path | None = None
     profiling: bool = False
+    analyze_auto_scopes_for_deps: bool = False  # AutoDeriveTaskDependencies analyses AUTO regions
     diagnostics: DiagnosticSink = field(default_factory=DiagnosticSink)
 
     def __post_init__(self) -> None:
@@ -116,7 +117,7 @@ class PassContext:
         set_("verification_level", _coerce_enum(VerificationLevel, self.verification_level,
                                                 "verification_level"))
         set_("memory_planner", _coerce_enum(MemoryPlanner, self.memory_planner, "memory_planner"))
-        for flag in ("enable_pypto_l0c_double_buffer", "profiling"):
+        for flag in ("enable_pypto_l0c_double_buffer", "profiling", "analyze_auto_scopes_for_deps"):
             if not isinstance(getattr(self, flag), bool):
                 raise PassError(f"PassContext({flag}=...) must be True or False, "
                                 f"got {getattr(self, flag)!r}", hint=f"pass {flag}=True or False")
@@ -189,7 +190,8 @@ class PassContext:
         dbc = self.enable_pypto_l0c_double_buffer and self.memory_planner is MemoryPlanner.PYPTO
         return (("memory_planner", self.memory_planner.name),
                 ("enable_pypto_l0c_double_buffer", dbc),
-                ("target", self.target))
+                ("target", self.target),
+                ("analyze_auto_scopes_for_deps", self.analyze_auto_scopes_for_deps))
 
     def is_diagnostic_enabled(self, code: str) -> bool:
         return not any(matches(code, pattern) for pattern in self.disabled_diagnostics)
@@ -231,6 +233,9 @@ class PassContext:
 
     def get_profiling(self) -> bool:
         return self.profiling
+
+    def get_analyze_auto_scopes_for_deps(self) -> bool:
+        return self.analyze_auto_scopes_for_deps
 
     def get_diagnostics(self) -> DiagnosticSink:
         return self.diagnostics

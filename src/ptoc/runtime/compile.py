@@ -35,7 +35,8 @@ def compile_ir(program: Program, output_dir: str | os.PathLike | None = None, *,
                platform: str = "a2a3sim", memory_planner=None,
                enable_pypto_l0c_double_buffer: bool | None = None, dump_passes: bool = True,
                verification_level=None, profiling: bool = False,
-               disabled_diagnostics=None, check_dbc: bool = True) -> CompiledProgram:
+               disabled_diagnostics=None, check_dbc: bool = True,
+               analyze_auto_scopes_for_deps: bool | None = None) -> CompiledProgram:
     """Compile ``program`` for ``platform``; see the module docstring for option resolution.
 
     ``check_dbc``: when the chooser takes dbC=2 under PYPTO with the flag on, also compile
@@ -55,7 +56,8 @@ def compile_ir(program: Program, output_dir: str | os.PathLike | None = None, *,
                               enable_pypto_l0c_double_buffer=enable_pypto_l0c_double_buffer,
                               verification_level=verification_level, target=target,
                               profiling=profiling or None, dump_dir=out,
-                              disabled_diagnostics=disabled_diagnostics)
+                              disabled_diagnostics=disabled_diagnostics,
+                              analyze_auto_scopes_for_deps=analyze_auto_scopes_for_deps)
         if ctx.memory_planner is MemoryPlanner.PTOAS:
             logging.getLogger("ptoc").warning(PTOAS_WARNING)
         with ctx, collect_decisions() as decisions:
@@ -89,7 +91,8 @@ def compile_ir(program: Program, output_dir: str | os.PathLike | None = None, *,
 
 def lower_ir(program: Program, *, platform: str = "a2a3sim", memory_planner=None,
              enable_pypto_l0c_double_buffer: bool | None = None, verification_level=None,
-             disabled_diagnostics=None, **_artifact_options) -> Program:
+             disabled_diagnostics=None, analyze_auto_scopes_for_deps: bool | None = None,
+             **_artifact_options) -> Program:
     """The pass pipeline alone (PyPTO's ``lower``): no code generation, nothing written.
     Options resolve as in ``compile_ir``; its artifact options (dumps, profiling) do not apply."""
     from ptoc.passes import PassManager, resolve_context
@@ -100,7 +103,8 @@ def lower_ir(program: Program, *, platform: str = "a2a3sim", memory_planner=None
                           enable_pypto_l0c_double_buffer=enable_pypto_l0c_double_buffer,
                           verification_level=verification_level,
                           target=target_of_platform(platform),
-                          disabled_diagnostics=disabled_diagnostics)
+                          disabled_diagnostics=disabled_diagnostics,
+                          analyze_auto_scopes_for_deps=analyze_auto_scopes_for_deps)
     with ctx:
         return PassManager.get_strategy().run_passes(program, write_report=False)
 

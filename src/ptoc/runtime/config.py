@@ -45,7 +45,6 @@ DEVICE_ONLY = {
     "ring_heap": "the device runtime's output heap",
     "ring_dep_pool": "the device runtime's dependency pool",
     "distributed_config": "multi-chip (L3) execution",
-    "analyze_auto_scopes_for_deps": "the device runtime's task-dependency analysis",
     "dump_ptoas_passes": "dumps of the external ptoas assembler's passes",
     "diagnostic_phase": "PyPTO's diagnostic phase gate",
 }
@@ -90,6 +89,7 @@ class RunConfig:
     codegen_only: bool = False
     compile_profiling: bool = False
     disabled_diagnostics: object = None
+    analyze_auto_scopes_for_deps: bool = False  # AutoDeriveTaskDependencies' analysis
     # PyPTO's device-only fields (see DEVICE_ONLY); accepted, reported once, ignored
     device_id: int = 0
     enable_chip_swimlane: int | bool = 0
@@ -103,7 +103,6 @@ class RunConfig:
     ring_heap: object = None
     ring_dep_pool: object = None
     distributed_config: object = None
-    analyze_auto_scopes_for_deps: bool = False
     dump_ptoas_passes: bool = False
     diagnostic_phase: object = None
 
@@ -148,7 +147,8 @@ class RunConfig:
         return {"platform": self.platform, "memory_planner": self.memory_planner,
                 "enable_pypto_l0c_double_buffer": self.enable_pypto_l0c_double_buffer,
                 "dump_passes": bool(self.dump_passes), "profiling": self.compile_profiling,
-                "disabled_diagnostics": self.disabled_diagnostics}
+                "disabled_diagnostics": self.disabled_diagnostics,
+                "analyze_auto_scopes_for_deps": self.analyze_auto_scopes_for_deps}
 
 
 #: PyPTO's limits on the device-only ring sizes (the device runtime's), checked although

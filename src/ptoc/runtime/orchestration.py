@@ -35,6 +35,7 @@ from ptoc.ir.nodes import (
 from ptoc.ir.printer import format_node
 from ptoc.ops import get_op
 from ptoc.pto.launch import BLOCK_PARAMS, block_arguments
+from ptoc.passes.tasks.auto_derive_task_dependencies import COMPILER_EDGES
 from ptoc.passes.tasks.classify_iter_arg_carry import iter_arg_array_size
 from ptoc.runtime.host_ops import HOST_OPS, task_ids
 from ptoc.ir.types import TensorType
@@ -82,6 +83,7 @@ class Orchestrator:
         self.manual = False           # inside pl.manual_scope
         self.wrapper_directions: dict = {}  # id(wrapper param) -> its caller's direction
         self.launch_deps: tuple[int, ...] = ()  # explicit deps of the submit being run
+        self.launched: dict[int, tuple[int, ...]] = {}  # id(var) -> tasks its call launched
 
     def run(self, entry: Function, values: list, dims: dict | None = None) -> list:
         """Run the entry function on ``values``; ``dims`` are the sizes of the ``pl.dynamic``
@@ -102,7 +104,10 @@ class Orchestrator:
         """Run statements; a ``_Yield`` or ``_Return`` when one ends the block."""
         for stmt in stmts:
             if isinstance(stmt, AssignStmt):
+                first = len(self.tasks)
                 env[id(stmt.var)] = self.value(stmt.value, env, stmt)
+                if isinstance(stmt.value, Call) and stmt.value.is_function:
+                    self.launched[id(stmt.var)] = tuple(range(first, len(self.tasks)))
             elif isinstance(stmt, EvalStmt):
                 self.value(stmt.expr, env, stmt)
             elif isinstance(stmt, ReturnStmt):
@@ -208,18 +213,14 @@ class Orchestrator:
             return (not operand) if expr.op == "not" else -operand
         if isinstance(expr, ListExpr):
             return [self.value(item, env, stmt) for item in expr.items]
-        if isinstance(expr, Submit):
-            callee = self.compiled.program.get_function(expr.op)
-            args = [self.value(a, env, stmt) for a in expr.args]
-            deps = task_ids(self.value(d, env, stmt) for d in expr.deps)
-            first = len(self.tasks)
-            with self._deps(deps):
-                results = self.call(callee, args, stmt, expr, env)
-            return (*results, tuple(range(first, len(self.tasks))))
         if isinstance(expr, Call) and expr.is_function:
             callee = self.compiled.program.get_function(expr.op)
             args = [self.value(a, env, stmt) for a in expr.args]
-            results = self.call(callee, args, stmt, expr, env)
+            first = len(self.tasks)
+            with self._deps(self.stated_deps(expr, env, stmt)):
+                results = self.call(callee, args, stmt, expr, env)
+            if isinstance(expr, Submit):
+                return (*results, tuple(range(first, len(self.tasks))))
             return results[0] if len(results) == 1 else tuple(results)
         if isinstance(expr, Call) and expr.op == "tensor.create":
             ty = expr.type
@@ -233,6 +234,17 @@ class Orchestrator:
             f"Misplaced tensor op '{op}' in Orchestration function (should be inside InCore "
             "block)", getattr(stmt, "loc", None),
             hint="move the computation into an InCore kernel")
+
+    def stated_deps(self, expr: Call, env, stmt) -> tuple[int, ...]:
+        """The tasks a launch waits for besides what the runtime infers: a submit's
+        ``deps=[...]`` and the edges AutoDeriveTaskDependencies stated
+        (``compiler_manual_dep_edges``: task ids, or a plain call's result standing for the
+        tasks that call launched)."""
+        edges = expr.attrs.get(COMPILER_EDGES)
+        named = [self.launched[id(v)] if isinstance(v, Var) and id(v) in self.launched
+                 else self.value(v, env, stmt) for v in (edges.items if edges else ())]
+        return task_ids([*(self.value(d, env, stmt) for d in getattr(expr, "deps", ())),
+                         *named])
 
     def host_op(self, expr: Call, env, stmt):
         """An orchestration op run on the host (``host_ops``). Dispatchers compute a task's

@@ -9,24 +9,9 @@ from ptoc.ir.equality import assert_structural_equal
 from ptoc.passes import PassContext
 from ptoc.passes.properties import IRProperty, check_property
 from ptoc.passes.tasks import derive_call_directions
+from task_kernels import KERNELS as TASK_KERNELS
 
-KERNELS = """import ptoc.language as pl
-
-@pl.program
-class P:
-    @pl.function(type=pl.FunctionType.InCore)
-    def fill(self, x: pl.Tensor[[32], pl.FP32], y: pl.Out[pl.Tensor[[32], pl.FP32]]) -> pl.Tensor[[32], pl.FP32]:
-        t = pl.load(x, [0], [32])
-        y = pl.store(t, [0], y)
-        return y
-
-    @pl.function(type=pl.FunctionType.InCore)
-    def bump(self, s: pl.Scalar[pl.FP32], y: pl.InOut[pl.Tensor[[32], pl.FP32]]) -> pl.Tensor[[32], pl.FP32]:
-        t = pl.load(y, [0], [32])
-        y = pl.store(pl.adds(t, s), [0], y)
-        return y
-
-    @pl.function(type=pl.FunctionType.Orchestration)
+KERNELS = TASK_KERNELS + """    @pl.function(type=pl.FunctionType.Orchestration)
 """
 
 IN, OUT_EXISTING, INOUT, SCALAR, NO_DEP = ("pl.adir.input", "pl.adir.output_existing",

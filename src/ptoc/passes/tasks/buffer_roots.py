@@ -10,7 +10,9 @@ the body yields) and an ``if`` result (what either arm yields).
 
 A value that may name one of several roots depending on control flow (an ``if`` whose
 arms yield different buffers, a loop that might not run) is *ambiguous*; the passes that
-need a single root take the first candidate and treat the value conservatively.
+need a single root take the first candidate and treat the value conservatively. A value
+whose candidates may miss a root (an arm or a loop yields a value the analysis cannot
+follow) is also *incomplete*: only its other candidates are known.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ class BufferRoots(IRVisitor):
         self.program = program
         self.candidates: dict[Var, tuple[Var, ...]] = {}
         self.ambiguous: set[Var] = set()
+        self.incomplete: set[Var] = set()
         self.tuple_items: dict[Var, list[tuple[tuple[Var, ...], bool]]] = {}
         for param in function.params:
             self._record(param.var, (param.var,))
@@ -69,19 +72,27 @@ class BufferRoots(IRVisitor):
     def is_ambiguous(self, value) -> bool:
         return isinstance(value, Var) and value in self.ambiguous
 
+    def is_complete(self, value) -> bool:
+        """Whether ``roots(value)`` lists every buffer ``value`` may name (and is not empty)."""
+        return bool(self.roots(value)) and value not in self.incomplete
+
     # ---- recording ----------------------------------------------------------------
-    def _record(self, var: Var, roots, unresolved: bool = False) -> None:
+    def _record(self, var: Var, roots, incomplete: bool = False) -> None:
         unique = tuple(dict.fromkeys(r for r in roots if r is not None))
         if not unique:
             return
         self.candidates[var] = unique
-        if unresolved or len(unique) > 1:
+        if incomplete or len(unique) > 1:
             self.ambiguous.add(var)
         else:
             self.ambiguous.discard(var)
+        if incomplete:
+            self.incomplete.add(var)
+        else:
+            self.incomplete.discard(var)
 
     def _copy(self, var: Var, source) -> None:
-        self._record(var, self.roots(source), self.is_ambiguous(source))
+        self._record(var, self.roots(source), not self.is_complete(source))
 
     def _call_outputs(self, call: Call) -> list[tuple[tuple[Var, ...], bool]]:
         """Per returned value of a kernel call: the roots of the argument it returns."""
@@ -91,7 +102,7 @@ class BufferRoots(IRVisitor):
         outputs = []
         for index in returned_params(callee):
             arg = call.args[index] if index is not None and index < len(call.args) else None
-            outputs.append((self.roots(arg), self.is_ambiguous(arg)))
+            outputs.append((self.roots(arg), not self.is_complete(arg)))
         return outputs
 
     # ---- statements ---------------------------------------------------------------
@@ -123,9 +134,8 @@ class BufferRoots(IRVisitor):
         for rv, a, b in zip(stmt.return_vars, then_yield.values, else_yield.values):
             if not isinstance(rv.type, TensorType):
                 continue
-            unresolved = (not self.roots(a) or not self.roots(b) or self.is_ambiguous(a)
-                          or self.is_ambiguous(b))
-            self._record(rv, self.roots(a) + self.roots(b), unresolved)
+            incomplete = not self.is_complete(a) or not self.is_complete(b)
+            self._record(rv, self.roots(a) + self.roots(b), incomplete)
 
     def visit_for_stmt(self, stmt: ForStmt) -> None:
         inits = []
@@ -139,8 +149,8 @@ class BufferRoots(IRVisitor):
         runs = (constant_trip_count(stmt) or 0) > 0
         for rv, value, init in zip(stmt.return_vars, body_yield.values, inits):
             roots = self.roots(value)
-            unresolved = not roots or self.is_ambiguous(value)
+            incomplete = not self.is_complete(value)
             if not runs:
-                unresolved = unresolved or not init
+                incomplete = incomplete or not init
                 roots = roots + init
-            self._record(rv, roots, unresolved)
+            self._record(rv, roots, incomplete)
