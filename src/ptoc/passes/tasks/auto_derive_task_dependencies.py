@@ -23,7 +23,8 @@ whole region give up: its edges and demotions are dropped (the runtime tracks it
 before) and its accesses stay visible to the enclosing region only as unnamed ones.
 ``pl.manual_scope()`` regions are the user's contract and are skipped. A function another
 function calls is not analysed (its caller's tasks are not visible here), nor is one whose
-body holds a statement the analysis does not know. Running the pass twice changes nothing.
+body holds a statement the analysis does not know (a while loop). Running the pass twice
+changes nothing.
 """
 
 from __future__ import annotations
@@ -286,7 +287,7 @@ def _derive(program: Program, function: Function, called: set[str]) -> Function:
 
 @program_pass(name="AutoDeriveTaskDependencies",
               required={"SplitIncoreOrch", "CallDirectionsResolved"},
-              produced={"CallDirectionsResolved"})
+              produced={"CallDirectionsResolved"}, handles_while_loops=True)
 def auto_derive_task_dependencies(program: Program, ctx, analyze_auto_scopes=None) -> Program:
     """Compiler-stated task edges and the lookups they make unnecessary (module docstring);
     ``analyze_auto_scopes`` defaults to the PassContext's ``analyze_auto_scopes_for_deps``."""
