@@ -174,3 +174,32 @@ def test_a_pass_not_written_for_while_loops_refuses_by_name():
     with pytest.raises(PassError, match="pass CountsLoops does not support while loops"):
         counts_loops()(program(*EXPLICIT))
     assert counts_loops()(program("return n")) is not None
+
+
+def test_pypto_builder_while_loop():
+    """``IRBuilder.while_loop`` as PyPTO's: carries, a condition set once they exist, results."""
+    i64 = ir.ScalarType(DataType.INT64)
+    span = ir.Span.unknown()
+    ib = ir.IRBuilder()
+    with ib.function("count") as f:
+        n = f.param("n", i64)
+        f.return_type(i64)
+        with ib.while_loop(ir.ConstBool(True, span)) as loop:
+            x = loop.iter_arg("x", ir.ConstInt(0, DataType.INT64, span))
+            loop.return_var("x_final")
+            loop.set_condition(ir.Lt(x, n, DataType.BOOL, span))
+            ib.emit(ir.YieldStmt([ir.Add(x, ir.ConstInt(1, DataType.INT64, span),
+                                         DataType.INT64, span)], span))
+        ib.return_stmt(loop.output())
+    built = f.get_result()
+    ir.verify(built)
+    parsed = pl.parse_program(HEAD.replace("pl.INDEX", "pl.INT64").replace("def f", "def count")
+                              + "        for (x,) in pl.while_(init_values=(pl.const(0, pl.INT64),)):\n"
+                              "            pl.cond(x < n)\n"
+                              "            x_final: pl.Scalar[pl.INT64] = pl.yield_(x + pl.const(1, pl.INT64))\n"
+                              "        return x_final\n")
+    ir.assert_structural_equal(built, parsed.functions[0])
+    with pytest.raises(RuntimeError, match="1 iter args but 0 return vars"):
+        with ib.function("bad") as g:
+            with ib.while_loop(True) as loop:
+                loop.iter_arg("x", 0)

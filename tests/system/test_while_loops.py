@@ -114,6 +114,46 @@ class Jumps:
         return c
 
 
+def mixed_rows(split: pl.SplitMode):
+    """Block i of ``out`` becomes exp(a_i @ a_i) for i < n: per trip the cube multiplies
+    and hands the product to the vector core (cross-core pipe inside the while)."""
+
+    @pl.program
+    class MixedRows:
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, n: pl.Scalar[pl.INDEX], a: pl.Tensor[[4 * R, R], pl.FP16],
+                 out: pl.Out[pl.Tensor[[4 * R, R], pl.FP32]]) -> pl.Tensor[[4 * R, R], pl.FP32]:
+            with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(split)]):
+                i = 0
+                while i < n:
+                    x = pl.load(a, [i * R, 0], [R, R], target_memory=pl.Mem.Mat)
+                    p = pl.matmul(pl.move(x, target_memory=pl.Mem.Left),
+                                  pl.move(x, target_memory=pl.Mem.Right))
+                    e = pl.exp(pl.move(p, target_memory=pl.Mem.Vec))
+                    out = pl.store(e, [i * R, 0], out)
+                    i = i + 1
+            return out
+
+    return MixedRows
+
+
+@pl.program
+class WhileInPipeline:
+    """A while loop inside a pl.pipeline body (replicated per stage, IO reordered around it)."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, n: pl.Scalar[pl.INDEX], a: pl.Tensor[[4 * R, C], pl.FP32],
+          c: pl.Out[pl.Tensor[[4 * R, C], pl.FP32]]) -> pl.Tensor[[4 * R, C], pl.FP32]:
+        for b in pl.pipeline(4, stage=2):
+            t = pl.load(a, [b * R, 0], [R, C])
+            j = 0
+            while j < n:
+                t = pl.add(t, t)
+                j = j + 1
+            c = pl.store(t, [b * R, 0], c)
+        return c
+
+
 def _compiled(program):
     return ir.compile(program, None)
 
@@ -210,3 +250,32 @@ def test_break_and_continue_match_python(n, skip, seed):
             break
         want[i * R:(i + 1) * R] = np.exp(a[i * R:(i + 1) * R])
     np.testing.assert_allclose(c, want, rtol=1e-6, atol=1e-6)
+
+
+
+MIXED = {split.name: _compiled(mixed_rows(split))
+         for split in (pl.SplitMode.NONE, pl.SplitMode.UP_DOWN, pl.SplitMode.LEFT_RIGHT)}
+
+
+@pytest.mark.parametrize("split", sorted(MIXED))
+@settings(max_examples=4, deadline=None)
+@given(n=st.integers(0, 4), seed=st.integers(0, 2**16))
+def test_a_mixed_kernel_runs_its_while_on_both_cores(split, n, seed):
+    a = (np.random.default_rng(seed).standard_normal((4 * R, R)) * 0.25).astype(np.float16)
+    out = np.full((4 * R, R), 5.0, np.float32)
+    result = MIXED[split].run(n, a, out)
+    assert not result.races
+    want = np.full_like(out, 5.0)
+    for i in range(n):
+        block = a[i * R:(i + 1) * R].astype(np.float32)
+        want[i * R:(i + 1) * R] = np.exp(block @ block)
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("n", [0, 1, 3])
+def test_a_while_inside_a_pipelined_loop(n):
+    a = np.random.default_rng(n).standard_normal((4 * R, C)).astype(np.float32)
+    c = np.zeros((4 * R, C), np.float32)
+    result = _compiled(WhileInPipeline).run(n, a, c)
+    assert not result.races
+    np.testing.assert_array_equal(c, a * 2.0 ** n)

@@ -30,7 +30,7 @@ from ptoc.dtypes import ForKind
 from ptoc.errors import PtocError, SourceLoc
 from ptoc.ir.nodes import (
     AssignStmt, Call, EvalStmt, Expr, ForStmt, Function, GlobalVar, IfStmt, IterArg, Program,
-    ReturnStmt, SeqStmts, Var,
+    ReturnStmt, SeqStmts, Var, WhileStmt,
 )
 from ptoc.ir.pypto_api import TensorType as PyptoTensorType
 from ptoc.ir.pypto_api import TileType as PyptoTileType
@@ -91,6 +91,20 @@ class ForLoopBuilder(_ReturnVars):
         var = Var(name, type, span)
         self.return_vars.append(var)
         return var
+
+
+class WhileLoopBuilder(ForLoopBuilder):
+    """The open loop of ``IRBuilder.while_loop``: carried values, results and the condition
+    (``set_condition`` replaces it, e.g. by one reading the iter args declared since)."""
+
+    kind = "while loop"
+
+    def __init__(self, condition: Expr) -> None:
+        super().__init__()
+        self.condition = condition
+
+    def set_condition(self, condition: Any, span: SourceLoc | None = None) -> None:
+        self.condition = expr(condition)
 
 
 class IfStmtBuilder(_ReturnVars):
@@ -193,13 +207,24 @@ class PyptoBuilderMethods:
             yield loop
         finally:
             body = self._bodies.pop()
-        if len(loop.iter_args) != len(loop.return_vars):
-            raise BuilderError(f"the for loop has {len(loop.iter_args)} iter args but "
-                               f"{len(loop.return_vars)} return vars",
-                               hint="declare one loop.return_var(...) per loop.iter_arg(...)")
+        _check_carries(loop)
         loop.result = ForStmt(loop_var, expr(start), expr(stop), expr(step),
                               tuple(loop.iter_args), SeqStmts(tuple(body)),
                               tuple(loop.return_vars), kind, dict(attrs or {}), span)
+        self.emit(loop.result)
+
+    @contextmanager
+    def while_loop(self, condition: Any, span: SourceLoc | None = None
+                   ) -> Iterator[WhileLoopBuilder]:
+        loop = WhileLoopBuilder(expr(condition))
+        self._bodies.append([])
+        try:
+            yield loop
+        finally:
+            body = self._bodies.pop()
+        _check_carries(loop)
+        loop.result = WhileStmt(loop.condition, tuple(loop.iter_args), SeqStmts(tuple(body)),
+                                tuple(loop.return_vars), span)
         self.emit(loop.result)
 
     @contextmanager
@@ -233,3 +258,10 @@ class PyptoBuilderMethods:
 
     def tensor_type(self, shape, dtype, memref=None, tensor_view=None) -> TensorType:
         return PyptoTensorType(shape, dtype, memref, tensor_view)
+
+
+def _check_carries(loop: ForLoopBuilder) -> None:
+    if len(loop.iter_args) != len(loop.return_vars):
+        raise BuilderError(f"the {loop.kind} has {len(loop.iter_args)} iter args but "
+                           f"{len(loop.return_vars)} return vars",
+                           hint="declare one loop.return_var(...) per loop.iter_arg(...)")

@@ -40,12 +40,12 @@ from ptoc.dtypes import DataType, FunctionType, MemorySpace
 from ptoc.errors import PassError
 from ptoc.ir.nodes import (
     AssignStmt, Call, EvalStmt, ForStmt, Function, IfStmt, Program, ReturnStmt, SeqStmts, Stmt,
-    Var, YieldStmt,
+    Var, WhileStmt, YieldStmt,
 )
 from ptoc.ir.types import ScalarType, TileType, TupleType, num_bytes
 from ptoc.ir.visitor import clone_with_fresh_vars
 from ptoc.ops import make_call
-from ptoc.passes.base import program_pass, refuse_while_loop
+from ptoc.passes.base import program_pass
 from ptoc.passes.manager import register_default_pass
 from ptoc.passes.mixed.affinity import Affinity, call_affinity, crosses_cores, stmt_affinity
 from ptoc.passes.mixed.prune import Repair, dce, tensor_parents, uses
@@ -73,7 +73,6 @@ def expand_mixed_kernel(program: Program, ctx) -> Program:
             kind = FunctionType.AIC if side is Affinity.CUBE else FunctionType.AIV
             functions.append(replace(fn, func_type=kind, attrs=attrs))
             continue
-        refuse_while_loop("ExpandMixedKernel", fn, "a mixed cube+vector kernel")
         for suffix in ("_aic", "_aiv"):
             if fn.name + suffix in names:
                 raise PassError(f"ExpandMixedKernel: '{fn.name}' splits into '{fn.name}{suffix}',"
@@ -134,7 +133,7 @@ class _Expander:
         return replace(seq, stmts=tuple(out))
 
     def stmt(self, s: Stmt, side: Affinity) -> list[Stmt]:
-        if isinstance(s, ForStmt):
+        if isinstance(s, (ForStmt, WhileStmt)):   # both cores run the loop's trips
             return [replace(s, body=self.side(s.body, side))]
         if isinstance(s, IfStmt):
             else_body = self.side(s.else_body, side) if s.else_body is not None else None
@@ -200,7 +199,7 @@ class _Expander:
         free_op = "system.tfree_to_aiv" if side is Affinity.CUBE else "system.tfree_to_aic"
         stmts = list(seq.stmts)
         for i, s in enumerate(stmts):
-            if isinstance(s, ForStmt):
+            if isinstance(s, (ForStmt, WhileStmt)):
                 stmts[i] = replace(s, body=self.add_frees(s.body, side))
             elif isinstance(s, IfStmt):
                 else_body = self.add_frees(s.else_body, side) if s.else_body is not None else None
@@ -300,7 +299,7 @@ class _Expander:
 
         def walk(seq: SeqStmts) -> None:
             for s in seq.stmts:
-                if isinstance(s, (ForStmt,)):
+                if isinstance(s, (ForStmt, WhileStmt)):
                     walk(s.body)
                 elif isinstance(s, IfStmt):
                     walk(s.then_body)

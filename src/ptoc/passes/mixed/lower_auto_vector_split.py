@@ -29,12 +29,12 @@ from ptoc.dtypes import DataType, FunctionType, MemorySpace, SplitMode
 from ptoc.errors import PassError
 from ptoc.ir.nodes import (
     AssignStmt, BinOp, Call, ConstInt, EvalStmt, Expr, ForStmt, Function, IfStmt, ListExpr,
-    ReturnStmt, SeqStmts, Stmt, Var, YieldStmt,
+    ReturnStmt, SeqStmts, Stmt, Var, WhileStmt, YieldStmt,
 )
 from ptoc.ir.types import ScalarType, TileType
 from ptoc.ir.visitor import IRMutator, defined_names
 from ptoc.ops import get_op, make_call
-from ptoc.passes.base import function_pass, refuse_while_loop
+from ptoc.passes.base import function_pass
 from ptoc.passes.manager import register_default_pass
 from ptoc.passes.mixed.affinity import Affinity, call_affinity, crosses_cores, stmt_affinity
 
@@ -56,7 +56,6 @@ def lower_auto_vector_split(fn: Function, ctx) -> Function:
         return fn
     if stmt_affinity(fn.body) is not Affinity.MIXED:
         return fn    # pure vector (or pure cube): ExpandMixedKernel converts it as it is
-    refuse_while_loop("LowerAutoVectorSplit", fn, "a split mixed kernel")
     body = _Halver(fn, mode).run()
     return replace(fn, body=body, attrs={**fn.attrs, "split_aiv": True})
 
@@ -99,7 +98,7 @@ class _Halver:
             # a bare 'pl.store(t, offs, out)' is a write like 'out = pl.store(...)': each
             # lane stores its own part
             return [replace(s, expr=self.vector(s, self.subst(s.expr)))]
-        if isinstance(s, ForStmt):
+        if isinstance(s, (ForStmt, WhileStmt)):
             return [self.loop(s)]
         if isinstance(s, IfStmt):
             return [self.branch(s)]
@@ -148,7 +147,7 @@ class _Halver:
         move = make_call("tile.move", (joined,), dict(call.kwargs), loc=call.loc)
         return [AssignStmt(joined, gather, s.loc), replace(s, value=move)]
 
-    def loop(self, s: ForStmt) -> ForStmt:
+    def loop(self, s: ForStmt | WhileStmt) -> ForStmt | WhileStmt:
         inits = [self.subst(ia.init) for ia in s.iter_args]
         iter_args = []
         for ia, init in zip(s.iter_args, inits):
@@ -160,6 +159,9 @@ class _Halver:
             iter_args.append(new)
         body = self.seq(s.body)
         rvs = self._results(s.return_vars, body)
+        if isinstance(s, WhileStmt):
+            return replace(s, cond=self.subst(s.cond), iter_args=tuple(iter_args), body=body,
+                           return_vars=rvs)
         bounds = [self.subst(e) for e in (s.start, s.stop, s.step)]
         return replace(s, start=bounds[0], stop=bounds[1], step=bounds[2],
                        iter_args=tuple(iter_args), body=body, return_vars=rvs)

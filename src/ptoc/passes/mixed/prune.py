@@ -104,21 +104,12 @@ class Repair:
     def stmt(self, s: Stmt, carries: tuple) -> Stmt:
         if isinstance(s, ForStmt):
             self.defined.add(s.loop_var)
-            iter_args = []
-            for ia in s.iter_args:
-                init = ia.init
-                if isinstance(init, Var) and init not in self.defined:
-                    init = self.root(init) or init      # a carry of the other side: stripped later
-                new = ia if init is ia.init else replace(ia, init=init)
-                iter_args.append(new)
-            self.defined.update(iter_args)
-            mapping = {old: new for old, new in zip(s.iter_args, iter_args) if old is not new}
-            body = s.body
-            if mapping:
-                body = substitute(body, mapping)
-            body = self.seq(body, tuple(iter_args))
+            iter_args, mapping = self.carries(s)
+            body = self.seq(substitute(s.body, mapping) if mapping else s.body, tuple(iter_args))
             self.defined.update(s.return_vars)
             return replace(s, iter_args=tuple(iter_args), body=body)
+        if isinstance(s, WhileStmt):
+            return self.while_loop(s)
         if isinstance(s, IfStmt):
             then_body = self.seq(s.then_body, ())
             else_body = self.seq(s.else_body, ()) if s.else_body is not None else None
@@ -155,6 +146,51 @@ class Repair:
         return s
 
 
+    def carries(self, s: ForStmt | WhileStmt) -> tuple[list, dict]:
+        """A loop's iter args, an init this side does not compute replaced by the tensor it
+        versions (a carry of the other side: stripped by DCE later), and old -> new."""
+        iter_args = []
+        for ia in s.iter_args:
+            init = ia.init
+            if isinstance(init, Var) and init not in self.defined:
+                init = self.root(init) or init
+            iter_args.append(ia if init is ia.init else replace(ia, init=init))
+        self.defined.update(iter_args)
+        return iter_args, {old: new for old, new in zip(s.iter_args, iter_args) if old is not new}
+
+    def while_loop(self, s: WhileStmt) -> WhileStmt:
+        """A while loop runs on both cores: its condition must read only values this core
+        has (the carries and scalars both compute)."""
+        iter_args, mapping = self.carries(s)
+        cond = substitute(s.cond, mapping) if mapping else s.cond
+        for v in uses(cond):
+            if v not in self.defined:
+                raise PassError(
+                    f"ExpandMixedKernel in '{self.fn_name}': the while condition reads "
+                    f"'{v.name}', which only the other core computes", s.loc,
+                    hint="compute the values the condition tests from scalars both cores "
+                         "have (parameters, pl.tensor.read of inputs, loop counters)")
+        body = substitute(s.body, mapping) if mapping else s.body
+        repaired = self.seq(body, tuple(iter_args))
+        before, after = _tail_yield(body), _tail_yield(repaired)
+        for i, ia in enumerate(iter_args):
+            if ia in uses(cond) and before is not None and \
+                    after.values[i] is not before.values[i]:
+                raise PassError(
+                    f"ExpandMixedKernel in '{self.fn_name}': the while condition tests "
+                    f"'{ia.name}', whose next value only the other core computes, so the "
+                    f"{self.side} core could not tell when the loop ends", s.loc,
+                    hint="compute the values the condition tests from scalars both cores "
+                         "have (parameters, pl.tensor.read of inputs, loop counters)")
+        self.defined.update(s.return_vars)
+        return replace(s, cond=cond, iter_args=tuple(iter_args), body=repaired)
+
+
+def _tail_yield(body: SeqStmts) -> YieldStmt | None:
+    last = body.stmts[-1] if body.stmts else None
+    return last if isinstance(last, YieldStmt) else None
+
+
 # ---- dead code -------------------------------------------------------------------------------
 
 def dce(seq: SeqStmts, live_out: set[Var]) -> SeqStmts:
@@ -183,7 +219,7 @@ def _dce_stmt(s: Stmt, used: set[Var]) -> Stmt | None:
     if isinstance(s, (YieldStmt, ReturnStmt)):
         used |= uses(s)
         return s
-    if isinstance(s, ForStmt):
+    if isinstance(s, (ForStmt, WhileStmt)):
         return _dce_loop(s, used)
     if isinstance(s, IfStmt):
         return _dce_branch(s, used)
@@ -191,11 +227,12 @@ def _dce_stmt(s: Stmt, used: set[Var]) -> Stmt | None:
     return s
 
 
-def _dce_loop(s: ForStmt, used: set[Var]) -> Stmt | None:
+def _dce_loop(s: ForStmt | WhileStmt, used: set[Var]) -> Stmt | None:
+    tested = uses(s.cond) if isinstance(s, WhileStmt) else set()  # a while's condition
     live = {i for i, rv in enumerate(s.return_vars) if rv in used}
     while True:
         body = _body_dce(s.body, live)
-        inner = _uses_but_dead_yields(body, live)
+        inner = _uses_but_dead_yields(body, live) | tested
         grown = live | {i for i, ia in enumerate(s.iter_args) if ia in inner}
         if grown == live:
             break
@@ -260,7 +297,7 @@ def _effectful(body: SeqStmts) -> bool:
             return True
         if isinstance(s, EvalStmt) and has_effect(s.expr):
             return True
-        if isinstance(s, ForStmt) and _effectful(s.body):
+        if isinstance(s, (ForStmt, WhileStmt)) and _effectful(s.body):
             return True
         if isinstance(s, IfStmt) and (_effectful(s.then_body) or (
                 s.else_body is not None and _effectful(s.else_body))):

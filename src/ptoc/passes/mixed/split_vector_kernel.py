@@ -145,7 +145,7 @@ def _handshakes_only(seq: SeqStmts) -> SeqStmts:
     sends tiles back to the cube is refused."""
     out: list[Stmt] = []
     for s in seq.stmts:
-        if isinstance(s, ForStmt):
+        if isinstance(s, (ForStmt, WhileStmt)):
             out.append(replace(s, body=_handshakes_only(s.body)))
         elif isinstance(s, IfStmt):
             out.append(replace(s, then_body=_handshakes_only(s.then_body),
