@@ -198,15 +198,21 @@ class PyptoBuilderMethods:
         return Call(value.op, value.args, value.kwargs, ty, value.attrs, True, value.loc)
 
     @contextmanager
+    def _statements(self) -> Iterator[list]:
+        """The list the statements emitted inside the ``with`` go to (a loop's body)."""
+        self._bodies.append([])
+        try:
+            yield self._bodies[-1]
+        finally:
+            self._bodies.pop()
+
+    @contextmanager
     def for_loop(self, loop_var: Var, start: Any, stop: Any, step: Any,
                  span: SourceLoc | None = None, kind: ForKind = ForKind.Sequential,
                  attrs: dict | None = None) -> Iterator[ForLoopBuilder]:
         loop = ForLoopBuilder()
-        self._bodies.append([])
-        try:
+        with self._statements() as body:
             yield loop
-        finally:
-            body = self._bodies.pop()
         _check_carries(loop)
         loop.result = ForStmt(loop_var, expr(start), expr(stop), expr(step),
                               tuple(loop.iter_args), SeqStmts(tuple(body)),
@@ -217,11 +223,8 @@ class PyptoBuilderMethods:
     def while_loop(self, condition: Any, span: SourceLoc | None = None
                    ) -> Iterator[WhileLoopBuilder]:
         loop = WhileLoopBuilder(expr(condition))
-        self._bodies.append([])
-        try:
+        with self._statements() as body:
             yield loop
-        finally:
-            body = self._bodies.pop()
         _check_carries(loop)
         loop.result = WhileStmt(loop.condition, tuple(loop.iter_args), SeqStmts(tuple(body)),
                                 tuple(loop.return_vars), span)

@@ -134,17 +134,20 @@ class Repair:
                     v = fixed
                 values.append(v)
             return replace(s, values=tuple(values))
-        for v in uses(s):
-            if v not in self.defined:
-                raise PassError(
-                    f"ExpandMixedKernel in '{self.fn_name}': a {self.side} statement uses "
-                    f"'{v.name}', which the other core computes", s.loc,
-                    hint="move the value across with pl.move(x, target_memory=...) (a cross-"
-                         "core transfer) before using it")
+        v = self.missing(s)
+        if v is not None:
+            raise PassError(
+                f"ExpandMixedKernel in '{self.fn_name}': a {self.side} statement uses "
+                f"'{v.name}', which the other core computes", s.loc,
+                hint="move the value across with pl.move(x, target_memory=...) (a cross-"
+                     "core transfer) before using it")
         if isinstance(s, AssignStmt):
             self.defined.add(s.var)
         return s
 
+    def missing(self, node) -> Var | None:
+        """A variable ``node`` uses that this side does not define, if any."""
+        return next((v for v in uses(node) if v not in self.defined), None)
 
     def carries(self, s: ForStmt | WhileStmt) -> tuple[list, dict]:
         """A loop's iter args, an init this side does not compute replaced by the tensor it
@@ -163,13 +166,11 @@ class Repair:
         has (the carries and scalars both compute)."""
         iter_args, mapping = self.carries(s)
         cond = substitute(s.cond, mapping) if mapping else s.cond
-        for v in uses(cond):
-            if v not in self.defined:
-                raise PassError(
-                    f"ExpandMixedKernel in '{self.fn_name}': the while condition reads "
-                    f"'{v.name}', which only the other core computes", s.loc,
-                    hint="compute the values the condition tests from scalars both cores "
-                         "have (parameters, pl.tensor.read of inputs, loop counters)")
+        v = self.missing(cond)
+        if v is not None:
+            raise PassError(f"ExpandMixedKernel in '{self.fn_name}': the while condition reads "
+                            f"'{v.name}', which only the other core computes", s.loc,
+                            hint=_SHARED_CONDITION)
         body = substitute(s.body, mapping) if mapping else s.body
         repaired = self.seq(body, tuple(iter_args))
         before, after = _tail_yield(body), _tail_yield(repaired)
@@ -180,10 +181,13 @@ class Repair:
                     f"ExpandMixedKernel in '{self.fn_name}': the while condition tests "
                     f"'{ia.name}', whose next value only the other core computes, so the "
                     f"{self.side} core could not tell when the loop ends", s.loc,
-                    hint="compute the values the condition tests from scalars both cores "
-                         "have (parameters, pl.tensor.read of inputs, loop counters)")
+                    hint=_SHARED_CONDITION)
         self.defined.update(s.return_vars)
         return replace(s, cond=cond, iter_args=tuple(iter_args), body=repaired)
+
+
+_SHARED_CONDITION = ("compute the values the condition tests from scalars both cores have "
+                     "(parameters, pl.tensor.read of inputs, loop counters)")
 
 
 def _tail_yield(body: SeqStmts) -> YieldStmt | None:
