@@ -18,10 +18,8 @@ jumped, which is Python's meaning. Elsewhere a jump is a ParseError that says so
 from __future__ import annotations
 
 import ast
-import itertools
 
 _JUMPS = (ast.Break, ast.Continue)
-_COUNTER = itertools.count()
 
 
 def find_jump(stmts: list[ast.stmt]) -> ast.stmt | None:
@@ -117,7 +115,7 @@ def lower_range(node: ast.For, bounds, error) -> tuple[list[ast.stmt], ast.stmt]
     if not (isinstance(step, ast.Constant) and isinstance(step.value, int) and step.value):
         raise error(node, "a 'break' needs a loop with a constant, non-zero step")
     iv = node.target.id
-    stop_name = f"_stop_{next(_COUNTER)}"
+    stop_name = f"_stop_{_tag(node)}"
     compare = ast.Lt() if step.value > 0 else ast.Gt()
     test = ast.Compare(ast.Name(iv, ast.Load()), [compare], [ast.Name(stop_name, ast.Load())])
     loop = ast.copy_location(ast.While(ast.copy_location(test, node), node.body, []), node)
@@ -129,9 +127,13 @@ def lower_range(node: ast.For, bounds, error) -> tuple[list[ast.stmt], ast.stmt]
     return [_assign(iv, start, node), _assign(stop_name, stop, node)] + before, lowered
 
 
+def _tag(loop: ast.AST) -> str:
+    """A suffix naming the loop by its position, so the names repeat from parse to parse."""
+    return f"{loop.lineno}_{loop.col_offset}"
+
+
 def _flags(found: set[type], at: ast.AST) -> tuple[dict[type, str], list[ast.stmt]]:
-    n = next(_COUNTER)
-    flags = {kind: f"_{kind.__name__.lower()}_{n}" for kind in (ast.Break, ast.Continue)
+    flags = {kind: f"_{kind.__name__.lower()}_{_tag(at)}" for kind in (ast.Break, ast.Continue)
              if kind in found}
     before = [_assign(flags[ast.Break], ast.Constant(False), at)] if ast.Break in flags else []
     return flags, before
