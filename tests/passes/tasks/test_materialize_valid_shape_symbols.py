@@ -1,9 +1,12 @@
 """MaterializeValidShapeSymbols: a valid_shape-only pl.dynamic symbol becomes the kernel's
 leading INDEX parameter and every call passes its argument's valid extent."""
 
+import numpy as np
 import pytest
 
 import ptoc.language as pl
+from ptoc import ir
+from ptoc.ir.printer import format_node
 from ptoc.errors import PtocError
 from ptoc.ir.equality import assert_structural_equal
 from ptoc.passes import PassContext
@@ -67,3 +70,44 @@ def test_a_symbol_bound_by_a_physical_dim_or_nothing_to_do_is_unchanged():
 def test_a_compound_slot_is_refused():
     with pytest.raises(PtocError, match=r"cannot be inverted to VALID"):
         run(program(slot="VALID * 2"))
+
+
+TWO_SLOTS = HEAD + '''    @pl.function(type=pl.FunctionType.InCore)
+    def kern(self, s: pl.Tensor[[16, 64], pl.FP32, pl.TensorView(valid_shape=[16, VALID], stride=[], layout=pl.TensorLayout.ND)], t: pl.Tensor[[16, 64], pl.FP32, pl.TensorView(valid_shape=[16, VALID], stride=[], layout=pl.TensorLayout.ND)], out: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+        x = pl.load(s, [0, 0], [16, 64])
+        y = pl.load(t, [0, 0], [16, 64])
+        o = pl.store(pl.add(x, y), [0, 0], out)
+        return o
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 64], pl.FP32], n: pl.Scalar[pl.INDEX], m: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+        v = pl.slice(x, [16, 64], [0, 0], valid_shape=[16, {first}])
+        w = pl.slice(x, [16, 64], [0, 0], valid_shape=[16, {second}])
+        out = self.kern(v, w, out)
+        return out
+'''
+
+
+@pytest.mark.parametrize("first, second", [("n", "m"), ("48", "32"), ("n", "32")])
+def test_one_symbol_given_two_different_extents_is_refused_naming_both(first, second):
+    prog = pl.parse_program(TWO_SLOTS.format(first=first, second=second))
+    with pytest.raises(PtocError, match=rf"symbol VALID is the valid_shape of parameter 's' axis "
+                                        rf"1 and of 't' axis 1, but the arguments give it "
+                                        rf"different extents \({first} and {second}\)"):
+        run(prog)
+
+
+@pytest.mark.parametrize("extent", ["n", "48"])
+def test_one_symbol_given_the_same_extent_twice_is_passed_once(extent):
+    after = run(pl.parse_program(TWO_SLOTS.format(first=extent, second=extent)))
+    call = after.get_function("main").body.stmts[2].value
+    assert len(call.args) == 4 and format_node(call.args[0]) == extent
+
+
+def test_agreeing_extents_run_over_the_valid_part_only():
+    compiled = ir.compile(pl.parse_program(TWO_SLOTS.format(first="n", second="n")))
+    x = np.arange(16 * 64, dtype=np.float32).reshape(16, 64)
+    out = np.full((16, 64), -1.0, np.float32)
+    compiled(x, 5, 5, out)
+    np.testing.assert_array_equal(out[:, :5], 2 * x[:, :5])
+    np.testing.assert_array_equal(out[:, 5:], -1.0)      # past the valid region: not written
