@@ -152,6 +152,16 @@ c = self.exp(t, c)
     ("for b in pl.spmd(2, predicate=(a[0] > 0)):\n    t = self.double(a, t)",
      r"pl.spmd\(\.\.\., predicate=\.\.\.\): ptoc does not support predicate= yet"),
     ("t, tid = pl.submit(self.double, a, t, deps=[a])", "is not a task id"),
+    # PyPTO's submit targets: (result, task id), the id a plain name
+    ("with pl.manual_scope():\n    tids = pl.array.create(2, pl.TASK_ID)\n"
+     "    t, tids[0] = pl.submit(self.double, a, t)",
+     r"pl.submit\(\.\.\.\) task id target 'tids\[0\]' must be a plain name \(fix: write "
+     r"'out, tid = pl.submit\(self.kernel, \.\.\.\)', then store it on its own line: "
+     r"'tids\[0\] = tid'\)"),
+    ("t, u, tid = pl.submit(self.double, a, t)", "exactly 2 targets"),
+    ("(t, u), tid = pl.submit(self.double, a, t)",
+     r"unpacks 2 result value\(s\) but kernel 'double' returns 1"),
+    ("(t, [u]), tid = pl.submit(self.double, a, t)", "result target '\\[u\\]' must be a plain name"),
     ("with pl.at(level=pl.Level.CORE_GROUP, allow_early_resolve=True, dumps=[t]):\n"
      "    x = pl.load(a, [0, 0], [32, 32])\n    pl.store(x, [0, 0], t)", "dumps="),
     ("t = self.double(pl.no_dep(a) + 1, t)", "no_dep"),
@@ -162,3 +172,26 @@ c = self.exp(t, c)
 def test_what_ptoc_cannot_honour_is_an_error(body, message):
     with pytest.raises(PtocError, match=message):
         ir.compile(program(body), None)
+
+
+def test_a_kernel_with_two_results_is_submitted_as_a_tuple_and_its_id():
+    src = KERNELS.replace("    @pl.function(type=pl.FunctionType.Orchestration)", """    @pl.function(type=pl.FunctionType.InCore)
+    def both(self, a: pl.Tensor[[32, 32], pl.FP32], t: pl.Out[pl.Tensor[[32, 32], pl.FP32]],
+             u: pl.Out[pl.Tensor[[32, 32], pl.FP32]]
+             ) -> tuple[pl.Tensor[[32, 32], pl.FP32], pl.Tensor[[32, 32], pl.FP32]]:
+        x = pl.load(a, [0, 0], [32, 32])
+        pl.store(pl.add(x, x), [0, 0], t)
+        pl.store(pl.mul(x, 3.0), [0, 0], u)
+        return t, u
+
+    @pl.function(type=pl.FunctionType.Orchestration)""")
+    body = """        u = pl.create_tensor([32, 32], dtype=pl.FP32)
+        with pl.manual_scope():
+            (t, u), both_id = pl.submit(self.both, a, t, u)
+            c, last = pl.submit(self.exp, t, c, deps=[both_id])
+        return c
+"""
+    prog = pl.parse_program(src + body, filename="tasks.py")
+    verify(roundtrip(prog, label="two results"))
+    chip = run_chip(prog)
+    assert chip.tasks[1].deps == (0,) and chip.races == []

@@ -469,9 +469,10 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser):
                              hint="assign each value to its own name")
 
     def unpack_assign(self, node: ast.Assign, target: ast.Tuple | ast.List) -> list[Stmt]:
-        """``a, b = self.kernel(...)``: the tuple goes to ``_tuple_tmp``, each name to an item."""
+        """``a, b = self.kernel(...)``: the tuple goes to ``_tuple_tmp``, each name to an item
+        (``(a, b), tid = pl.submit(...)`` binds the submit's flat items the same way)."""
         value = self.expr(node.value)
-        names = target.elts
+        names = self.submit_targets(node, target, node.value, value) or target.elts
         if isinstance(value, tuple) and _reads_shape(node.value) and \
                 all(isinstance(n, ast.Name) for n in names):
             return self.unpack_shape(node, names, value)

@@ -67,6 +67,44 @@ class TaskParser:
         ty = TupleType((*results, ScalarType(DataType.TASK_ID)))
         return Submit(base.op, base.args, (), ty, base.attrs, True, base.loc, deps=tuple(deps))
 
+    def submit_targets(self, node: ast.Assign, target: ast.Tuple | ast.List,
+                       value_node: ast.AST, value) -> list[ast.expr] | None:
+        """The names ``out, tid = pl.submit(...)`` binds, flat (kernel results, then the
+        task id), checked as PyPTO's parser checks them: two targets, the result a name or
+        a tuple of names (one per kernel result), the task id a name. None when the value
+        is not a submit."""
+        from ptoc.language.exprs import DslPath
+
+        func = self.expr(value_node.func) if isinstance(value_node, ast.Call) else None
+        if not (isinstance(func, DslPath) and func.dotted in SUBMIT_FUNCS):
+            return None
+        construct = f"pl.{func.dotted}"
+        usage = f"write 'out, tid = {construct}(self.kernel, ...)'"
+        if len(target.elts) != 2:
+            raise self.ctx.error(node, f"{construct}(...) must be unpacked as exactly 2 targets "
+                                 f"(result, task id), got {len(target.elts)}",
+                                 hint=f"{usage}, or '(a, b), tid = ...' for a kernel with two "
+                                      "results")
+        result, task_id = target.elts
+        if not isinstance(task_id, ast.Name):
+            raise self.ctx.error(node, f"{construct}(...) task id target "
+                                 f"'{ast.unparse(task_id)}' must be a plain name",
+                                 hint=f"{usage}, then store it on its own line: "
+                                      f"'{ast.unparse(task_id)} = tid'")
+        names = list(result.elts) if isinstance(result, (ast.Tuple, ast.List)) else [result]
+        for name in names:
+            if not isinstance(name, ast.Name):
+                raise self.ctx.error(node, f"{construct}(...) result target '{ast.unparse(name)}' "
+                                     "must be a plain name (no nested tuples or subscripts)",
+                                     hint=f"{usage}, or '(a, b), tid = ...'")
+        results = len(value.type.types) - 1
+        if results != len(names):
+            raise self.ctx.error(node, f"{construct}(...) unpacks {len(names)} result value(s) "
+                                 f"but kernel '{value.op.name}' returns {results}",
+                                 hint="bind one name per kernel result: 'out, tid = ...' for one, "
+                                      "'(a, b), tid = ...' for two")
+        return [*names, task_id]
+
     def no_dep_arg(self, node: ast.Call) -> NoDepArg:
         args, kwargs = self.call_arguments(node)
         if len(args) != 1 or kwargs or not (isinstance(args[0], Expr)
