@@ -51,3 +51,23 @@ class Quadruple:
         mid = doubled(x, mid)
         y = self.again(mid, y)
         return y
+
+
+@pl.inline
+def twice(x: pl.Tensor[[64], pl.FP32]) -> pl.Tensor[[64], pl.FP32]:
+    return pl.mul(x, 2.0)
+
+
+@pl.jit.incore
+def plus_twice(x: pl.Tensor, y: pl.Out[pl.Tensor]):
+    y[:] = pl.add(twice(x), x)
+    return y
+
+
+@pl.jit
+def jit_calls_inline(x: pl.Tensor, out: pl.Out[pl.Tensor], out3: pl.Out[pl.Tensor]):
+    """A module-level @pl.inline called from a @pl.jit body and from its incore callee."""
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out[:] = twice(x)
+    out3 = plus_twice(x, out3)
+    return out, out3

@@ -14,7 +14,7 @@ from ptoc.errors import ParseError, PtocError
 from ptoc.ir import Function, Program, assert_structural_equal
 from ptoc.runtime import RunConfig, run
 
-from program_forms import Quadruple, TwoScales, doubled, scale
+from program_forms import Quadruple, TwoScales, doubled, jit_calls_inline, scale
 
 FUNCTION = """
 @pl.function
@@ -134,3 +134,15 @@ def test_pl_inline_helpers_are_spliced_at_their_call_sites(tmp_path):
     compiled = run(Quadruple, x, y, config=RunConfig(save_kernels_dir=str(tmp_path)))
     np.testing.assert_allclose(y, 4 * x, rtol=1e-6)
     assert FunctionType.Inline not in {f.func_type for f in compiled.program.functions}
+
+
+def test_an_inline_helper_is_spliced_into_a_jit_entry_and_its_incore_callee():
+    """PyPTO's @pl.inline from a @pl.jit body (was 'name twice is not defined'); on 1-D
+    tensors, whose [1, 64] tiles store into a 64-element window."""
+    x = np.random.default_rng(3).standard_normal(64).astype(np.float32)
+    out, out3 = np.zeros_like(x), np.zeros_like(x)
+    jit_calls_inline(x, out, out3)
+    np.testing.assert_allclose(out, 2 * x, rtol=1e-6)
+    np.testing.assert_allclose(out3, 3 * x, rtol=1e-6)
+    program = jit_calls_inline.lower(x, out, out3)
+    assert "twice" not in program.functions.keys()  # spliced, no function left behind

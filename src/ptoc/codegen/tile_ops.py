@@ -173,6 +173,9 @@ def _store(em, var, a, site):
     else:
         valid = em.valid_of.get(src) or valid_shape(a["tile"].type)
         sizes = (1,) * (rank - 2) + tuple(valid)
+        extra = len(sizes) - rank   # a 1-D tensor's [1, N] tile: its window is N long
+        if extra > 0 and all(_static(d) == 1 for d in sizes[:extra]):
+            sizes = sizes[extra:]
     pview = _pview(em, out, _items(a["offsets"]), sizes, site, clamp=True)
     em.emit(Instruction("pto.tstore", ins=(src,), outs=(pview,), attrs=attrs, loc=site.op))
     if var is not None:

@@ -1,5 +1,6 @@
 """Reading a ``@pl.jit`` function's source: its AST (with file line numbers), its constants,
-and the jit sub-functions it can call by name.
+and the jit sub-functions and module-level @pl.inline / @pl.function helpers it can call
+by name.
 
 The AST is read once; what the body can see (module globals, closure cells, default
 arguments) is read at every call, as Python would, so a changed constant is folded with
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ptoc.errors import PtocError
+from ptoc.ir.nodes import Function
 from ptoc.language.context import constant_env
 
 
@@ -61,12 +63,15 @@ def _filled(cell) -> bool:
     return True
 
 
-def environment(source: FunctionSource) -> tuple[dict[str, Any], frozenset[str], dict[str, Any]]:
-    """Foldable constants, DSL aliases and the jit functions visible from the function
-    (which of them it may call depends on its kind: ``ptoc.jit.specialize``)."""
+def environment(source: FunctionSource) -> tuple[dict[str, Any], frozenset[str], dict[str, Any],
+                                                dict[str, Function]]:
+    """Foldable constants, DSL aliases, the jit functions visible from the function (which
+    of them it may call depends on its kind: ``ptoc.jit.specialize``) and the module-level
+    ``@pl.inline`` / ``@pl.function`` functions (``ir.Function``) it may call by name."""
     from ptoc.jit.decorator import JITFunction
 
     namespace = source.namespace()
     env, aliases = constant_env(namespace)
     callees = {name: value for name, value in namespace.items() if isinstance(value, JITFunction)}
-    return env, aliases or frozenset({"pl"}), callees
+    externals = {name: value for name, value in namespace.items() if isinstance(value, Function)}
+    return env, aliases or frozenset({"pl"}), callees, externals

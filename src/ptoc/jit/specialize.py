@@ -108,9 +108,10 @@ class _ProgramBuilder:
         self.kernels: list = []
         self.signatures: dict = {}
         self.specialized: dict[tuple, str] = {}
+        self.joined: dict = {}  # module-level @pl.inline / @pl.function callees, added once
 
     def parse(self, jit, types: dict, scalars: dict, func_type: FunctionType):
-        env, aliases, kernels = _names(jit)
+        env, aliases, kernels, externals = _names(jit)
 
         def resolve(callee, arg_types: list, node: ast.AST, signatures: dict) -> str:
             if callee.kind not in CALLEE_KINDS.get(jit.kind, _SUB_FUNCTIONS):
@@ -122,7 +123,8 @@ class _ProgramBuilder:
             return self.resolve(callee, arg_types, node, signatures)
 
         ctx = ParseContext(jit.source.filename, env, aliases, specialization=dict(scalars),
-                           kernels=kernels, resolve_kernel=resolve)
+                           kernels=kernels, resolve_kernel=resolve, externals=externals,
+                           joined=self.joined)
         parser = FunctionParser(ctx, self.signatures, self.kernels)
         types = with_dynamic_dims(jit, types, dynamic_dims(jit, ctx, _callee_context))
         function = parser.function_from_def(jit.source.node, func_type, _attrs(jit), types)
@@ -156,19 +158,20 @@ class _ProgramBuilder:
         return name
 
 
-def _names(jit) -> tuple[dict, frozenset, dict]:
+def _names(jit) -> tuple[dict, frozenset, dict, dict]:
     """What ``jit``'s body can name: its constants (with the ``pl.dynamic`` symbols the body
-    makes itself), DSL aliases and the jit functions it can call."""
+    makes itself), DSL aliases, the jit functions and the module-level @pl.inline /
+    @pl.function helpers it can call."""
     from ptoc.jit.source import environment
 
-    env, aliases, kernels = environment(jit.source)
-    return {**env, **local_symbols(jit, aliases)}, aliases, kernels
+    env, aliases, kernels, externals = environment(jit.source)
+    return {**env, **local_symbols(jit, aliases)}, aliases, kernels, externals
 
 
 def _callee_context(callee) -> ParseContext:
     """A context resolving a callee's names (for its dynamic dimensions)."""
-    env, aliases, kernels = _names(callee)
-    return ParseContext(callee.source.filename, env, aliases, kernels=kernels)
+    env, aliases, kernels, externals = _names(callee)
+    return ParseContext(callee.source.filename, env, aliases, kernels=kernels, externals=externals)
 
 
 def _spelling(jit) -> str:
