@@ -53,3 +53,11 @@ def test_a_jump_of_an_inner_loop_stays_in_it():
     loop = jumps.functions[0].body.stmts[1]
     inner = [s for s in loop.body.stmts if isinstance(s, type(loop))]
     assert isinstance(loop, ir.ForStmt) and len(inner) == 1
+
+
+def test_a_pre_ssa_pl_while_takes_jumps_as_the_python_while_it_means():
+    jumps = program("for (s,) in pl.while_(init_values=(0,)):", "    pl.cond(s < n)",
+                    "    if s == 5:", "        break", "    s = s + 1", "return s")
+    by_hand = program("s = 0", "b = False", "while s < n and not b:", "    if s == 5:",
+                      "        b = True", "    if not b:", "        s = s + 1", "return s")
+    ir.assert_structural_equal(jumps, by_hand)

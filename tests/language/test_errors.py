@@ -47,7 +47,7 @@ CASES = [
     ("pl_cond_alone", body("pl.cond(n < 10)"), ParseError, 0, "may only be the first statement of its body"),
     ("break_in_parallel", body("for i in pl.parallel(4):", "    if i == n:", "        break"), ParseError, 2, "'break' is not supported here"),
     ("continue_with_init_values", body("for i, (c,) in pl.range(4, init_values=(n,)):", "    if i == n:", "        continue", "    d = pl.yield_(c + 1)"), ParseError, 2, "'continue' is not supported here"),
-    ("break_in_pl_while", body("for (c,) in pl.while_(init_values=(n,)):", "    pl.cond(c < 10)", "    break", "    d = pl.yield_(c + 1)"), ParseError, 2, "'break' is not supported here"),
+    ("break_in_pl_while_with_yield", body("for (c,) in pl.while_(init_values=(n,)):", "    pl.cond(c < 10)", "    if c == 3:", "        break", "    d = pl.yield_(c + 1)"), ParseError, 3, "only when its body rebinds the header names"),
     ("pipeline_without_stage", body("for i in pl.pipeline(0, 4, 1):", "    t = pl.load(x, [0, 0], [64, 64])"), ParseError, 0, "needs stage="),
     ("stage_on_range", body("for i in pl.range(0, 4, 1, stage=2):", "    pass"), ParseError, 0, "only valid on pl.pipeline"),
     ("zero_step", body("for i in pl.range(0, 4, 0):", "    pass"), ParseError, 0, "step of 0"),

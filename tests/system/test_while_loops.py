@@ -196,6 +196,18 @@ def test_trip_count_read_from_a_tensor(bound, steps, seed):
     np.testing.assert_allclose(c, a * trips_until(bound, steps), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("bound", [0, 7, 100])
+def test_the_ptoas_planner_places_the_loop_buffers(bound):
+    """memory_planner=PTOAS: the PTO-level planner sees the while body as a loop (buffers
+    live across trips stay apart)."""
+    steps = np.array([3, 1, 4, 1, 5, 9, 2, 6], np.int32)
+    a = np.random.default_rng(bound).standard_normal((R, C)).astype(np.float32)
+    c = np.zeros((R, C), np.float32)
+    result = ir.compile(UntilBound, None, memory_planner="PTOAS").run(bound, steps, a, c)
+    assert not result.races
+    np.testing.assert_allclose(c, a * trips_until(bound, steps), rtol=1e-5, atol=1e-5)
+
+
 def test_zero_trips_keep_the_initial_values():
     a = np.ones((R, C), np.float32)
     c = np.full((R, C), 3.0, np.float32)

@@ -747,6 +747,8 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser):
         """A ``pl.range`` loop (without init_values) whose body has ``break``/``continue``:
         rewritten without them (``ptoc.language.jumps``), then parsed."""
         it = node.iter
+        if isinstance(it, ast.Call) and self._is_dsl(it.func, "while_"):
+            return [s for st in self.pre_ssa_while(node) for s in self.stmt(st)]
         is_range = isinstance(it, ast.Call) and self._is_dsl(it.func, "range")
         if not is_range or any(k.arg == "init_values" for k in it.keywords) \
                 or not isinstance(node.target, ast.Name) or node.orelse:
@@ -761,13 +763,36 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser):
         out = [s for b in before for s in self.stmt(b)]
         return out + self.stmt(loop)
 
+    def pre_ssa_while(self, node: ast.For) -> list[ast.stmt]:
+        """A ``pl.while_`` whose body rebinds its header names (no ``pl.yield_``) as the
+        Python ``while`` it means: ``x = x0`` for each carry, then ``while <pl.cond>:``
+        (which takes break/continue)."""
+        body, inits = node.body, [k.value for k in node.iter.keywords
+                                  if k.arg == "init_values"]
+        first = body[0] if body else None
+        if not (isinstance(first, ast.Expr) and isinstance(first.value, ast.Call)
+                and self._is_dsl(first.value.func, "cond") and len(first.value.args) == 1):
+            raise self.ctx.error(node, "the first statement of a pl.while_ body must be "
+                                 "pl.cond(<condition>)")
+        yields = [s for s in body if isinstance(getattr(s, "value", None), ast.Call)
+                  and self._is_dsl(s.value.func, "yield_")]
+        if yields or not inits \
+                or not isinstance(inits[0], ast.Tuple) \
+                or not isinstance(node.target, (ast.Tuple, ast.List)) \
+                or len(node.target.elts) != len(inits[0].elts):
+            raise self.jump_error(find_jump(body), "a pl.while_ takes it only when its body "
+                                  "rebinds the header names (no pl.yield_)")
+        assigns = [ast.fix_missing_locations(ast.copy_location(
+            ast.Assign([ast.Name(t.id, ast.Store())], v), node))
+            for t, v in zip(node.target.elts, inits[0].elts)]
+        return assigns + [ast.copy_location(ast.While(first.value.args[0], body[1:], []), node)]
+
     def jump_error(self, node: ast.AST, why: str) -> PtocError:
         kind = type(node).__name__.lower() if isinstance(node, (ast.Break, ast.Continue)) \
             else "break/continue"
         return self.ctx.error(node, f"'{kind}' is not supported here: {why}",
-                              hint="break and continue work in pl.range loops without "
-                                   "init_values and in Python while loops (directly or under "
-                                   "if); elsewhere make the exit a loop condition")
+                              hint=_JUMPS_WHERE + " (directly or under if); elsewhere make "
+                                   "the exit a loop condition")
 
     def while_condition(self, test: ast.AST) -> Expr:
         """A while loop's condition: a BOOL scalar computed from the carries and values
@@ -1063,8 +1088,9 @@ def _typed_pop(value_node: ast.AST, annotation: ast.AST | None) -> ast.AST:
     return ast.copy_location(call, value_node)
 
 
-_JUMPS_WHERE = ("break and continue work in pl.range loops without init_values and in "
-                "Python while loops (PyPTO's sequential and while loops)")
+_JUMPS_WHERE = ("break and continue work in pl.range loops without init_values, Python while "
+                "loops and pl.while_ loops that rebind their header names instead of "
+                "ending with pl.yield_ (PyPTO's sequential and while loops)")
 
 
 def _reads_shape(node: ast.AST) -> bool:
