@@ -53,3 +53,18 @@ def test_the_dbc_grids_on_a5(M, N):
 @example(512, 512, 32, True, "a5sim")
 def test_random_grids_are_race_free_and_exact(M, N, K, dbc, platform):
     check_exact(M, N, K, dbc, platform)
+
+
+@pytest.mark.no_roundtrip
+def test_a_grid_the_parity_refinement_cannot_fit_gets_pyptos_stages(tmp_path):
+    """304x64x448 FP32 dbC: both outer stages' remainder extracts are hoisted above the inner
+    loops, so L0A overflows unless MemoryReuse serialises the stages; with ptoc's accumulator
+    alternation no serialised order fitted L0A and L0C at once (AllocationError, Left 81920 >
+    65536 B). MemoryReuse now gives the accumulators PyPTO's stages back and says so."""
+    import json
+
+    check_exact(304, 448, 64, True, "a2a3sim")
+    ir.compile(dp.direct_store(304, 448, 64), tmp_path, dump_passes=False,
+               enable_pypto_l0c_double_buffer=True, check_dbc=False)
+    decisions = json.loads((tmp_path / "report" / "decisions.json").read_text())["decisions"]
+    assert any("PyPTO's pipeline stages" in d["summary"] for d in decisions)

@@ -15,6 +15,12 @@ on different buffers. It applies only when every loop body holds an even number 
 otherwise the function is left as it is. CanonicalizeIOOrder calls it last, and only for
 functions whose tails AutoTileMatmulL0 spread (``TAIL_GROUP_BASE`` groups): PyPTO's own
 output (``spread_dbc_tails=False``) keeps PyPTO's buffers.
+
+Each re-tagged accumulator keeps PyPTO's membership beside the new one (``PYPTO_MEMBERSHIP``)
+so that MemoryReuse can ``undo_alternation`` when the refined grid does not fit: its
+last resort (``pipeline_serialise``) re-sequences the stages of PyPTO's groups, which moves
+accumulators the parity order counted on (304x64x448 FP32 dbC: with the parity tags no
+serialised order fitted L0A and L0C at once; with PyPTO's it does).
 """
 
 from __future__ import annotations
@@ -24,9 +30,10 @@ from dataclasses import replace
 from ptoc.ir.nodes import (
     AssignStmt, Call, ForStmt, Function, IfStmt, ScopeStmt, SeqStmts, Stmt, WhileStmt,
 )
-from ptoc.ir.visitor import IRVisitor
+from ptoc.ir.visitor import IRMutator, IRVisitor
 from ptoc.passes.auto_tile_emit import TAIL_GROUP_BASE
 from ptoc.passes.lower_pipeline_loops import MEMBERSHIP, is_cube_accumulator
+from ptoc.passes.memref_rewrite import PYPTO_MEMBERSHIP
 
 #: the one pipeline group all re-tagged accumulators share (below the tail groups, above
 #: any group LowerPipelineLoops numbers)
@@ -62,6 +69,20 @@ def alternate_accumulators(function: Function) -> Function:
     return function if body is function.body else replace(function, body=body)
 
 
+def undo_alternation(function: Function) -> Function:
+    """``function`` with PyPTO's memberships back on the re-tagged accumulators (itself when
+    none was re-tagged)."""
+    class _Undo(IRMutator):
+        def mutate_call(self, node: Call):
+            out = super().mutate_call(node)
+            if PYPTO_MEMBERSHIP not in out.attrs:
+                return out
+            attrs = {k: v for k, v in out.attrs.items() if k != PYPTO_MEMBERSHIP}
+            return replace(out, attrs={**attrs, MEMBERSHIP: out.attrs[PYPTO_MEMBERSHIP]})
+
+    return _Undo().mutate(function)
+
+
 def _is_accumulator(stmt: Stmt) -> bool:
     return isinstance(stmt, AssignStmt) and isinstance(stmt.value, Call) \
         and is_cube_accumulator(stmt.value) and MEMBERSHIP in stmt.value.attrs
@@ -78,7 +99,8 @@ def _seq(seq: SeqStmts, parity: int) -> tuple[SeqStmts, int]:
 
 def _stmt(stmt: Stmt, parity: int) -> tuple[Stmt, int]:
     if _is_accumulator(stmt):
-        attrs = {**stmt.value.attrs, MEMBERSHIP: f"{PARITY_GROUP}:{parity}"}
+        attrs = {**stmt.value.attrs, MEMBERSHIP: f"{PARITY_GROUP}:{parity}",
+                 PYPTO_MEMBERSHIP: stmt.value.attrs[MEMBERSHIP]}
         return replace(stmt, value=replace(stmt.value, attrs=attrs)), 1 - parity
     if isinstance(stmt, SeqStmts):
         return _seq(stmt, parity)

@@ -33,6 +33,7 @@ from ptoc.ir.types import MemRef, TileType
 from ptoc.ir.visitor import IRMutator
 from ptoc.ops import make_call
 from ptoc.passes.base import function_pass
+from ptoc.passes.dbc_parity import undo_alternation
 from ptoc.passes.decisions import record_decision
 from ptoc.passes.diagnostics import report_diagnostic
 from ptoc.passes.manager import register_default_pass
@@ -85,6 +86,14 @@ def memory_reuse(fn: Function, ctx, *, capacities: Mapping[MemorySpace, int] | N
     plans = plan_all(fn, intervals)
     if any(plan.overflows for plan in plans):
         fn, plans = _serialise_to_fit(fn, plans, plan_all)
+    if any(plan.overflows for plan in plans) and (pypto := undo_alternation(fn)) is not fn:
+        # ptoc's accumulator alternation (dbc_parity) could not be fitted: PyPTO's stages can
+        record_decision("capacity_serialise", "the dbC accumulators keep PyPTO's pipeline "
+                        "stages: with ptoc's program-order alternation no serialised order "
+                        "fitted", function=fn.name)
+        fn, plans = pypto, plan_all(pypto, analyze_lifetimes(pypto))
+        if any(plan.overflows for plan in plans):
+            fn, plans = _serialise_to_fit(fn, plans, plan_all)
     for plan in plans:
         _report(fn, plan, ctx)
     rep_of: dict[Var, tuple[Interval, Interval]] = {}

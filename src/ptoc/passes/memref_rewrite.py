@@ -20,6 +20,8 @@ from ptoc.ir.types import MemRef, PtrType, TensorType, TileType, Type
 from ptoc.ir.visitor import IRMutator
 
 PIPELINE_MEMBERSHIP = "pipeline_membership"
+#: PyPTO's membership of an accumulator that ``dbc_parity`` re-tagged (MemoryReuse may undo it)
+PYPTO_MEMBERSHIP = "pipeline_membership_pypto"
 
 
 def zero_offset() -> ConstInt:
@@ -194,21 +196,22 @@ def new_ptr(name: str) -> Var:
 class _StripMembership(IRMutator):
     def mutate_call(self, node: Call):
         out = super().mutate_call(node)
-        if PIPELINE_MEMBERSHIP in out.attrs:
-            attrs = {k: v for k, v in out.attrs.items() if k != PIPELINE_MEMBERSHIP}
+        if PIPELINE_MEMBERSHIP in out.attrs or PYPTO_MEMBERSHIP in out.attrs:
+            attrs = {k: v for k, v in out.attrs.items()
+                     if k not in (PIPELINE_MEMBERSHIP, PYPTO_MEMBERSHIP)}
             out = replace(out, attrs=attrs)
         return out
 
 
 def strip_membership(fn: Function) -> Function:
-    """``fn`` without ``pipeline_membership`` attrs: the planner that consumed them (MemoryReuse
+    """``fn`` without ``pipeline_membership`` (and ``PYPTO_MEMBERSHIP``) attrs: the planner that consumed them (MemoryReuse
     or the DSA_RP allocator) strips them so they do not ride into codegen."""
     return _StripMembership().mutate(fn)
 
 
 __all__ = [
     "strip_membership",
-    "PIPELINE_MEMBERSHIP", "zero_offset", "memref_of", "is_on_chip", "with_memref",
+    "PIPELINE_MEMBERSHIP", "PYPTO_MEMBERSHIP", "zero_offset", "memref_of", "is_on_chip", "with_memref",
     "is_alloc", "alloc_space", "alloc_size", "walk_stmts", "defined_vars", "membership_of",
     "last_yield", "retype_function", "physical_bytes", "new_ptr",
 ]
