@@ -344,7 +344,7 @@ class Walker:
         (which would hold back the whole first trip). A hazard still unordered in the next
         walk gets its pair then; walks repeat until one discovers nothing, so the result is
         checked as always. Like a new pair, a deferral counts as a discovery."""
-        if not isinstance(self.plan.tree[b].items[g], ForOp):
+        if not isinstance(self.plan.tree[b].items[g], LOOP_OPS):
             return False
         key = (r.key, id(consumer), b, g)
         if key in self.plan.deferred:
