@@ -99,6 +99,18 @@ def type_mismatch(expected: Type, actual: Type, *, static_dims_only: bool = Fals
     return None  # PtrType and friends carry no further facts
 
 
+def at_param_rank(param: Type, arg: Type) -> Type:
+    """A tensor argument as a lower-rank tensor parameter sees it: leading dims of size 1
+    dropped (FuseCreateAssembleToSlice pads a staging slice to its target's rank, as PyPTO
+    does, and the kernel still takes the staging tensor's shape). Anything else unchanged."""
+    if not (isinstance(param, TensorType) and isinstance(arg, TensorType)):
+        return arg
+    drop = len(arg.shape) - len(param.shape)
+    if drop <= 0 or any(not (isinstance(d, int) and d == 1) for d in arg.shape[:drop]):
+        return arg
+    return dataclasses.replace(arg, shape=tuple(arg.shape[drop:]))
+
+
 def _names_dim_var(dim) -> bool:
     from ptoc.ir.dynamic import shape_dim_vars
 
@@ -524,7 +536,8 @@ class _FunctionVerifier:
                 f"pass one argument per parameter of '{c.op}'")
         for k, (a, p) in enumerate(zip(c.args, callee.params)):
             if isinstance(a, Expr) and not _int_as_flag(p.var.type, a.type):
-                why = self.mismatch(p.var.type, a.type, static_dims_only=True)
+                why = self.mismatch(p.var.type, at_param_rank(p.var.type, a.type),
+                                    static_dims_only=True)
                 if why:
                     raise self.error(
                         f"argument {k} of self.{c.op} has type {_t(a.type)} but parameter "

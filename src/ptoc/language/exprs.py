@@ -26,7 +26,7 @@ from ptoc.ir.nodes import (
 from ptoc.ir.types import (
     ArrayType, ScalarType, TensorLayout, TensorType, TileLayout, TileType, TupleType,
 )
-from ptoc.ir.verifier import type_mismatch
+from ptoc.ir.verifier import at_param_rank, type_mismatch
 from ptoc.ir.linear import constant_difference
 from ptoc.language.context import DslPath, SelfRef
 from ptoc.language.tasks import SUBMIT_FUNCS, NoDepArg
@@ -498,8 +498,8 @@ class ExprParser:
             else:
                 arg = to_expr(value, f"argument '{pname}'", self.ctx.loc(node))
             # a dynamic dimension on either side is checked when the call runs
-            if isinstance(ptype, TensorType) and type_mismatch(ptype, arg.type,
-                                                               static_dims_only=True):
+            if isinstance(ptype, TensorType) and type_mismatch(
+                    ptype, at_param_rank(ptype, arg.type), static_dims_only=True):
                 raise self.ctx.error(
                     node, f"argument '{pname}' of self.{name} must be "
                     f"{describe_type(ptype)}, got {describe_type(arg.type)}")

@@ -81,8 +81,10 @@ def tensor_assemble(args: dict, loc):
     if not isinstance(source, GMTensor):
         raise RuntimeConfigError("pl.assemble in an orchestration function needs a tensor "
                                  "source", loc, hint="assemble tiles inside a kernel")
-    window = target.slice([int(o) for o in args["offset"]], source.shape)
-    window.array()[...] = source.array()
+    offset = [int(o) for o in args["offset"]]
+    pad = len(target.shape) - len(source.shape)   # a lower-rank source: leading unit dims
+    window = target.slice(offset, (1,) * pad + tuple(source.shape))
+    window.array()[...] = source.array().reshape(window.shape)
     return target
 
 

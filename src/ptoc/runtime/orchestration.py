@@ -362,6 +362,8 @@ class Orchestrator:
         reads, writes, produces = [], [], []
         dims = DimBindings({p.var: a for p, a in zip(function.params, args)
                             if isinstance(p.var, DimVar)})
+        args = [a.with_rank(len(p.var.type.shape)) if isinstance(a, GMTensor) and
+                isinstance(p.var.type, TensorType) else a for p, a in zip(function.params, args)]
         for index, (param, arg) in enumerate(zip(function.params, args)):
             ty = param.var.type
             if not isinstance(ty, TensorType):

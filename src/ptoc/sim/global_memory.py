@@ -227,6 +227,16 @@ class GMTensor:
         start = self.offset + sum(o * s for o, s in zip(offsets, self.strides))
         return GMTensor(self.alloc, start, sizes, self.strides, self.dtype)
 
+    def with_rank(self, rank: int) -> "GMTensor":
+        """The region seen with ``rank`` dimensions: leading dims of size 1 dropped (a slice
+        whose shape was padded to its tensor's rank, viewed as the lower-rank value it
+        stands for)."""
+        drop = len(self.shape) - rank
+        if drop <= 0 or any(d != 1 for d in self.shape[:drop]):
+            return self
+        return GMTensor(self.alloc, self.offset, self.shape[drop:], self.strides[drop:],
+                        self.dtype)
+
     def describe(self) -> str:
         """``c[0:128, 256:512]`` style: the allocation and the rows/cols the region covers."""
         if self.offset == 0 and self.strides == _row_major(self.shape) and \

@@ -10,19 +10,25 @@ from ptoc.ir.equality import assert_structural_equal
 from ptoc.passes import PassContext
 from ptoc.passes.tasks import fuse_create_assemble_to_slice
 
-KERNEL = '''import ptoc.language as pl
+def _head(x: str, chunk: str, out: str) -> str:
+    """A program whose kernel fills a ``chunk`` from rows of ``x``; the orchestration body
+    (appended) writes ``out``."""
+    return f'''import ptoc.language as pl
 
 @pl.program
 class P:
     @pl.function(type=pl.FunctionType.InCore)
-    def fill_row(self, x: pl.Tensor[[4, 8], pl.FP32], r: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor[[1, 8], pl.FP32]]) -> pl.Tensor[[1, 8], pl.FP32]:
-        t = pl.load(x, [r, 0], [1, 8])
+    def fill_row(self, x: pl.Tensor[{x}, pl.FP32], r: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor[{chunk}, pl.FP32]]) -> pl.Tensor[{chunk}, pl.FP32]:
+        t = pl.load(x, [r, 0], {chunk})
         o = pl.store(pl.adds(t, 1.0), [0, 0], out)
         return o
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def orch(self, x: pl.Tensor[[4, 8], pl.FP32], out: pl.Out[pl.Tensor[[4, 8], pl.FP32]]) -> pl.Tensor[[4, 8], pl.FP32]:
+    def orch(self, x: pl.Tensor[{x}, pl.FP32], out: pl.Out[pl.Tensor[{out}, pl.FP32]]) -> pl.Tensor[{out}, pl.FP32]:
 '''
+
+
+KERNEL = _head("[4, 8]", "[1, 8]", "[4, 8]")
 
 
 def fuse(body: str):
@@ -102,3 +108,46 @@ def test_fused_program_gives_the_same_numbers():
     out = np.zeros((4, 8), np.float32)
     compiled(x, out)
     np.testing.assert_array_equal(out, x + 1)
+
+
+KERNEL_3D = _head("[4, 16]", "[2, 16]", "[2, 4, 16]") + '''        for b in pl.range(2):
+            for c in pl.range(2):
+                row = c * 2
+{body}        return out
+'''
+
+
+BEFORE_3D = '''                chunk = pl.create_tensor([2, 16], dtype=pl.FP32)
+                chunk = self.fill_row(x, b + c, chunk)
+                out = pl.assemble(out, chunk, [b, row, 0])
+'''
+
+
+def _expected_3d(x):
+    out = np.zeros((2, 4, 16), np.float32)
+    for b in range(2):
+        for c in range(2):
+            out[b, 2 * c:2 * c + 2] = x[b + c:b + c + 2] + 1
+    return out
+
+
+def test_a_lower_rank_staging_tensor_becomes_a_slice_padded_with_leading_ones():
+    before = pl.parse_program(KERNEL_3D.format(body=BEFORE_3D))
+    after = '''                chunk = pl.slice(out, [1, 2, 16], [b, row, 0])
+                chunk = self.fill_row(x, b + c, chunk)
+'''
+    with PassContext():
+        fused = fuse_create_assemble_to_slice()(before)
+    assert_structural_equal(fused, pl.parse_program(KERNEL_3D.format(body=after)))
+
+
+@pytest.mark.parametrize("body", [
+    BEFORE_3D,                                    # fused: the kernel writes the 3-D target
+    BEFORE_3D + "                out = pl.assemble(out, chunk, [b, row, 0])\n",  # two copies
+])
+def test_a_lower_rank_chunk_lands_in_the_target_at_its_offset(body):
+    compiled = ir.compile(pl.parse_program(KERNEL_3D.format(body=body)))
+    x = np.arange(64, dtype=np.float32).reshape(4, 16)
+    out = np.zeros((2, 4, 16), np.float32)
+    compiled(x, out)
+    np.testing.assert_array_equal(out, _expected_3d(x))

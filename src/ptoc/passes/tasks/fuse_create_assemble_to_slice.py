@@ -13,8 +13,11 @@ name only values already defined where the ``create`` stands (the slice replaces
 there). A loop carry that only passed the assemble's result around becomes pass-through
 and is removed (its uses read the initial value). Not fused (the program is unchanged):
 two assembles of one staging buffer, an assemble whose source is a ``pl.slice``, a target
-of higher rank than the staging tensor (ptoc does not pad the slice's rank), a target or
-offset defined after the ``create``.
+or offset defined after the ``create``. A target of higher rank than the staging tensor
+(a [2, 8] chunk assembled into a [B, 4, 16] tensor at [b, 0, c]) is fused as PyPTO fuses
+it: the slice's shape gets leading 1s ([1, 2, 8]) so shape and offsets have the target's
+rank, and so does the staging value's type; a kernel taking it as a [2, 8] parameter gets
+the region in that rank (the runtime drops the leading unit dims).
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ import dataclasses
 
 from ptoc.dtypes import FunctionType
 from ptoc.ir.nodes import (
-    AssignStmt, Call, ForStmt, Function, IfStmt, ListExpr, Program, ScopeStmt, SeqStmts, Var,
+    AssignStmt, Call, ConstInt, ForStmt, Function, IfStmt, ListExpr, Program, ScopeStmt,
+    SeqStmts, Var,
 )
 from ptoc.ir.visitor import IRMutator, IRVisitor, substitute
 from ptoc.ops import make_call
@@ -99,7 +103,7 @@ def fusible_pairs(program: Program, fn: Function) -> dict[Var, AssignStmt]:
         if create is None or len(uses) != 1:
             continue
         target, offset = uses[0].value.args[0], uses[0].value.args[2]
-        if len(target.type.shape) != len(var.type.shape):
+        if len(target.type.shape) < len(var.type.shape):
             continue
         if not (_vars_in(target) | _vars_in(offset)) <= visible[id(create)]:
             continue
@@ -121,10 +125,19 @@ class _Fuse(IRMutator):
         if assemble is not None:
             target, offset = (self.mutate(a) for a in (assemble.value.args[0],
                                                        assemble.value.args[2]))
-            shape = node.value.args[0]
+            shape = node.value.args[0].items
+            pad = len(target.type.shape) - len(shape)    # a lower-rank staging tensor
+            shape = ListExpr((ConstInt(1),) * pad + tuple(shape))
             view = make_call("tensor.slice", (target, shape, offset), {}, loc=node.value.loc)
-            # the staging value's type stays (with the MemRef InitMemRef gave it, if any)
-            return dataclasses.replace(node, value=dataclasses.replace(view, type=node.value.type))
+            # the staging value's MemRef stays (InitMemRef gave it one, if any); a padded
+            # slice has the target's rank, as in PyPTO
+            ty = dataclasses.replace(view.type, memref=node.value.type.memref)
+            if not pad:
+                ty = node.value.type
+            var = dataclasses.replace(node.var, type=ty) if pad else node.var
+            if pad:
+                self.var_map[node.var] = var
+            return dataclasses.replace(node, var=var, value=dataclasses.replace(view, type=ty))
         return super().mutate_assign_stmt(node)
 
     def mutate_for_stmt(self, node: ForStmt):
