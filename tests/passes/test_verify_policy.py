@@ -151,3 +151,27 @@ def test_a_standalone_pass_is_verified_fully_after_it(tiny_program):
     with suspended_global_instruments(), PassContext(), pytest.raises(
             VerificationError, match="after pass DropsDefinition: "):
         drops_definition()(tiny_program)
+
+
+@pytest.mark.parametrize("level, every_pass", [(VerificationLevel.BASIC, False),
+                                               (VerificationLevel.ROUNDTRIP, True)])
+def test_a_required_property_is_checked_once_per_time_it_is_produced(tiny_program, level,
+                                                                     every_pass):
+    from ptoc.passes.properties import (
+        IRProperty, register_property_checker, unregister_property_checker,
+    )
+
+    prop = IRProperty.IOOrderCanonical
+    calls = []
+    register_property_checker(prop, lambda program: calls.append(program.name) or True)
+    try:
+        produce = program_pass(name="Produce", produced={prop})(lambda program, ctx: program)
+        need = program_pass(name="Need", required={prop})(lambda program, ctx: program)
+        lose = program_pass(name="Lose", invalidated={prop})(lambda program, ctx: program)
+        with suspended_global_instruments():
+            run(tiny_program, [produce, need, need, lose, produce, need],
+                verification_level=level)
+    finally:
+        unregister_property_checker(prop)
+    # BASIC: after each Produce only; every pass: also before each Need
+    assert len(calls) == (5 if every_pass else 2)

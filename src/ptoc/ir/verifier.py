@@ -18,6 +18,7 @@ from typing import Callable
 from ptoc.dtypes import DataType, ForKind
 from ptoc.errors import PtocError, SourceLoc, VerificationError
 from ptoc.ir.equality import equal_by_identity
+from ptoc.ir.memo import IdentityMemo
 from ptoc.ir.nodes import (
     AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, DimVar, EvalStmt, Expr, ForStmt,
     Function, IfStmt, IterArg, ListExpr, Program, ReturnStmt, ScopeStmt, SeqStmts, Stmt, Submit,
@@ -154,12 +155,10 @@ def _t(ty: Type) -> str:
     return format_node(ty)
 
 
-#: op calls whose type the registry confirmed, by id (the entry holds the call, so the id is
-#: not reused while it is here): a call is immutable, and passes share the calls they do
-#: not rewrite, so the same call is otherwise re-inferred after every pass. The op
-#: definition is kept too: re-registering an op invalidates its entries.
-_TYPE_CHECKED: dict[int, tuple] = {}
-_TYPE_CHECKED_MAX = 50_000
+#: op calls whose type the registry confirmed, with the op definition that confirmed it: a
+#: call is immutable, and passes share the calls they do not rewrite, so the same call is
+#: otherwise re-inferred after every pass. Re-registering an op invalidates its entries.
+_TYPE_CHECKED = IdentityMemo(50_000)
 
 
 def _ops():
@@ -500,8 +499,7 @@ class _FunctionVerifier:
     def op_call(self, c: Call) -> None:
         try:
             op = self.ops.get_op(c.op, c.loc or self.loc)
-            checked = _TYPE_CHECKED.get(id(c))
-            if checked is not None and checked[0] is c and checked[1] is op:
+            if _TYPE_CHECKED.get(c) is op:
                 return
             inferred = op.infer_type(c.args, c.kwargs, c.loc or self.loc)
         except VerificationError:
@@ -517,9 +515,7 @@ class _FunctionVerifier:
                 f"the call of pl.{c.op} has type {_t(c.type)} but the op registry infers "
                 f"{_t(inferred)} ({why})",
                 "build calls with ptoc.ops.make_call so their type is inferred")
-        if len(_TYPE_CHECKED) >= _TYPE_CHECKED_MAX:
-            _TYPE_CHECKED.clear()
-        _TYPE_CHECKED[id(c)] = (c, op)
+        _TYPE_CHECKED.put(c, op)
 
     def function_call(self, c: Call) -> None:
         if self.program is None:

@@ -16,6 +16,7 @@ from typing import Any, Callable, Collection, Iterable
 
 from ptoc.dtypes import FunctionType
 from ptoc.errors import InternalError, PassError, PtocError
+from ptoc.ir.memo import IdentityMemo
 from ptoc.ir.nodes import Function, Program, first_while_loop
 from ptoc.passes.properties import IRProperty, check_property, format_properties, to_property_set
 
@@ -61,13 +62,20 @@ class Pass:
 
     def __call__(self, program: Program) -> Program:
         """Run under the current PassContext, with its instruments around the rewrite."""
+        return self.run_checked(program)
+
+    def run_checked(self, program: Program, verified: frozenset[IRProperty] = frozenset()
+                    ) -> Program:
+        """``self(program)``, not re-checking the required properties in ``verified``: a
+        PassManager passes those an earlier pass produced, had checked, and no pass since
+        invalidated (PyPTO checks a property once per time it is produced)."""
         from ptoc.passes.context import PassContext
 
         if not isinstance(program, Program):
             raise PassError(f"pass {self.name} expects a ptoc.ir.Program, got {type(program).__name__}",
                             hint="parse the source with ptoc.language.parse_program first")
         ctx = PassContext.current()
-        self._check_required_on_ir(program)
+        self._check_required_on_ir(program, verified)
         if not self.handles_while_loops:
             _refuse_while_loops(self.name, program)
         instruments = ctx.active_instruments()
@@ -92,9 +100,9 @@ class Pass:
             _RUNNING.reset(token)
         return result
 
-    def _check_required_on_ir(self, program: Program) -> None:
+    def _check_required_on_ir(self, program: Program, verified: frozenset[IRProperty]) -> None:
         """Reject input that a registered checker proves lacks a required property."""
-        missing = [p for p in self.required if check_property(p, program) is False]
+        missing = [p for p in self.required - verified if check_property(p, program) is False]
         if missing:
             raise PassError(f"pass {self.name} requires {format_properties(missing)}, "
                             "which the input program does not have",
@@ -104,10 +112,17 @@ class Pass:
         return f"<Pass {self.name}>"
 
 
+#: functions seen to hold no while loop: most passes return most functions unchanged, so
+#: each is searched once instead of before every pass
+_NO_WHILE = IdentityMemo(1000)
+
+
 def _refuse_while_loops(name: str, program: Program) -> None:
     """A pass not written for while loops must not run over one (it would skip its body)."""
     for fn in program.functions:
-        refuse_while_loop(name, fn)
+        if _NO_WHILE.get(fn) is not True:
+            refuse_while_loop(name, fn)
+            _NO_WHILE.put(fn, True)
 
 
 def refuse_while_loop(name: str, fn: Function, what: str = "") -> None:

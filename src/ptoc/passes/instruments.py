@@ -424,6 +424,17 @@ _VERIFY_EVERY_PASS = VerificationInstrument(every_pass=True)
 _ROUNDTRIP = RoundTripInstrument()
 
 
+def produced_checks_trusted(ctx, instruments) -> bool:
+    """True at VerificationLevel.BASIC without an every-pass verifier: a property a pass
+    produced was checked after it, so a later pass that requires it need not check it
+    again unless a pass in between invalidated it (PyPTO's schedule). ROUNDTRIP and the
+    test suite check every required property before every pass."""
+    from ptoc.passes.context import VerificationLevel
+
+    return ctx.verification_level is VerificationLevel.BASIC and not any(
+        isinstance(i, VerificationInstrument) and i.every_pass for i in instruments)
+
+
 def instruments_for(ctx) -> tuple[PassInstrument, ...]:
     """Instruments one pass call runs under ``ctx``, outermost first.
 

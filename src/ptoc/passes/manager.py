@@ -18,9 +18,9 @@ from ptoc.errors import PassError
 from ptoc.passes.base import Pass
 from ptoc.passes.context import MemoryPlanner, OptimizationStrategy, PassContext, _coerce_enum
 from ptoc.passes.diagnostics import write_report as _write_report
-from ptoc.passes.instruments import IRDumpInstrument, TimingInstrument
+from ptoc.passes.instruments import IRDumpInstrument, TimingInstrument, produced_checks_trusted
 from ptoc.passes.perf_checks import run_post_pipeline_checks
-from ptoc.passes.properties import IRProperty, has_checker, to_property_set
+from ptoc.passes.properties import IRProperty, checked_properties, has_checker, to_property_set
 
 #: PyPTO's pass order (reference/pypto-passes.md §0, pypto-dsl.md §4.1). ptoc implements a
 #: subset; a registered pass takes the slot of its name.
@@ -228,8 +228,12 @@ class PassManager:
             for inst in instruments:
                 inst.before_pipeline(program, run_ctx)
                 open_.append(inst)
+            verified: frozenset[IRProperty] = frozenset()
+            trusted = produced_checks_trusted(run_ctx, instruments)
             for p in self.passes:
-                program = p(program)
+                program = p.run_checked(program, verified)
+                if trusted:
+                    verified = (verified - p.invalidated) | (p.produced & checked_properties())
             if self.passes:  # PyPTO's PostPipeline diagnostic phase
                 run_post_pipeline_checks(program, run_ctx.get_backend())
             for inst in reversed(instruments):

@@ -30,7 +30,6 @@ from ptoc.dtypes import FunctionType, MemorySpace
 from ptoc.errors import PassError
 from ptoc.ir.nodes import AssignStmt, Call, ForStmt, Function, IfStmt, Var, WhileStmt
 from ptoc.ir.types import MemRef, TileType
-from ptoc.ir.visitor import IRMutator
 from ptoc.ops import make_call
 from ptoc.passes.base import function_pass
 from ptoc.passes.dbc_parity import undo_alternation
@@ -42,8 +41,7 @@ from ptoc.passes.memory_lifetimes import Interval, analyze_lifetimes
 from ptoc.passes.memory_packing import SpacePlan, plan_space
 from ptoc.passes.no_alias import NoAliasGuard
 from ptoc.passes.memref_rewrite import (
-    defined_vars, is_alloc, last_yield, memref_of, retype_function, strip_membership,
-    with_memref, zero_offset,
+    Retyper, defined_vars, is_alloc, last_yield, memref_of, with_memref, zero_offset,
 )
 from ptoc.passes.pipeline_capacity_gate import align32
 from ptoc.passes.pipeline_serialise import serialise_groups
@@ -101,9 +99,7 @@ def memory_reuse(fn: Function, ctx, *, capacities: Mapping[MemorySpace, int] | N
         for buf in plan.buffers:
             for member in buf.members[1:]:
                 rep_of[member.base] = (buf.rep, member)
-    out = retype_function(fn, lambda v: _shared_type(v, rep_of)) if rep_of else fn
-    out = _YieldFixup().mutate(out)
-    out = strip_membership(out)
+    out = _Finish(lambda v: _shared_type(v, rep_of) if rep_of else None).mutate(fn)
     return _drop_unused_allocs(out)
 
 
@@ -190,15 +186,22 @@ def _shared_type(var: Var, rep_of: dict[Var, tuple[Interval, Interval]]):
     return with_memref(var.type, new)
 
 
-class _YieldFixup(IRMutator):
-    """Make every join receive its value in the join's buffer (§9.4).
+class _Finish(Retyper):
+    """The post-packing rewrite in one walk: members retyped onto their representative's
+    MemRef, ``pipeline_membership`` stripped, and every join made to receive its value in
+    the join's buffer (§9.4).
 
     After packing, the value a loop yields for an iter-arg may sit in another buffer than
     the carry, and the value an ``if``'s else-branch yields in another buffer than the
     result (which shares the then-branch's). Outside Acc a ``tile.move`` into the join's
     buffer is inserted before the yield; an Acc -> Acc move does not exist, so there the
     program is rejected (PyPTO's "cannot reconcile divergent L0C accumulator buffers").
+    A loop or if is fixed after its body and results are retyped (the mutator is
+    post-order), so the buffers compared are the packed ones.
     """
+
+    def __init__(self, new_type):
+        super().__init__(new_type, strip_membership=True)
 
     def mutate_for_stmt(self, node: ForStmt):
         return self._fix_carries(super().mutate_for_stmt(node))

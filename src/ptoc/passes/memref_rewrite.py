@@ -105,14 +105,22 @@ def last_yield(body: SeqStmts | None) -> YieldStmt | None:
     return tail if isinstance(tail, YieldStmt) else None
 
 
-class _Retyper(IRMutator):
-    """Give chosen definitions new types; uses follow through the substitution map."""
+class Retyper(IRMutator):
+    """Give chosen definitions new types; uses follow through the substitution map.
+    With ``strip_membership`` the same walk drops ``pipeline_membership`` attrs (see
+    ``strip_membership``)."""
 
     def __init__(self, new_type: Callable[[Var], Type | None],
-                 stmt_hook: Callable[[Stmt], Stmt | None] | None = None):
+                 stmt_hook: Callable[[Stmt], Stmt | None] | None = None, *,
+                 strip_membership: bool = False):
         super().__init__()
         self.new_type = new_type
         self.stmt_hook = stmt_hook
+        self.strip_membership = strip_membership
+
+    def mutate_call(self, node: Call):
+        out = super().mutate_call(node)
+        return _without_membership(out) if self.strip_membership else out
 
     def mutate_def(self, var: Var) -> Var:
         mapped = self.var_map.get(var)
@@ -162,7 +170,7 @@ def retype_function(fn: Function, new_type: Callable[[Var], Type | None], *,
     ``stmt_hook(stmt)`` may replace or delete (None) an AssignStmt/EvalStmt before it is
     rewritten; return the statement itself to keep it.
     """
-    return _Retyper(new_type, stmt_hook).mutate(fn)
+    return Retyper(new_type, stmt_hook).mutate(fn)
 
 
 def physical_bytes(ty: TileType | TensorType, target) -> int | None:
@@ -193,14 +201,16 @@ def new_ptr(name: str) -> Var:
     return Var(name, PtrType())
 
 
+def _without_membership(call: Call) -> Call:
+    if PIPELINE_MEMBERSHIP in call.attrs or PYPTO_MEMBERSHIP in call.attrs:
+        return replace(call, attrs={k: v for k, v in call.attrs.items()
+                                    if k not in (PIPELINE_MEMBERSHIP, PYPTO_MEMBERSHIP)})
+    return call
+
+
 class _StripMembership(IRMutator):
     def mutate_call(self, node: Call):
-        out = super().mutate_call(node)
-        if PIPELINE_MEMBERSHIP in out.attrs or PYPTO_MEMBERSHIP in out.attrs:
-            attrs = {k: v for k, v in out.attrs.items()
-                     if k not in (PIPELINE_MEMBERSHIP, PYPTO_MEMBERSHIP)}
-            out = replace(out, attrs=attrs)
-        return out
+        return _without_membership(super().mutate_call(node))
 
 
 def strip_membership(fn: Function) -> Function:
@@ -213,5 +223,5 @@ __all__ = [
     "strip_membership",
     "PIPELINE_MEMBERSHIP", "PYPTO_MEMBERSHIP", "zero_offset", "memref_of", "is_on_chip", "with_memref",
     "is_alloc", "alloc_space", "alloc_size", "walk_stmts", "defined_vars", "membership_of",
-    "last_yield", "retype_function", "physical_bytes", "new_ptr",
+    "last_yield", "retype_function", "Retyper", "physical_bytes", "new_ptr",
 ]

@@ -98,6 +98,11 @@ def has_checker(prop: IRProperty) -> bool:
     return prop in _CHECKERS
 
 
+def checked_properties() -> frozenset[IRProperty]:
+    """Properties a registered checker decides."""
+    return frozenset(_CHECKERS)
+
+
 def check_property(prop: IRProperty, program) -> bool | None:
     """True/False from the registered checker, or None when no checker is known."""
     checker = _CHECKERS.get(prop)

@@ -136,3 +136,19 @@ def test_idempotent_and_resolves_the_property():
         twice = derive_call_directions()(once)
     assert twice is once
     assert check_property(IRProperty.CallDirectionsResolved, once) is True
+
+
+def test_the_property_is_decided_per_program_for_a_shared_function():
+    """The checker remembers each function's answer, but a call counts as a kernel call only
+    in a program holding the callee: the same function object is judged again there."""
+    import dataclasses
+
+    program = pl.parse_program(KERNELS + main("""        b = pl.create_tensor([32], dtype=pl.FP32)
+        b = self.fill(x, b)
+        return b
+"""))
+    orchestration = program.get_function("main")
+    alone = dataclasses.replace(program, functions=(orchestration,))
+    assert check_property(IRProperty.CallDirectionsResolved, alone) is True   # no callee here
+    assert check_property(IRProperty.CallDirectionsResolved, program) is False
+    assert check_property(IRProperty.CallDirectionsResolved, alone) is True

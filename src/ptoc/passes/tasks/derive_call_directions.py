@@ -25,6 +25,7 @@ from ptoc.dtypes import ArgDirection, Direction, ForKind
 from ptoc.ir.nodes import (
     ARG_DIRECTION_OVERRIDES, AssignStmt, Call, EvalStmt, ForStmt, Function, IfStmt, Program, SeqStmts, Stmt,
 )
+from ptoc.ir.memo import MISSING, IdentityMemo
 from ptoc.ir.types import TensorType, TupleType
 from ptoc.ir.visitor import IRMutator
 from ptoc.passes.base import program_pass, with_functions, refuse_orchestration_while_loops
@@ -182,9 +183,26 @@ def derive_call_directions(program: Program, ctx) -> Program:
 register_default_pass(derive_call_directions)
 
 
+#: per function: (the program's function names, whether its calls all carry directions);
+#: checked after DeriveCallDirections and ExpandManualPhaseFence, which share most functions
+_RESOLVED = IdentityMemo(1000)
+
+
 def call_directions_resolved(program: Program) -> bool:
     """CallDirectionsResolved: every kernel call with arguments carries one direction per
     argument."""
+    names = tuple(f.name for f in program.functions)
+    for fn in program.functions:
+        known = _RESOLVED.get(fn)
+        if known is MISSING or known[0] != names:
+            known = (names, _function_resolved(program, fn))
+            _RESOLVED.put(fn, known)
+        if not known[1]:
+            return False
+    return True
+
+
+def _function_resolved(program: Program, fn: Function) -> bool:
     from ptoc.ir.visitor import IRVisitor
 
     ok = True
@@ -196,7 +214,7 @@ def call_directions_resolved(program: Program) -> bool:
                 ok = ok and len(node.attrs.get(ARG_DIRECTIONS, ())) == len(node.args)
             super().visit_call(node)
 
-    _Check().visit(program)
+    _Check().visit(fn)
     return ok
 
 
