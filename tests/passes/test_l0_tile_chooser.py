@@ -586,3 +586,23 @@ def test_bruteforce_cases_cover_every_regime():
 def test_wall_beyond_exact_integers_is_rejected():
     with pytest.raises(PassError, match="2\\^53"):
         choose_l0_tile(L0TileConfig(M=64, N=64, K=64, bw_a=1e-300))
+
+
+@pytest.mark.skipif(not ORACLE.exists(), reason="PyPTO oracle data not available")
+def test_top_orders_only_the_lowest_walls_and_equals_the_full_order():
+    """``L0TileRanking.top(count)`` sorts only the points within the ``count`` lowest walls:
+    on every oracle problem, with every gate open, each class's top 1 / 5 / 12 is the head
+    of the whole ranking of that class."""
+    from ptoc.passes.l0_tile_chooser import L0TileRanking
+
+    for case in _oracle_cases():
+        cfg = dataclasses.replace(L0TileConfig(**case["config"]), **ALL_GATES)
+        try:
+            ranking = L0TileRanking(cfg)
+        except PassError:
+            continue
+        everything = sum(len(t) for t in ranking.tables)
+        for dbc in (None, True, False):
+            whole = ranking.top(everything, dbc)
+            for count in (1, 5, 12):
+                assert ranking.top(count, dbc) == whole[:count]

@@ -21,9 +21,10 @@ callee's signature: an ``Out``/``InOut`` argument is written (``InOut`` also rea
 from __future__ import annotations
 
 from ptoc.ir.nodes import (
-    AssignStmt, Call, Expr, ForStmt, Function, IfStmt, ReturnStmt, SeqStmts, TupleGetItem, Var,
-    WhileStmt, YieldStmt,
+    AssignStmt, Call, Expr, ForStmt, Function, IfStmt, Program, ReturnStmt, SeqStmts,
+    TupleGetItem, Var, WhileStmt, YieldStmt,
 )
+from ptoc.ir.memo import MISSING, IdentityMemo
 from ptoc.ir.types import TensorType
 from ptoc.ir.visitor import IRVisitor
 from ptoc.ops import get_op, has_op
@@ -177,10 +178,28 @@ def tensor_aliases(body: SeqStmts | Expr, roots: dict[Var, object],
     return walker
 
 
+#: per function: ((the program's functions, or () without a program), its answer) pairs.
+#: Every call of a kernel asks about the kernel's whole body, and the task passes ask again
+#: about kernels they left unchanged.
+_RETURNED = IdentityMemo(256)
+
+
 def returned_params(function: Function, program=None) -> list[int | None]:
-    """For each returned value, the index of the parameter it aliases (None if none)."""
+    """For each returned value, the index of the parameter it aliases (None if none).
+    ``program`` is a Program (remembered with the answer) or anything else with
+    ``get_function`` (e.g. a pass's table of functions under construction: not remembered)."""
     roots = {p.var: i for i, p in enumerate(function.params)}
-    return tensor_aliases(function.body, roots, program).returned
+    if program is not None and not isinstance(program, Program):
+        return tensor_aliases(function.body, roots, program).returned
+    context = tuple(program.functions) if program is not None else ()
+    known = _RETURNED.get(function)
+    answers = [] if known is MISSING else known
+    for functions, returned in answers:
+        if len(functions) == len(context) and all(a is b for a, b in zip(functions, context)):
+            return list(returned)
+    returned = tensor_aliases(function.body, roots, program).returned
+    _RETURNED.put(function, [*answers[-1:], (context, tuple(returned))])
+    return returned
 
 
 __all__ = ["TensorAliases", "returned_params", "tensor_aliases", "written_operand"]

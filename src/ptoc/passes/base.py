@@ -114,7 +114,7 @@ class Pass:
 
 #: functions seen to hold no while loop: most passes return most functions unchanged, so
 #: each is searched once instead of before every pass
-_NO_WHILE = IdentityMemo(1000)
+_NO_WHILE = IdentityMemo(512)
 
 
 def _refuse_while_loops(name: str, program: Program) -> None:

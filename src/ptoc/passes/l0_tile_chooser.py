@@ -361,10 +361,19 @@ class _Table:
             k_blocks=int(self.k_blocks[i]), regime_index=self.index)
 
 
-def _legal_grid(cfg: L0TileConfig, regime: _Regime):
-    """§2.5: the legal (m, n, k) of a regime, flattened in enumeration order, plus each
-    tile's full-K output-stationary orientation (hold A unless holding B is cheaper)."""
-    a0, b0, c0 = regime.budgets(cfg)
+def _legal_grids(cfg: L0TileConfig, regimes: list[_Regime]):
+    """§2.5: the legal (m, n, k) of several regimes in one broadcast (a leading regime axis:
+    numpy's per-call cost, not the grid size, dominates a regime), flattened regime by
+    regime in enumeration order; returns each tile's regime position, m, n, k and full-K
+    output-stationary orientation (hold A unless holding B is cheaper)."""
+    budgets = np.array([regime.budgets(cfg) for regime in regimes], dtype=np.int64)
+    a0, b0, c0 = (budgets[:, j][:, None, None] for j in range(3))          # (R, 1, 1)
+    stat = [regime.stationarity for regime in regimes]
+    is_os = np.array([s is Stationarity.OutputStationary for s in stat])[:, None, None]
+    is_a = np.array([s is Stationarity.AStationary for s in stat])[:, None, None]
+    is_b = np.array([s is Stationarity.BStationary for s in stat])[:, None, None]
+    pair = np.array([regime.requires_inner_pair for regime in regimes])[:, None, None]
+    full = np.array([regime.requires_full_k for regime in regimes])[:, None, None, None]
     if cfg.allow_padding:
         # Padded ranges reach one minimum tile, as K's does (§2.5 states it for K only).
         m_hi = max(_align_up(cfg.M, cfg.align_m), cfg.min_m)
@@ -378,44 +387,39 @@ def _legal_grid(cfg: L0TileConfig, regime: _Regime):
     ns = np.arange(cfg.min_n, n_hi + 1, cfg.align_n, dtype=np.int64)
     ks = np.arange(cfg.min_k, _align_down(k_dim, cfg.align_k) + 1, cfg.align_k, dtype=np.int64)
     phys_m = _up(_up(ms, cfg.box_align_m), cfg.l0c_align_m)
-    ms, phys_m = ms[phys_m <= c0 // _align_up(cfg.min_n, cfg.box_align_n)], \
-        phys_m[phys_m <= c0 // _align_up(cfg.min_n, cfg.box_align_n)]
-    m2, n2, pm2 = ms[:, None], ns[None, :], phys_m[:, None]
+    m2, n2, pm2 = ms[None, :, None], ns[None, None, :], phys_m[None, :, None]
     box_n = _up(n2, cfg.box_align_n)
     # hold-A vs hold-B MTE1 cycles of the full-K orders (the §2.6 load formula)
     a_once = cfg.bytes_a * cfg.M * cfg.K / cfg.bw_a
     b_once = cfg.bytes_b * cfg.K * cfg.N / cfg.bw_b
     held_a = a_once + cfg.bytes_b * cfg.K * cfg.N * _cdiv(cfg.M, m2) / cfg.bw_b
     held_b = cfg.bytes_a * cfg.M * cfg.K * _cdiv(cfg.N, n2) / cfg.bw_a + b_once
-    holds_a = held_a <= held_b
-    mn_ok = n2 <= c0 // pm2
-    if regime.requires_inner_pair:
-        rows_outer = holds_a if regime.stationarity is Stationarity.OutputStationary else \
-            np.full(holds_a.shape, regime.stationarity is Stationarity.AStationary)
-        inner = np.where(rows_outer, cfg.N // n2, cfg.M // m2)
-        mn_ok &= inner >= 2
+    holds_a = held_a <= held_b                                               # (1, M, N)
+    mn_ok = (pm2 <= c0 // _align_up(cfg.min_n, cfg.box_align_n)) & (n2 <= c0 // pm2)
+    rows_outer = np.where(is_os, holds_a, is_a)
+    inner = np.where(rows_outer, cfg.N // n2, cfg.M // m2)
+    mn_ok &= ~pair | (inner >= 2)
     cap = np.minimum(a0 // _up(m2, cfg.box_align_m), b0 // box_n)
     k_hi = (np.minimum(cap, k_dim) // cfg.align_k) * cfg.align_k
-    k3 = ks[None, None, :]
-    ok = mn_ok[:, :, None] & (k3 <= k_hi[:, :, None])
+    k4 = ks[None, None, None, :]
+    ok = mn_ok[..., None] & (k4 <= k_hi[..., None])
     if not (cfg.allow_padding or (cfg.allow_k_boundary and cfg.K % cfg.align_k == 0)):
-        ok &= (cfg.K % k3) == 0
-    if regime.requires_full_k:
-        ok &= k3 == cfg.K
+        ok &= (cfg.K % k4) == 0
+    ok &= ~full | (k4 == cfg.K)
     # §2.5 MakeCandidate: N caps (tighter for pipelined full-K grids), bounds, L0C fit
     if cfg.max_n:
-        ok &= (n2 <= cfg.max_n)[:, :, None]
-    full_k_grid = (k3 == cfg.K) & ((m2 != cfg.M) | (n2 != cfg.N))[:, :, None]
-    if regime.stationarity is not Stationarity.BStationary:
-        if cfg.max_n_pipelined:
-            ok &= ~(full_k_grid & (n2 > cfg.max_n_pipelined)[:, :, None])
-        if regime.stationarity is Stationarity.OutputStationary and cfg.max_n_nested_pipelined:
-            ok &= ~(full_k_grid & (holds_a & (n2 > cfg.max_n_nested_pipelined))[:, :, None])
+        ok &= (n2 <= cfg.max_n)[..., None]
+    full_k_grid = (k4 == cfg.K) & ((m2 != cfg.M) | (n2 != cfg.N))[..., None]
+    if cfg.max_n_pipelined:
+        ok &= ~(~is_b[..., None] & full_k_grid & (n2 > cfg.max_n_pipelined)[..., None])
+    if cfg.max_n_nested_pipelined:
+        ok &= ~(is_os[..., None] & full_k_grid
+                & (holds_a & (n2 > cfg.max_n_nested_pipelined))[..., None])
     if not cfg.allow_padding:
-        ok &= ((m2 <= cfg.M) & (n2 <= cfg.N))[:, :, None]
-    ok &= (pm2 * box_n <= c0)[:, :, None]
-    i, j, q = np.nonzero(ok)           # row-major: m, then n, then k ascending
-    return ms[i], ns[j], ks[q], holds_a[i, j]
+        ok &= ((m2 <= cfg.M) & (n2 <= cfg.N))[..., None]
+    ok &= (pm2 * box_n <= c0)[..., None]
+    r, i, j, q = np.nonzero(ok)        # row-major: regime, then m, n and k ascending
+    return r, ms[i], ns[j], ks[q], holds_a[0, i, j]
 
 
 #: the regime gates decide which regimes are searched, not how one regime's tiles score
@@ -435,30 +439,35 @@ def shared_tables() -> Iterator[None]:
         _SHARED.reset(token)
 
 
-def _regime_table(cfg: L0TileConfig, regime: _Regime, index: int) -> _Table:
-    """Every legal tile of ``regime`` scored with §2.6 (core cycles); ``index`` is the
-    regime's place in the search's visiting order (ties go to the earlier regime)."""
+def _regime_tables(cfg: L0TileConfig, wanted: list[tuple[_Regime, int]]) -> list[_Table]:
+    """Every legal tile of each ``(regime, index)`` scored with §2.6 (core cycles); ``index``
+    is the regime's place in the search's visiting order (ties go to the earlier regime).
+    The regimes not already scored in this ``shared_tables`` block are scored together."""
     shared = _SHARED.get()
     if shared is None:
-        return _score_regime(cfg, regime, index)
-    key = (regime,) + tuple(getattr(cfg, f.name) for f in fields(cfg) if f.name not in _GATES)
-    table = shared.get(key)
-    if table is None:
-        table = shared[key] = _score_regime(cfg, regime, index)
-    return table if table.index == index else replace(table, index=index)
+        return _score_regimes(cfg, wanted)
+    common = tuple(getattr(cfg, f.name) for f in fields(cfg) if f.name not in _GATES)
+    keys = [(regime,) + common for regime, _ in wanted]
+    missing = [(w, key) for w, key in zip(wanted, keys) if key not in shared]
+    if missing:
+        for (_, key), table in zip(missing, _score_regimes(cfg, [w for w, _ in missing])):
+            shared[key] = table
+    return [table if table.index == index else replace(table, index=index)
+            for (_, index), table in zip(wanted, (shared[key] for key in keys))]
 
 
-def _score_regime(cfg: L0TileConfig, regime: _Regime, index: int) -> _Table:
-    m, n, k, holds_a = _legal_grid(cfg, regime)
+def _score_regimes(cfg: L0TileConfig, wanted: list[tuple[_Regime, int]]) -> list[_Table]:
+    if not wanted:
+        return []
+    regimes = [regime for regime, _ in wanted]
+    r, m, n, k, holds_a = _legal_grids(cfg, regimes)
     tm, tn = _cdiv(cfg.M, m), _cdiv(cfg.N, n)
     tiles = tm * tn
     full_k = k >= cfg.K
-    if regime.stationarity is Stationarity.AStationary:
-        a_held, b_held = np.ones_like(full_k), np.zeros_like(full_k)
-    elif regime.stationarity is Stationarity.BStationary:
-        a_held, b_held = np.zeros_like(full_k), np.ones_like(full_k)
-    else:
-        a_held, b_held = full_k & holds_a, full_k & ~holds_a
+    a_stat = np.array([regime.stationarity is Stationarity.AStationary for regime in regimes])[r]
+    b_stat = np.array([regime.stationarity is Stationarity.BStationary for regime in regimes])[r]
+    a_held = a_stat | (~b_stat & full_k & holds_a)
+    b_held = b_stat | (~a_stat & full_k & ~holds_a)
     # C_load: L1->L0 cycles; A and B share MTE1 so their times add
     load = (cfg.bytes_a * cfg.M * cfg.K * np.where(a_held, 1, tn) / cfg.bw_a
             + cfg.bytes_b * cfg.K * cfg.N * np.where(b_held, 1, tm) / cfg.bw_b)
@@ -481,13 +490,16 @@ def _score_regime(cfg: L0TileConfig, regime: _Regime, index: int) -> _Table:
     drain = tiles * (cfg.drain_fixed_cycles + m * per_row)
     # wall: one accumulator exposes the drain; two overlap it, leaving a one-tile bubble
     compute = np.maximum(load, mad)
-    if regime.dbc == 1:
-        wall = compute + drain
-    else:
-        wall = np.maximum(compute, drain) + np.minimum(compute, drain) / tiles
+    two = np.array([regime.dbc == 2 for regime in regimes])[r]
+    wall = np.where(two, np.maximum(compute, drain) + np.minimum(compute, drain) / tiles,
+                    compute + drain)
+    wall = _round_cycles(wall)
     k_blocks = _cdiv(cfg.K, k)
-    return _Table(regime, index, m, n, k, _round_cycles(wall), load, mad, drain,
-                  tm * m * tn * n * k_blocks * k, k_blocks, holds_a)
+    padded = tm * m * tn * n * k_blocks * k
+    bounds = np.searchsorted(r, np.arange(len(regimes) + 1))
+    return [_Table(regime, index, *(a[lo:hi] for a in (m, n, k, wall, load, mad, drain, padded,
+                                                       k_blocks, holds_a)))
+            for (regime, index), lo, hi in zip(wanted, bounds[:-1], bounds[1:])]
 
 
 def _round_cycles(x: np.ndarray) -> np.ndarray:
@@ -519,15 +531,14 @@ def _searched_tables(cfg: L0TileConfig) -> list[_Table]:
     """The regimes the search visits, scored: the baseline, then (unless its winner is the
     whole problem) every other regime whose L0C budget holds the physical minimum tile."""
     regimes = _regimes(cfg)
-    tables = [_regime_table(cfg, regimes[0], 0)]
+    tables = _regime_tables(cfg, [(regimes[0], 0)])
     first = tables[0].best()
     if first is not None and (int(tables[0].m[first]), int(tables[0].n[first]),
                               int(tables[0].k[first])) == (cfg.M, cfg.N, cfg.K):
         return tables
-    for index, regime in enumerate(regimes[1:], start=1):
-        if regime.holds_min_tile(cfg, regime.budgets(cfg)[2]):
-            tables.append(_regime_table(cfg, regime, index))
-    return tables
+    return tables + _regime_tables(cfg, [
+        (regime, index) for index, regime in enumerate(regimes[1:], start=1)
+        if regime.holds_min_tile(cfg, regime.budgets(cfg)[2])])
 
 
 def _no_tile_error(cfg: L0TileConfig) -> PassError:
@@ -566,19 +577,25 @@ class L0TileRanking:
         sizes = [len(t) for t in self.tables]
         self._starts = np.cumsum([0] + sizes[:-1])
         columns = [t.order_keys() for t in self.tables]
-        keys = [np.arange(sum(sizes))] + [np.concatenate([c[j] for c in columns])
-                                          for j in range(1, 6)]
-        keys += [np.concatenate([np.full(len(t), t.index) for t in self.tables]),
-                 np.concatenate([t.wall for t in self.tables])]
-        self._order = np.lexsort(keys)
+        self._wall = np.concatenate([t.wall for t in self.tables])
+        self._keys = [np.arange(sum(sizes))] + [np.concatenate([c[j] for c in columns])
+                                                for j in range(1, 6)]
+        self._keys += [np.concatenate([np.full(len(t), t.index) for t in self.tables]),
+                       self._wall]
         self._dbc = np.concatenate([np.full(len(t), t.regime.dbc == 2) for t in self.tables])
 
     def top(self, count: int, double_buffer_c: bool | None = None) -> list[L0TileCandidate]:
         """The ``count`` best points; with ``double_buffer_c`` True (False) dbC (single-
-        accumulator) points only."""
-        order = self._order if double_buffer_c is None else \
-            self._order[self._dbc[self._order] == double_buffer_c]
-        order = order[:count]
+        accumulator) points only. Only the points whose wall is within the ``count`` lowest
+        are ordered (the wall is the primary key, so they hold the first ``count``)."""
+        points = np.arange(len(self._wall)) if double_buffer_c is None else \
+            np.flatnonzero(self._dbc == double_buffer_c)
+        if count <= 0 or not len(points):
+            return []
+        walls = self._wall[points]
+        if count < len(points):
+            points = points[walls <= np.partition(walls, count - 1)[count - 1]]
+        order = points[np.lexsort([key[points] for key in self._keys])][:count]
         which = np.searchsorted(self._starts, order, side="right") - 1
         return [self.tables[w].candidate(int(p - self._starts[w])) for p, w in zip(order, which)]
 

@@ -185,7 +185,7 @@ register_default_pass(derive_call_directions)
 
 #: per function: (the program's function names, whether its calls all carry directions);
 #: checked after DeriveCallDirections and ExpandManualPhaseFence, which share most functions
-_RESOLVED = IdentityMemo(1000)
+_RESOLVED = IdentityMemo(256)
 
 
 def call_directions_resolved(program: Program) -> bool:
