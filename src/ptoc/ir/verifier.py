@@ -70,14 +70,18 @@ def type_mismatch(expected: Type, actual: Type, *, static_dims_only: bool = Fals
     name one; MemRefs and TileViews are not compared. ``static_dims_only`` skips dynamic
     dimensions (across a function call they name different functions' Vars).
     """
+    if expected is actual:
+        return None
     if type(expected) is not type(actual):
         return f"{type(expected).__name__} vs {type(actual).__name__}"
     if isinstance(expected, ScalarType):  # INDEX and INT64 are one 64-bit integer (PyPTO)
         same = expected.dtype is actual.dtype or {expected.dtype, actual.dtype} == _INT64
         return None if same else f"dtype {expected.dtype.value} vs {actual.dtype.value}"
     if isinstance(expected, (TensorType, TileType)):
-        if len(expected.shape) != len(actual.shape) or not all(
-                _dim_equal(x, y, static_dims_only) for x, y in zip(expected.shape, actual.shape)):
+        same_shape = expected.shape is actual.shape or (
+            len(expected.shape) == len(actual.shape) and all(
+                _dim_equal(x, y, static_dims_only) for x, y in zip(expected.shape, actual.shape)))
+        if not same_shape:
             return f"shape {_shape(expected.shape)} vs {_shape(actual.shape)}"
         if expected.dtype is not actual.dtype:
             return f"dtype {expected.dtype.value} vs {actual.dtype.value}"
@@ -126,6 +130,8 @@ def _int_as_flag(expected: Type, actual: Type) -> bool:
 
 
 def _dim_equal(a, b, static_only: bool = False) -> bool:
+    if type(a) is int and type(b) is int:
+        return a == b
     if static_only and (isinstance(a, Expr) or isinstance(b, Expr)):
         return True
     if _names_dim_var(a) or _names_dim_var(b):
