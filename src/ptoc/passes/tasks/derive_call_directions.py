@@ -176,46 +176,46 @@ class _Directions(IRMutator):
 def derive_call_directions(program: Program, ctx) -> Program:
     """Record the runtime direction of every kernel-call argument (module docstring)."""
     refuse_orchestration_while_loops("DeriveCallDirections", program)
-    functions = tuple(_Directions(program, fn).mutate(fn) for fn in program.functions)
+    functions = tuple(_Directions(program, fn).mutate(fn) if task_calls(program, fn) else fn
+                      for fn in program.functions)   # no kernel call: nothing to record
     return with_functions(program, functions)
 
 
 register_default_pass(derive_call_directions)
 
 
-#: per function: (the program's function names, whether its calls all carry directions);
-#: checked after DeriveCallDirections and ExpandManualPhaseFence, which share most functions
-_RESOLVED = IdentityMemo(256)
+#: per function: (the program's function names, its kernel calls). DeriveCallDirections
+#: skips the functions without any (the kernels themselves), and CallDirectionsResolved is
+#: checked after it and after ExpandManualPhaseFence, which share most functions.
+_TASK_CALLS = IdentityMemo(256)
+
+
+def task_calls(program: Program, fn: Function) -> tuple[Call, ...]:
+    """The calls in ``fn`` that launch a function of ``program`` (``task_callee``)."""
+    names = tuple(f.name for f in program.functions)
+    known = _TASK_CALLS.get(fn)
+    if known is MISSING or known[0] != names:
+        from ptoc.ir.visitor import IRVisitor
+
+        found: list[Call] = []
+
+        class _Find(IRVisitor):
+            def visit_call(self, node: Call) -> None:
+                if task_callee(program, node) is not None:
+                    found.append(node)
+                super().visit_call(node)
+
+        _Find().visit(fn)
+        known = (names, tuple(found))
+        _TASK_CALLS.put(fn, known)
+    return known[1]
 
 
 def call_directions_resolved(program: Program) -> bool:
     """CallDirectionsResolved: every kernel call with arguments carries one direction per
     argument."""
-    names = tuple(f.name for f in program.functions)
-    for fn in program.functions:
-        known = _RESOLVED.get(fn)
-        if known is MISSING or known[0] != names:
-            known = (names, _function_resolved(program, fn))
-            _RESOLVED.put(fn, known)
-        if not known[1]:
-            return False
-    return True
-
-
-def _function_resolved(program: Program, fn: Function) -> bool:
-    from ptoc.ir.visitor import IRVisitor
-
-    ok = True
-
-    class _Check(IRVisitor):
-        def visit_call(self, node: Call) -> None:
-            nonlocal ok
-            if task_callee(program, node) is not None and node.args:
-                ok = ok and len(node.attrs.get(ARG_DIRECTIONS, ())) == len(node.args)
-            super().visit_call(node)
-
-    _Check().visit(fn)
-    return ok
+    return all(len(call.attrs.get(ARG_DIRECTIONS, ())) == len(call.args)
+               for fn in program.functions for call in task_calls(program, fn) if call.args)
 
 
 register_property_checker(IRProperty.CallDirectionsResolved, call_directions_resolved)
