@@ -269,9 +269,9 @@ def _memberships(function: Function) -> dict[int, str]:
 
     class Collect(IRVisitor):
         def visit_assign_stmt(self, node: AssignStmt) -> None:
+            # no statement sits inside an assignment: its value and types are not walked
             if isinstance(node.value, Call) and MEMBERSHIP in node.value.attrs:
                 found[id(node.var)] = node.value.attrs[MEMBERSHIP]
-            super().visit_assign_stmt(node)
 
     Collect().visit(function)
     return found

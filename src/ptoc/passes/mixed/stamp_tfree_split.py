@@ -27,6 +27,7 @@ PAIRS = {"system.tfree_to_aic": "tile.tpop_from_aic", "system.tfree_to_aiv": "ti
 def stamp_tfree_split(fn: Function, ctx) -> Function:
     """Copy each pop's split and id onto the free of its tile (module docstring)."""
     pops: dict[Var, Call] = {}
+    frees = 0
 
     class _Pops(IRVisitor):
         def visit_assign_stmt(self, node: AssignStmt) -> None:
@@ -34,7 +35,14 @@ def stamp_tfree_split(fn: Function, ctx) -> Function:
                 pops[node.var] = node.value
             super().visit_assign_stmt(node)
 
+        def visit_call(self, node: Call) -> None:
+            nonlocal frees
+            frees += node.op in PAIRS
+            super().visit_call(node)
+
     _Pops().visit(fn.body)
+    if not frees:
+        return fn    # nothing to stamp (the rewrite below touches frees only)
 
     class _Stamp(IRMutator):
         def mutate_call(self, node: Call):
