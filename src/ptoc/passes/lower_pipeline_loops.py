@@ -109,9 +109,9 @@ class _Lowerer:
         for k in range(count):
             mapping: dict[Var, Expr] = {loop.loop_var: _offset(base, k * step)}
             mapping.update(zip(loop.iter_args, values))
-            var_map: dict[Var, Expr] = {}
-            clone = clone_with_fresh_vars(body, mapping, var_map_out=var_map)
-            out.extend(_MembershipTagger(f"{group}:{k}", dbc).body(clone).stmts)
+            cloner = _MembershipTagger(f"{group}:{k}", dbc, mapping)
+            out.extend(cloner.body(body).stmts)
+            var_map = cloner.var_map
             if yield_stmt is not None:
                 values = [var_map.get(v, v) if isinstance(v, Var) else
                           clone_with_fresh_vars(v, dict(var_map)) for v in yield_stmt.values]
@@ -193,10 +193,12 @@ class _Lowerer:
 # --- 4. membership tagging --------------------------------------------------------------------
 
 class _MembershipTagger(IRMutator):
-    """Appends one ``group:stage`` pair to every tile-producing call of a clone."""
+    """Clones a pipeline body with fresh variables (``mapping`` substituted first, as in
+    ``clone_with_fresh_vars``; ``var_map`` then holds old -> new) and appends one
+    ``group:stage`` pair to every tile-producing call of the clone, in one walk."""
 
-    def __init__(self, pair: str, loop_double_buffers_c: bool):
-        super().__init__()
+    def __init__(self, pair: str, loop_double_buffers_c: bool, mapping: dict[Var, Expr]):
+        super().__init__(mapping, fresh=True)
         self.pair = pair
         self.tag_accumulators = loop_double_buffers_c
 
@@ -204,12 +206,13 @@ class _MembershipTagger(IRMutator):
         return self.mutate_body(seq)
 
     def mutate_assign_stmt(self, node: AssignStmt):
-        value = node.value
-        if not (isinstance(node.var.type, TileType) and isinstance(value, Call)):
-            return super().mutate_assign_stmt(node)
+        out = super().mutate_assign_stmt(node)
+        value = out.value
+        if not (isinstance(out.var.type, TileType) and isinstance(value, Call)):
+            return out
         if is_cube_accumulator(value) and not self.tag_accumulators:
-            return node
-        return replace(node, value=with_membership(value, self.pair))
+            return out
+        return replace(out, value=with_membership(value, self.pair))
 
 
 def is_cube_accumulator(call: Call) -> bool:
