@@ -285,3 +285,40 @@ def test_visitor_dispatches_types_unary_ops_and_constants():
     c.visit(None)
     c.visit(5)
     assert c.uses == ["n", "n"]
+
+
+def test_statement_level_mutators_skip_assignments_and_others_do_not():
+    """A mutator that overrides only statement hooks, with no substitution, leaves every
+    assignment as it is without walking it; one that overrides an expression hook (or has a
+    substitution) still reaches every call."""
+    from ptoc.ir import visitor
+
+    program = make_matmul_program()
+
+    class LoopsOnly(IRMutator):
+        def mutate_for_stmt(self, node):
+            return super().mutate_for_stmt(node)
+
+    class SeesCalls(LoopsOnly):
+        def __init__(self):
+            super().__init__()
+            self.calls = 0
+
+        def mutate_call(self, node):
+            self.calls += 1
+            return super().mutate_call(node)
+
+    assert visitor._statements_only(LoopsOnly) and not visitor._statements_only(SeesCalls)
+    assert LoopsOnly().mutate(program) is program
+    seer = SeesCalls()
+    assert seer.mutate(program) is program and seer.calls > 0
+    expected = 0
+
+    class Count(IRVisitor):
+        def visit_call(self, node):
+            nonlocal expected
+            expected += 1
+            super().visit_call(node)
+
+    Count().visit(program)
+    assert seer.calls == expected

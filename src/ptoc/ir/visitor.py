@@ -364,6 +364,8 @@ class IRMutator:
         return replace(node, stmts=tuple(out))
 
     def mutate_assign_stmt(self, node: AssignStmt) -> Stmt | None:
+        if not self.var_map and not self.fresh and _statements_only(type(self)):
+            return node   # nothing could change inside: see _statements_only
         value = self.mutate(node.value)
         var = self.mutate_def(node.var)
         if value is node.value and var is node.var:
@@ -371,6 +373,8 @@ class IRMutator:
         return replace(node, var=var, value=value)
 
     def mutate_eval_stmt(self, node: EvalStmt) -> Stmt | None:
+        if not self.var_map and not self.fresh and _statements_only(type(self)):
+            return node
         e = self.mutate(node.expr)
         return node if e is node.expr else replace(node, expr=e)
 
@@ -571,6 +575,35 @@ class IRMutator:
 
     def visit_tuple_get_item_expr(self, node: TupleGetItem) -> Expr:
         return self.mutate_tuple_get_item(node)
+
+
+#: IRMutator methods a subclass may override and still rewrite statements only: with no
+#: substitution (empty ``var_map``) and no fresh variables, the default rewrite of an
+#: assignment or evaluation then returns it unchanged after walking all of it, so the walk
+#: is skipped. Overriding any other IRMutator method (an expression, definition or type
+#: hook, or PyPTO's visit_stmt / visit_expr dispatchers) keeps the walk.
+_STATEMENT_LEVEL = frozenset({
+    "mutate_program", "mutate_function", "mutate_body", "mutate_seq_stmts",
+    "mutate_for_stmt", "mutate_while_stmt", "mutate_if_stmt", "mutate_scope_stmt",
+    "mutate_yield_stmt", "mutate_return_stmt", "visit_program", "visit_function",
+    "visit_seq_stmts", "visit_for_stmt", "visit_while_stmt", "visit_if_stmt",
+    "visit_scope_stmt", "visit_yield_stmt", "visit_return_stmt"})
+_STATEMENTS_ONLY: dict[type, bool] = {}
+
+
+def _statements_only(cls: type) -> bool:
+    """Whether ``cls`` overrides only statement-level IRMutator methods (cached per class)."""
+    known = _STATEMENTS_ONLY.get(cls)
+    if known is None:
+        names: set[str] = set()
+        for klass in cls.__mro__:
+            if klass is IRMutator:
+                break
+            names.update(vars(klass))
+        known = _STATEMENTS_ONLY[cls] = not any(
+            name in names and name not in _STATEMENT_LEVEL and not name.startswith("__")
+            for name in vars(IRMutator))
+    return known
 
 
 def _delegate(target: str):
