@@ -6,11 +6,12 @@ Names only: PyPTO's top-level submodules and dtype constants, bound to ptoc's ow
 from ptoc import backend, codegen, ir, jit, language, passes, runtime
 from ptoc.dtypes import DataType
 from ptoc.errors import PtocError as Error
+from ptoc.messages import LogLevel, get_log_level, set_log_level
 
 #: a package, so that ``import pypto.language`` finds ``pypto`` can hold submodules
 __path__: list[str] = []
 
 globals().update({f"DT_{dtype.name}": dtype for dtype in DataType})
 
-__all__ = ["DataType", "Error", "backend", "codegen", "ir", "jit", "language", "passes",
+__all__ = ["DataType", "Error", "LogLevel", "backend", "get_log_level", "set_log_level", "codegen", "ir", "jit", "language", "passes",
            "runtime", *(f"DT_{dtype.name}" for dtype in DataType)]

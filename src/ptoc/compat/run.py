@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ptoc.compat.aliases import MODULE_ALIASES, pypto_aliases
 from ptoc.errors import MissingApiError, PtocError, RuntimeConfigError
+from ptoc.messages import get_log_level, set_log_level
 
 _PTOC_DIR = Path(__file__).resolve().parent.parent
 _MACHINERY = ("<frozen runpy>", runpy.__file__, __file__)
@@ -40,8 +41,9 @@ def run_module(name: str, args=()) -> int:
 
 @contextlib.contextmanager
 def _process_state(argv: list[str], path0: str):
-    """``sys.argv`` and ``sys.path[0]`` as Python sets them for a script; restored after."""
-    saved_argv, saved_path = sys.argv[:], sys.path[:]
+    """``sys.argv`` and ``sys.path[0]`` as Python sets them for a script; restored after,
+    with the log level (``pypto.set_log_level`` is process-wide)."""
+    saved_argv, saved_path, saved_level = sys.argv[:], sys.path[:], get_log_level()
     sys.argv[:] = argv
     sys.path.insert(0, path0)
     try:
@@ -49,6 +51,7 @@ def _process_state(argv: list[str], path0: str):
     finally:
         sys.argv[:] = saved_argv
         sys.path[:] = saved_path
+        set_log_level(saved_level)
 
 
 def _exit_code(run) -> int:

@@ -285,6 +285,7 @@ class ScopeParser:
             raise self.ctx.error(node, "pl.spmd() does not accept 'deps=' here",
                                  hint="bind the region with 'with pl.spmd(n, deps=[...]) as tid:'")
         core_num = self._core_num(node, args, kwargs)
+        kwargs.pop("allow_early_resolve", None)  # a timing hint, as on the with-form
         attrs: dict = {}
         if kwargs.pop("sync_start", False):
             attrs["sync_start"] = True

@@ -20,6 +20,7 @@ from typing import Iterable, Iterator, TextIO
 
 from ptoc.errors import PassError, SourceLoc
 from ptoc.files import write_text
+from ptoc.messages import LogLevel, shows
 
 
 class Severity(enum.Enum):
@@ -203,7 +204,7 @@ def write_report(sink: DiagnosticSink, output_dir: str | Path, *,
     lines = sink.log_lines()
     write_text(path, "".join(line + "\n" for line in lines))
     line = summary_line(sink, path)
-    if line is not None:
+    if line is not None and shows(LogLevel.INFO):
         print(line, file=stream if stream is not None else sys.stderr)
     return path
 

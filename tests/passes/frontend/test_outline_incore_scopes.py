@@ -199,3 +199,19 @@ def test_bad_scope_optimizations_are_parse_errors(opts, message):
 """
     with pytest.raises(ParseError, match=message):
         pl.parse_program(HEAD + src)
+
+
+@pytest.mark.parametrize("region", [
+    "for i in pl.spmd(2{}):\n            y[:] = pl.add(x, x)",
+    "with pl.spmd(2{}):\n            with pl.at(level=pl.Level.CORE_GROUP):\n"
+    "                y[:] = pl.add(x, x)",
+    "with pl.at(level=pl.Level.CORE_GROUP{}):\n            y[:] = pl.add(x, x)",
+])
+def test_allow_early_resolve_is_a_timing_hint_on_every_region_form(region):
+    """PyPTO's early-dispatch opt-in changes only when the runtime picks a task up; ptoc's
+    scheduler has no early resolution, so the program is the one without it."""
+    src = (f"    @pl.function(type=pl.FunctionType.Orchestration)\n"
+           f"    def main(self, x: {T}, y: pl.Out[{T}]) -> {T}:\n        {region}\n"
+           f"        return y\n")
+    assert_structural_equal(pl.parse_program(HEAD + src.format(", allow_early_resolve=True")),
+                            pl.parse_program(HEAD + src.format("")))
