@@ -71,6 +71,8 @@ def test_the_compiler_states_the_write_after_read_the_runtime_never_infers():
 @pytest.mark.parametrize("body,kind", [
     (MANUAL_SUBMIT.format(deps=""), "RAW"),                      # a manual scope's edge
     ("t = self.double(a, t)\nc = self.exp(pl.no_dep(t), c)", "RAW"),  # a slot untracked
+    ("s = pl.create_tensor([32, 32], dtype=pl.FP32, manual_dep=True)\n"  # a tensor untracked
+     "s = self.double(a, s)\nc = self.exp(s, c)", "RAW"),
     (PHASES.format(gate="", deps=", deps=[tids]"), "WAW"),        # four writers of one c
 ])
 def test_an_edge_the_user_left_out_stays_a_reported_race(body, kind):

@@ -195,3 +195,47 @@ def test_a_kernel_with_two_results_is_submitted_as_a_tuple_and_its_id():
     verify(roundtrip(prog, label="two results"))
     chip = run_chip(prog)
     assert chip.tasks[1].deps == (0,) and chip.races == []
+
+
+MANUAL_DEP = """
+s = pl.create_tensor([32, 32], dtype=pl.FP32{opt})
+s = self.double(a, s)
+c = self.exp(s, c)
+"""
+
+
+@pytest.mark.parametrize("opt,deps,races", [(", manual_dep=True", (), ["RAW"]), ("", (0,), [])])
+def test_a_manual_dep_tensor_is_tracked_by_no_task_so_its_missing_edge_is_a_race(opt, deps,
+                                                                                 races):
+    chip = run_chip(program(MANUAL_DEP.format(opt=opt)))
+    assert chip.tasks[1].deps == deps
+    assert [race.kind for race in chip.races] == races
+    if races:
+        assert chip.races[0].buffer == "GM %s"
+
+
+def test_a_manual_dep_tensor_is_ordered_by_the_edge_the_user_states():
+    chip = run_chip(program("""
+s = pl.create_tensor([32, 32], dtype=pl.FP32, manual_dep=True)
+s, wrote = pl.submit(self.double, a, s)
+c, read = pl.submit(self.exp, s, c, deps=[wrote])
+"""))
+    assert chip.tasks[1].deps == (0,) and chip.races == []
+
+
+def test_init_value_pre_fills_a_created_tensor():
+    prog = program("s = pl.create_tensor([32, 32], dtype=pl.FP32, init_value=1.5)\n"
+                   "c = self.exp(s, c)")
+    c = np.zeros((N, N), np.float32)
+    ir.compile(prog, None).run(np.zeros((N, N), np.float32), c, config=CHIP)
+    np.testing.assert_allclose(c, np.exp(np.float32(1.5)), rtol=1e-6)
+
+
+@pytest.mark.parametrize("options,message", [
+    ("dtype=pl.BF16, init_value=1.0", "non-zero values only for integer and 32/64-bit float"),
+    ("dtype=pl.FP32, init_value='zero'", "must be a finite number"),
+    ("dtype=pl.FP32, manual_dep=1", "must be True or False"),
+])
+def test_create_tensor_options_out_of_pyptos_limits_are_errors(options, message):
+    with pytest.raises(PtocError, match=message):
+        program(f"s = pl.create_tensor([32, 32], {options})")

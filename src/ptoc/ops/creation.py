@@ -122,7 +122,28 @@ register(OpDef(
 def _infer_tensor_create(a, loc):
     shape = checks.shape("tensor.create", "shape", a["shape"], loc)
     dtype = checks.dtype_arg("tensor.create", "dtype", a["dtype"], loc)
+    _check_init_value(a.get("init_value"), dtype, loc)
+    if not isinstance(a.get("manual_dep", False), bool):
+        raise TypeCheckError(f"pl.create_tensor manual_dep={a['manual_dep']!r} must be True or "
+                             "False (a constant: the tensor's tracking is fixed when it is made)",
+                             loc)
     return TensorType(shape, dtype)
+
+
+def _check_init_value(value, dtype: DataType, loc) -> None:
+    """PyPTO's limits on the runtime's pre-fill: a finite constant; zero for every dtype,
+    other values only for integer and 32/64-bit float tensors."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value \
+            or value in (float("inf"), float("-inf")):
+        raise TypeCheckError(f"pl.create_tensor init_value={value!r} must be a finite number "
+                             "written in the program", loc)
+    if value != 0 and dtype in (DataType.FP16, DataType.BF16):
+        raise TypeCheckError(f"pl.create_tensor init_value={value!r} on a {dtype.value} tensor: "
+                             "the runtime pre-fills non-zero values only for integer and "
+                             "32/64-bit float tensors (as PyPTO)", loc,
+                             hint="pre-fill with 0, or fill it with a kernel (pl.full)")
 
 
 register(OpDef(
@@ -130,4 +151,5 @@ register(OpDef(
     (pos("shape", "list"), kw("dtype", default=REQUIRED, also_positional=True), kw("init_value"),
      kw("manual_dep", default=False)),
     _infer_tensor_create, level="tensor", dsl_names=("create_tensor",),
-    doc="Allocate a DDR tensor in orchestration (or an accumulator seed inside a scope)."))
+    doc="Allocate a DDR tensor in orchestration (or an accumulator seed inside a scope); "
+        "init_value: the runtime pre-fills it; manual_dep=True: no task's use of it is tracked."))

@@ -223,10 +223,14 @@ class Orchestrator:
                 return (*results, tuple(range(first, len(self.tasks))))
             return results[0] if len(results) == 1 else tuple(results)
         if isinstance(expr, Call) and expr.op == "tensor.create":
-            ty = expr.type
+            ty, options = expr.type, dict(expr.kwargs)
             name = stmt.var.name if isinstance(stmt, AssignStmt) else "tensor"
-            return self.memory.alloc(name, tuple(self.value(d, env, stmt) if not isinstance(d, int)
-                                                 else d for d in ty.shape), ty.dtype)
+            shape = tuple(self.value(d, env, stmt) if not isinstance(d, int) else d
+                          for d in ty.shape)
+            fill = options.get("init_value")
+            return self.memory.alloc(name, shape, ty.dtype,
+                                     None if fill is None else np.full(shape, fill),
+                                     manual_dep=bool(options.get("manual_dep")))
         if isinstance(expr, Call) and expr.op in HOST_OPS:
             return self.host_op(expr, env, stmt)
         op = getattr(expr, "op", type(expr).__name__)
@@ -356,7 +360,8 @@ class Orchestrator:
         ``input``/``inout`` — an ``output_existing`` write does not look its region up —
         or, without them, its ``In``/``InOut`` parameters; a ``no_dep`` slot and every slot
         of a ``pl.manual_scope`` launch neither wait nor become a region's writer (only
-        ``deps`` order them). A kernel that reads its block
+        ``deps`` order them), nor does a slot on a ``manual_dep=True`` tensor. A kernel
+        that reads its block
         identity gets (index, count) as two more arguments (block 0 of 1 for a plain
         launch)."""
         reads, writes, produces = [], [], []
@@ -371,8 +376,8 @@ class Orchestrator:
             _check_tensor_arg(function, param, arg, stmt, dims)
             if param.direction is not Direction.In:
                 writes.append(arg)
-            if self.manual:         # pl.manual_scope: no lookup, no producer insert
-                continue
+            if self.manual or arg.alloc.manual_dep:   # pl.manual_scope / manual_dep=True:
+                continue                             # no lookup, no producer insert
             tracked = directions[index] if index < len(directions) else None
             if tracked is not None and tracked.reads or tracked is None and \
                     param.direction is not Direction.Out:

@@ -33,11 +33,13 @@ class GlobalMemoryError(PtocError, ValueError):
 
 @dataclass(eq=False)
 class Allocation:
-    """One GM buffer: a unique name, its base address and its bytes."""
+    """One GM buffer: a unique name, its base address and its bytes. ``manual_dep``: the
+    runtime tracks no task's use of it (``pl.create_tensor(..., manual_dep=True)``)."""
 
     name: str
     base: int
     data: np.ndarray          # uint8, the allocation's bytes
+    manual_dep: bool = False
 
     @property
     def nbytes(self) -> int:
@@ -51,8 +53,8 @@ class GlobalMemory:
         self.allocations: dict[str, Allocation] = {}
         self._next = 0
 
-    def alloc(self, name: str, shape, dtype: DataType, init: np.ndarray | None = None
-              ) -> "GMTensor":
+    def alloc(self, name: str, shape, dtype: DataType, init: np.ndarray | None = None,
+              *, manual_dep: bool = False) -> "GMTensor":
         """A new zero-filled (or ``init``-filled) row-major tensor named after ``name``
         (``name``, ``name#2``, ... when the name is taken)."""
         shape = tuple(int(d) for d in shape)
@@ -63,7 +65,7 @@ class GlobalMemory:
             k += 1
             unique = f"{name}#{k}"
         data = np.zeros(max(nbytes, 1), dtype=np.uint8)
-        alloc = Allocation(unique, self._next, data)
+        alloc = Allocation(unique, self._next, data, manual_dep)
         self._next += -(-max(nbytes, 1) // ALLOCATION_ALIGNMENT) * ALLOCATION_ALIGNMENT
         self.allocations[unique] = alloc
         tensor = GMTensor(alloc, 0, shape, _row_major(shape), dtype)

@@ -21,7 +21,8 @@ iteration of the same loop, inside a finished loop or ``if`` arm, as a call with
 result, or in a region that gave up — or a task argument whose storage is unknown makes the
 whole region give up: its edges and demotions are dropped (the runtime tracks it as
 before) and its accesses stay visible to the enclosing region only as unnamed ones.
-``pl.manual_scope()`` regions are the user's contract and are skipped. A function another
+``pl.manual_scope()`` regions are the user's contract and are skipped, and so are
+``pl.no_dep`` slots and ``manual_dep=True`` tensors (no edge for them). A function another
 function calls is not analysed (its caller's tasks are not visible here), nor is one whose
 body holds a statement the analysis does not know (a while loop). Running the pass twice
 changes nothing.
@@ -50,7 +51,6 @@ COMPILER_EDGES = "compiler_manual_dep_edges"
 #: what a covered slot no longer needs to look up
 _DEMOTED = {ArgDirection.Input: ArgDirection.NoDep,
             ArgDirection.InOut: ArgDirection.OutputExisting}
-_TRACKED = (ArgDirection.Input, ArgDirection.InOut, ArgDirection.OutputExisting)
 
 
 @dataclass
@@ -176,8 +176,10 @@ class _Analysis:
             if not isinstance(arg.type, TensorType):
                 continue
             locations = self.storage.locations(arg)
-            if direction not in _TRACKED:   # no_dep: the user's; still an access for later
-                if locations is not None and direction is ArgDirection.NoDep:
+            users = direction is ArgDirection.NoDep or (locations is not None and all(
+                loc.root in self.storage.untracked for loc in locations))
+            if users:     # pl.no_dep / manual_dep=True: the user's; still an access for later
+                if locations is not None:
                     declared = callee.params[index].direction
                     accesses.append(_Access(locations, declared is not Direction.Out,
                                             declared is not Direction.In, task))

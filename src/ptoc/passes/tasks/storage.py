@@ -50,7 +50,8 @@ class StorageMap:
     def __init__(self, program: Program, function: Function):
         self.roots = BufferRoots(program, function)
         self.slices: dict[Var, Call] = {}
-        _Slices(self.slices).visit(function.body)
+        self.untracked: set[Var] = set()    # pl.create_tensor(..., manual_dep=True) roots
+        _Slices(self.slices, self.untracked).visit(function.body)
 
     def locations(self, value) -> tuple[Location, ...] | None:
         """Every location ``value`` may name; None when that set is not known."""
@@ -77,13 +78,17 @@ class StorageMap:
 
 
 class _Slices(IRVisitor):
-    def __init__(self, slices: dict[Var, Call]):
+    def __init__(self, slices: dict[Var, Call], untracked: set[Var]):
         super().__init__()
         self.slices = slices
+        self.untracked = untracked
 
     def visit_assign_stmt(self, stmt: AssignStmt) -> None:
         if isinstance(stmt.value, Call) and stmt.value.op == "tensor.slice":
             self.slices[stmt.var] = stmt.value
+        if isinstance(stmt.value, Call) and stmt.value.op == "tensor.create" \
+                and dict(stmt.value.kwargs).get("manual_dep"):
+            self.untracked.add(stmt.var)
         super().visit_assign_stmt(stmt)
 
 
