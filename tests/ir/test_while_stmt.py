@@ -89,7 +89,7 @@ def test_print_parse_round_trip_and_hash(lines):
 
 def test_printed_forms_are_pyptos():
     text = ir.print_program(program(*EXPLICIT))
-    assert "for (i, s,) in pl.while_(init_values=(0, 1,)):" in text
+    assert "for (i, s) in pl.while_(init_values=(0, 1)):" in text     # PyPTO's spelling
     assert "pl.cond(i < n)" in text and "i_out, s_out = pl.yield_(i2, s2)" in text
     bare = ir.print_program(program("k = 0", "while k < n:", "    pass", "return k"))
     assert "while k < n:" in bare and "pl.while_" not in bare

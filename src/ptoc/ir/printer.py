@@ -514,10 +514,10 @@ class _FunctionPrinter:
         if not s.iter_args:
             return [f"{indent}while {self.expr(s.cond)}:"] + self.body_lines(s.body,
                                                                              indent + INDENT, ())
-        inits = "".join(f"{self.expr(ia.init)}, " for ia in s.iter_args)
-        names = "".join(f"{self.namer.name(ia)}, " for ia in s.iter_args)
+        inits = _tuple_text(self.expr(ia.init) for ia in s.iter_args)
+        names = _tuple_text(self.namer.name(ia) for ia in s.iter_args)
         self.implied.update((rv, ia.init.type) for rv, ia in zip(s.return_vars, s.iter_args))
-        head = f"{indent}for ({names.rstrip()}) in pl.while_(init_values=({inits.rstrip()})):"
+        head = f"{indent}for {names} in pl.while_(init_values={inits}):"
         cond = f"{indent}{INDENT}pl.cond({self.expr(s.cond)})"
         return [head, cond] + self.body_lines(s.body, indent + INDENT, s.return_vars)
 
@@ -675,6 +675,12 @@ class _FunctionPrinter:
 
     def dict_value(self, d: dict) -> str:
         return "{" + ", ".join(f"{self.value(k)}: {self.value(v)}" for k, v in d.items()) + "}"
+
+
+def _tuple_text(items) -> str:
+    """A Python tuple as PyPTO prints a while loop's: ``(a,)``, ``(a, b)``."""
+    items = list(items)
+    return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
 
 
 def _spmd_loop_var(s: ScopeStmt) -> Var | None:
