@@ -27,9 +27,10 @@ class WholeRows:
         return out
 
 
-def _sliced(tail: bool = True):
+def _sliced(tail: bool = True, clamp: bool = False):
     """PyPTO's way: static windows over the dynamic tensor, the tail's extent in valid_shape
-    (``tail=False``: plain windows a[i:i + T], which assume M is a multiple of T)."""
+    (``clamp``: PyPTO's clamp=True, which means the same; ``tail=False``: plain windows
+    a[i:i + T], which assume M is a multiple of T)."""
 
     @pl.program
     class SlicedTail:
@@ -38,7 +39,9 @@ def _sliced(tail: bool = True):
               out: pl.Out[pl.Tensor[[M, 64], pl.FP32]]) -> pl.Tensor[[M, 64], pl.FP32]:
             m = pl.tensor.dim(a, 0)
             for i in pl.range(0, m, T):
-                if tail:
+                if clamp:
+                    x = pl.slice(a, [T, 64], [i, 0], clamp=True)
+                elif tail:
                     x = pl.slice(a, [T, 64], [i, 0], valid_shape=[pl.min(m - i, T), 64])
                 else:
                     x = a[i:i + T, :]
@@ -57,9 +60,9 @@ def whole_rows():
     return ir.compile(WholeRows)
 
 
-@pytest.fixture(scope="module")
-def sliced_tail():
-    return _sliced()
+@pytest.fixture(scope="module", params=["valid_shape", "clamp"])
+def sliced_tail(request):
+    return _sliced(clamp=request.param == "clamp")
 
 
 def _inputs(m, cols, seed):
@@ -138,3 +141,32 @@ def test_a_column_reduction_over_dynamic_rows_is_refused_naming_the_tensor():
     with pytest.raises(PtocError, match=r"tensor 'a' has a dynamic shape \[M, 64\].*fix: work "
                                         r"on static windows"):
         ir.compile(ColSum)
+
+
+@pytest.mark.parametrize("rows, kwargs, valid", [
+    ("40", "clamp=True", "[8, 64]"),                      # constant: 40 - 32 rows are left
+    ("M", "clamp=True", "[pl.tile.min(M - 32, 16), 64]"),  # run-time: the tail's extent
+])
+def test_clamp_is_stored_as_the_valid_shape_it_means(rows, kwargs, valid):
+    program = pl.parse_program(CLAMPED.format(rows=rows, kwargs=kwargs))
+    text = program.as_python()
+    assert "clamp" not in text and f"pl.tensor.slice(a, [16, 64], [32, 0], {valid})" in text
+
+
+def test_clamp_with_a_valid_shape_too_is_refused():
+    with pytest.raises(PtocError, match=r"valid_shape= or clamp=True, not both"):
+        pl.parse_program(CLAMPED.format(rows="40", kwargs="valid_shape=[4, 64], clamp=True"))
+
+
+CLAMPED = """import ptoc.language as pl
+
+M = pl.dynamic("M")
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[{rows}, 64], pl.FP32], out: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+        x = pl.slice(a, [16, 64], [32, 0], {kwargs})
+        out = pl.assemble(out, pl.mul(x, x), [0, 0])
+        return out
+"""

@@ -8,10 +8,12 @@ from __future__ import annotations
 from ptoc.backend.layouts import TILE_LAYOUTS
 from ptoc.dtypes import MemorySpace, PadValue
 from ptoc.errors import TypeCheckError
+from ptoc.ir.nodes import BinOp, ConstInt, ListExpr
+from ptoc.ir.visitor import fold_constants
 from ptoc.ir.types import TensorLayout, TensorType, TensorView, TileLayout, TileType, TileView
 from ptoc.ops import checks
 from ptoc.ops.params import kw, pos
-from ptoc.ops.registry import OpDef, PtoForm, TileForm, register
+from ptoc.ops.registry import OpDef, PtoForm, TileForm, make_call, register, to_expr
 
 
 def _infer_tile_assemble(a, loc):
@@ -66,6 +68,36 @@ register(OpDef(
     doc="Write source into target at offset (out[:] = expr sugar); atomic=Add for split-K."))
 
 
+def _clamped_valid(a, src, shape, loc) -> ListExpr:
+    """PyPTO's ``clamp=True``: a window that runs past the source's end is valid only up to
+    it, ``min(dim - offset, window)`` per axis (a constant when both are), so the last
+    window of a loop over a dynamic dimension is its tail."""
+    if a.get("valid_shape") is not None:
+        raise TypeCheckError("pl.slice takes valid_shape= or clamp=True, not both", loc,
+                             hint="narrow the window with one of them")
+    valid = []
+    for axis, (dim, off, window) in enumerate(zip(src.shape, a["offset"].items, shape)):
+        if isinstance(dim, int) and isinstance(off, ConstInt):
+            left = dim - off.value
+            if left <= 0:
+                raise TypeCheckError(f"pl.slice with clamp=True: offset {off.value} on axis "
+                                     f"{axis} is past the source's extent {dim}", loc)
+            valid.append(ConstInt(min(left, window)))
+        else:
+            rest = fold_constants(BinOp("-", to_expr(dim, "dim"), off))
+            valid.append(make_call("tile.min", (rest, window), loc=loc))
+    return ListExpr(tuple(valid))
+
+
+def _slice_defaults(a):
+    """``clamp=True`` stored as the valid_shape it means (printed and parsed back as such)."""
+    if a.get("clamp"):
+        a["valid_shape"] = _clamped_valid(a, a["x"].type, tuple(
+            i.value if isinstance(i, ConstInt) else i for i in a["shape"].items), None)
+        a["clamp"] = False
+    return a
+
+
 def _infer_tensor_slice(a, loc):
     src = checks.tensor("tensor.slice", "x", a["x"], loc)
     shape = checks.shape("tensor.slice", "shape", a["shape"], loc)
@@ -81,10 +113,12 @@ def _infer_tensor_slice(a, loc):
 
 register(OpDef(
     "tensor.slice", (pos("x"), pos("shape", "list"), pos("offset", "list"),
-                     pos("valid_shape", "list", None)),
+                     pos("valid_shape", "list", None), kw("clamp", default=False)),
     _infer_tensor_slice, level="tensor", dsl_names=("slice",), view=True,
+    normalize=_slice_defaults,
     doc="A sub-view of a tensor. Shape first, then offset; valid_shape: the leading region "
-        "that holds data (a kernel taking it reads its extent, MaterializeValidShapeSymbols)."))
+        "that holds data (a kernel taking it reads its extent, MaterializeValidShapeSymbols); "
+        "clamp=True: a window past the end is valid up to it (stored as that valid_shape)."))
 
 
 # ---- reshape, transpose, concat ------------------------------------------------------------
