@@ -422,6 +422,11 @@ def _legal_grids(cfg: L0TileConfig, regimes: list[_Regime]):
     return r, ms[i], ns[j], ks[q], holds_a[0, i, j]
 
 
+#: every regime a search can visit, in visiting order (``_regimes`` with all gates open)
+_ALL_REGIMES = tuple(_Regime(s, d) for s in (Stationarity.OutputStationary,
+                                             Stationarity.AStationary, Stationarity.BStationary)
+                     for d in (1, 2))
+
 #: the regime gates decide which regimes are searched, not how one regime's tiles score
 _GATES = frozenset({"allow_a_stationary", "allow_b_stationary", "allow_double_buffer_c"})
 _SHARED: contextvars.ContextVar[dict | None] = contextvars.ContextVar("l0_tables", default=None)
@@ -450,7 +455,20 @@ def _regime_tables(cfg: L0TileConfig, wanted: list[tuple[_Regime, int]]) -> list
     keys = [(regime,) + common for regime, _ in wanted]
     missing = [(w, key) for w, key in zip(wanted, keys) if key not in shared]
     if missing:
-        for (_, key), table in zip(missing, _score_regimes(cfg, [w for w, _ in missing])):
+        # the other regimes a later ask in the block may want (other gates, the decision
+        # ranking) ride along: one broadcast instead of one per ask
+        asked = {key for _, key in missing}
+        extra = [((regime, 0), (regime,) + common) for regime in _ALL_REGIMES
+                 if (regime,) + common not in shared and (regime,) + common not in asked
+                 and regime.holds_min_tile(cfg, regime.budgets(cfg)[2])]
+        try:
+            tables = _score_regimes(cfg, [w for w, _ in missing + extra])
+        except PassError:
+            if not extra:
+                raise
+            extra = []   # a regime nobody asked for failed: fail only as the asked ones do
+            tables = _score_regimes(cfg, [w for w, _ in missing])
+        for (_, key), table in zip(missing + extra, tables):
             shared[key] = table
     return [table if table.index == index else replace(table, index=index)
             for (_, index), table in zip(wanted, (shared[key] for key in keys))]
