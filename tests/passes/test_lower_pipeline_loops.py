@@ -249,3 +249,42 @@ def test_dynamic_non_unit_step_uses_iteration_units():
     assert format_node(stmts[2].value) == "(n - 0 + 1) // 2 - (n - 0 + 1) // 2 // 2 * 2"
     assert stmts[1].step.value == 4
     assert _load_rows(stmts[1].body.stmts) == ["i", "i + 2"]
+
+
+FIRST_STEP_SRC = """
+import ptoc.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[64, 64], pl.BF16], b: pl.Tensor[[64, 64], pl.BF16],
+          y: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+        am = pl.load(a, [0, 0], [64, 64], target_memory=pl.Mem.Mat)
+        bm = pl.load(b, [0, 0], [64, 64], target_memory=pl.Mem.Mat)
+        acc0 = pl.tile.create([64, 64], dtype=pl.FP32, target_memory=pl.Mem.Acc)
+        for i, (acc,) in pl.pipeline(0, 2, 1, stage=2, init_values=(acc0,)):
+            la = pl.move(am, target_memory=pl.Mem.Left)
+            rb = pl.move(bm, target_memory=pl.Mem.Right)
+            if i == 0:
+                z = pl.tile.create([64, 64], dtype=pl.FP32, target_memory=pl.Mem.Acc)
+                c1 = pl.tile.matmul_acc(z, la, rb)
+                r = pl.yield_(c1)
+            else:
+                c2 = pl.tile.matmul_acc(acc, la, rb)
+                r = pl.yield_(c2)
+            nxt = pl.yield_(r)
+        y = pl.store(nxt, [0, 0], y)
+        return y
+"""
+
+
+def test_a_fresh_accumulator_that_becomes_the_carry_is_not_tagged():
+    """The first-step arm's Acc tile is the loop's one carried L0C buffer: a per-stage copy
+    could only rejoin it by an Acc -> Acc move, which does not exist (qwen3's K loop)."""
+    out = lower(FIRST_STEP_SRC)
+    loop = [s for s in out.functions[0].body.stmts if isinstance(s, ForStmt)][0]
+    arms = [s.then_body for s in loop.body.stmts if isinstance(s, IfStmt)]
+    creates = [s.value.attrs.get("pipeline_membership") for arm in arms for s in arm.stmts
+               if isinstance(s, AssignStmt) and s.value.op == "tile.create"]
+    assert creates == [None, None]
+    assert _tags(out, "tile.move") == ["0:0", "0:0", "0:1", "0:1"], "other tiles stay tagged"

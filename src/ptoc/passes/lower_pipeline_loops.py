@@ -13,7 +13,11 @@ Reads top-down like its reference (pypto-passes.md §5):
    through an if-cascade on ``unroll_rem`` (one branch per possible remainder).
 4. Membership tagging — each clone's tile-producing calls get ``"group:stage"`` appended to
    their ``pipeline_membership``; cube accumulators are skipped unless the loop being
-   replicated carries ``pipeline_double_buffer_c`` (the dbC carve-out).
+   replicated carries ``pipeline_double_buffer_c`` (the dbC carve-out). So is a fresh Acc tile
+   that becomes the loop's own carried accumulator (qwen3's ``if k0 == 0: acc = matmul(..)
+   else: acc = matmul_acc(acc, ..)``: AutoTileMatmulL0's ``tile.create`` init in the first arm):
+   the carry is one L0C buffer, and a per-stage copy could only rejoin it by an Acc -> Acc
+   move, which does not exist.
 """
 
 from __future__ import annotations
@@ -109,7 +113,8 @@ class _Lowerer:
         for k in range(count):
             mapping: dict[Var, Expr] = {loop.loop_var: _offset(base, k * step)}
             mapping.update(zip(loop.iter_args, values))
-            cloner = _MembershipTagger(f"{group}:{k}", dbc, mapping)
+            cloner = _MembershipTagger(f"{group}:{k}", dbc, mapping,
+                                       carried_accumulator_sources(loop, yield_stmt))
             out.extend(cloner.body(body).stmts)
             var_map = cloner.var_map
             if yield_stmt is not None:
@@ -197,10 +202,12 @@ class _MembershipTagger(IRMutator):
     ``clone_with_fresh_vars``; ``var_map`` then holds old -> new) and appends one
     ``group:stage`` pair to every tile-producing call of the clone, in one walk."""
 
-    def __init__(self, pair: str, loop_double_buffers_c: bool, mapping: dict[Var, Expr]):
+    def __init__(self, pair: str, loop_double_buffers_c: bool, mapping: dict[Var, Expr],
+                 carry_sources: frozenset[Var]):
         super().__init__(mapping, fresh=True)
         self.pair = pair
         self.tag_accumulators = loop_double_buffers_c
+        self.carry_sources = carry_sources
 
     def body(self, seq: SeqStmts) -> SeqStmts:
         return self.mutate_body(seq)
@@ -210,7 +217,8 @@ class _MembershipTagger(IRMutator):
         value = out.value
         if not (isinstance(out.var.type, TileType) and isinstance(value, Call)):
             return out
-        if is_cube_accumulator(value) and not self.tag_accumulators:
+        if (is_cube_accumulator(value) or node.var in self.carry_sources) and \
+                not self.tag_accumulators:
             return out
         return replace(out, value=with_membership(value, self.pair))
 
@@ -219,6 +227,64 @@ def is_cube_accumulator(call: Call) -> bool:
     """A matmul-family result in Acc: the only tiles pipelines do not duplicate by default."""
     return call.op.startswith("tile.matmul") and isinstance(call.type, TileType) and \
         call.type.memory_space is MemorySpace.Acc
+
+
+def carried_accumulator_sources(loop: ForStmt, yield_stmt: YieldStmt | None) -> frozenset[Var]:
+    """The Acc tiles of ``loop``'s body whose value becomes its carried Acc accumulator.
+
+    Walks back from the body's yield through nested loop/if results (their inits and
+    yields) and ``matmul_acc``'s accumulator operand, to the Acc-space assignments.
+    """
+    if yield_stmt is None:
+        return frozenset()
+    defs: dict[Var, Stmt] = {}
+    _collect_defs(loop.body.stmts, defs)
+    todo = [v for arg, v in zip(loop.iter_args, yield_stmt.values) if _in_acc(arg.type)]
+    seen: set[Var] = set()
+    sources: set[Var] = set()
+    while todo:
+        var = todo.pop()
+        if not isinstance(var, Var) or var in seen or var not in defs:
+            continue
+        seen.add(var)
+        stmt = defs[var]
+        if isinstance(stmt, AssignStmt):
+            if _in_acc(var.type):
+                sources.add(var)
+                if isinstance(stmt.value, Call) and stmt.value.op.startswith("tile.matmul_acc"):
+                    todo.append(stmt.value.args[0])
+                elif isinstance(stmt.value, Var):
+                    todo.append(stmt.value)
+            continue
+        i = stmt.return_vars.index(var)
+        if isinstance(stmt, IfStmt):
+            todo.extend(_yielded(body, i) for body in (stmt.then_body, stmt.else_body) if body)
+        else:
+            todo.extend((stmt.iter_args[i].init, _yielded(stmt.body, i)))
+    return frozenset(sources)
+
+
+def _collect_defs(stmts, defs: dict[Var, Stmt]) -> None:
+    """Var -> the statement defining it, through nested bodies (SSA: one each)."""
+    for stmt in stmts:
+        if isinstance(stmt, AssignStmt):
+            defs[stmt.var] = stmt
+            continue
+        for var in getattr(stmt, "return_vars", ()):
+            defs[var] = stmt
+        for body in (getattr(stmt, "body", None), getattr(stmt, "then_body", None),
+                     getattr(stmt, "else_body", None)):
+            if isinstance(body, SeqStmts):
+                _collect_defs(body.stmts, defs)
+
+
+def _yielded(body: SeqStmts, i: int) -> Expr | None:
+    last = body.stmts[-1] if body.stmts else None
+    return last.values[i] if isinstance(last, YieldStmt) and i < len(last.values) else None
+
+
+def _in_acc(ty) -> bool:
+    return isinstance(ty, TileType) and ty.memory_space is MemorySpace.Acc
 
 
 def with_membership(call: Call, pair: str) -> Call:
