@@ -382,3 +382,16 @@ def test_a_created_tensor_used_as_ddr_stays_a_tensor():
         return out
 """)).as_python()
     assert "pl.tensor.create([16, 64]" in out and "tile.create" not in out
+
+
+def test_a_created_tensor_accumulated_into_directly_becomes_an_empty_acc_tile():
+    """Outside a loop too: the accumulation reads a tile with no contents, which the
+    simulator refuses at run time (tests/system/test_created_accumulator.py)."""
+    out = convert(kernel(ACC_PARAMS, ACC_RET, """\
+        acc = pl.create_tensor([16, 64], dtype=pl.FP32)
+        acc = pl.matmul_acc(acc, a[:, 0:64], w[0:64, :])
+        out = pl.assemble(out, acc, [0, 0])
+        return out
+""")).as_python()
+    assert "pl.tile.create([16, 64], dtype=pl.FP32, target_memory=pl.Mem.Acc)" in out
+    assert "pl.tile.matmul_acc(acc, " in out and "tensor.create" not in out
