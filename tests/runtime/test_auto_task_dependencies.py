@@ -87,3 +87,14 @@ def test_the_option_is_a_compile_option_of_run_config_and_the_jit_key():
     config = RunConfig(analyze_auto_scopes_for_deps=True)
     assert config.compile_options()["analyze_auto_scopes_for_deps"] is True
     assert options_key(config.compile_options()) != options_key(RunConfig().compile_options())
+
+
+def test_pyptos_pass_manager_keyword_switches_the_analysis_for_its_pipeline():
+    from ptoc.passes import PassManager
+
+    edges = []
+    for analyze in (True, False):
+        lowered = PassManager.get_strategy(analyze_auto_scopes_for_deps=analyze).run_passes(
+            program(RACE_FREE["chain"]))
+        edges.append("compiler_manual_dep_edges" in lowered.as_python())
+    assert edges == [True, False]

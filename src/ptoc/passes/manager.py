@@ -129,12 +129,17 @@ class PassManager:
         self.last_profile: dict | None = None
 
     @classmethod
-    def get_strategy(cls, strategy: OptimizationStrategy | str = OptimizationStrategy.Default
-                     ) -> "PassManager":
-        """The registered default pipeline, filtered by the current context's memory planner."""
+    def get_strategy(cls, strategy: OptimizationStrategy | str = OptimizationStrategy.Default,
+                     *, analyze_auto_scopes_for_deps: bool | None = None) -> "PassManager":
+        """The registered default pipeline, filtered by the current context's memory planner.
+        ``analyze_auto_scopes_for_deps`` (PyPTO's keyword) fixes AutoDeriveTaskDependencies'
+        switch for this pipeline; left None, the pass reads it from the PassContext."""
         strategy = _coerce_enum(OptimizationStrategy, strategy, "optimization strategy")
         planner = PassContext.current().memory_planner
-        passes = [e.factory() for e in default_pipeline_entries() if e.runs_under(planner)]
+        options = {} if analyze_auto_scopes_for_deps is None else {
+            "AutoDeriveTaskDependencies": {"analyze_auto_scopes": analyze_auto_scopes_for_deps}}
+        passes = [e.factory(**options.get(e.name, {})) for e in default_pipeline_entries()
+                  if e.runs_under(planner)]
         return cls(passes, strategy=strategy)
 
     def get_pass_names(self) -> list[str]:
