@@ -13,9 +13,9 @@ from ptoc.ir.types import ScalarType, TensorType, TileType, TileView, Type, Tupl
 def describe_type(ty: Type) -> str:
     if isinstance(ty, TileType):
         space = f", {ty.memory_space.value}" if ty.memory_space else ""
-        return f"Tile[{list(_dims(ty.shape))}, {ty.dtype.value}{space}]"
+        return f"Tile[{dims_text(ty.shape)}, {ty.dtype.value}{space}]"
     if isinstance(ty, TensorType):
-        return f"Tensor[{list(_dims(ty.shape))}, {ty.dtype.value}]"
+        return f"Tensor[{dims_text(ty.shape)}, {ty.dtype.value}]"
     if isinstance(ty, ScalarType):
         return f"Scalar[{ty.dtype.value}]"
     if isinstance(ty, TupleType):
@@ -23,8 +23,11 @@ def describe_type(ty: Type) -> str:
     return type(ty).__name__
 
 
-def _dims(shape):
-    return [d if isinstance(d, int) else "?" for d in shape]
+def dims_text(shape) -> str:
+    """``[M, 64]``: a pl.dynamic dimension by its name (an expression as printed)."""
+    from ptoc.ir.printer import format_node
+
+    return "[" + ", ".join(str(d) if isinstance(d, int) else format_node(d) for d in shape) + "]"
 
 
 def type_of(value: Any) -> Type | None:

@@ -55,9 +55,9 @@ def _check_partly_valid_source(a, loc) -> None:
     tensor = a["tensor"]
     name = getattr(tensor, "name", "tensor")
     raise TypeCheckError(
-        f"pl.load of '{name}': its view is valid only over {_dims(tensor.type.view.valid_shape)}"
-        f" of {_dims(tensor.type.shape)}, but the tile is loaded valid over all "
-        f"{_dim(a['shapes'].items[axis])} elements of axis {axis} (ptoc derives the valid "
+        f"pl.load of '{name}': its view is valid only over {checks.dims_text(tensor.type.view.valid_shape)}"
+        f" of {checks.dims_text(tensor.type.shape)}, but the tile is loaded valid over all "
+        f"{checks.dims_text([a['shapes'].items[axis]])[1:-1]} elements of axis {axis} (ptoc derives the valid "
         "region from the view only for a load at offset 0 along that axis, or constant "
         "extents and offsets)", loc,
         hint="pass valid_shape=[...] to pl.load with the valid extent (a scalar parameter), "
@@ -100,16 +100,6 @@ def _valid_from_view(tensor, offsets, shapes, requested) -> tuple:
 
 def _int(x) -> int:
     return x.value if isinstance(x, ConstInt) else x
-
-
-def _dims(dims) -> str:
-    return "[" + ", ".join(_dim(d) for d in dims) + "]"
-
-
-def _dim(d) -> str:
-    from ptoc.ir.printer import format_node
-
-    return str(d) if isinstance(d, int) else format_node(d)
 
 
 def _fill_load_defaults(a):
