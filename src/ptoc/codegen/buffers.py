@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 
 from ptoc.dtypes import DataType, MemorySpace
-from ptoc.ir.nodes import BinOp, ConstInt, Var
+from ptoc.ir.nodes import BinOp, Call, ConstInt, Var
 from ptoc.ir.types import MemRef, TensorType, TileType
 from ptoc.pto.model import EnumAttr, Instruction, ScalarType, TensorViewType, TileBufType, Value
 
@@ -88,13 +88,26 @@ class BufferBinding:
         if var is not None:
             self.tiles[var] = value
 
+    def _defined_here(self, expr) -> bool:
+        """True when every scalar ``expr`` reads already has a value at this point."""
+        if isinstance(expr, Var):
+            return expr in self.scalars
+        if isinstance(expr, BinOp):
+            return self._defined_here(expr.lhs) and self._defined_here(expr.rhs)
+        if isinstance(expr, Call):
+            return all(self._defined_here(a) for a in expr.args)
+        return True
+
     def alloc_tile(self, var: Var, stmt_loc=None, *, name: str | None = None,
-                   valid: tuple | None = None) -> Value:
+                   valid: tuple | None = None, hoisted: bool = False) -> Value:
         """Emit (or, without addresses, reuse) the ``pto.alloc_tile`` of tile ``var``.
 
         The valid extents are the type's ``TileView(valid_shape=...)``, else ``valid`` (a
         load's ``valid_shape``), else the whole tile; ``valid_of`` remembers them so a store
-        writes back exactly the valid window.
+        writes back exactly the valid window. A ``hoisted`` allocation (an ``if`` result,
+        allocated at the top of the kernel) whose valid extents name scalars computed later
+        (a tail block's row count) is allocated whole; ``valid_of`` still holds the extents,
+        which a store evaluates where it stands.
         """
         ty = var.type
         if not isinstance(ty, TileType):
@@ -121,6 +134,8 @@ class BufferBinding:
                 self._shared[key] = (value, self._path)
         vrow, vcol = valid_shape(ty, valid)
         self.valid_of[value] = (vrow, vcol)
+        if hoisted and not all(self._defined_here(v) for v in (vrow, vcol)):
+            vrow, vcol = buf.rows, buf.cols
         attrs.append(("valid_row", self.index(vrow, stmt_loc)))
         attrs.append(("valid_col", self.index(vcol, stmt_loc)))
         self.emit(Instruction("pto.alloc_tile", results=(value,), attrs=tuple(attrs),

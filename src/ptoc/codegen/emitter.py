@@ -419,7 +419,7 @@ class KernelEmitter(ScalarLowering, BufferBinding):
                     self._hoist_branch_results(s.else_body)
                 for rv in s.return_vars:
                     if isinstance(rv.type, TileType):
-                        self.alloc_tile(rv, self.loc(self.source))
+                        self.alloc_tile(rv, self.loc(self.source), hoisted=True)
             elif isinstance(s, SeqStmts):
                 self._hoist_branch_results(s)
 

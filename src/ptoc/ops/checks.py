@@ -197,6 +197,35 @@ def valid_of(ty: TileType) -> tuple | None:
     return None if shapes_equal(valid, tuple(ty.shape)) else valid
 
 
+def window_valid(src: TileType, offsets, window: tuple) -> tuple | None:
+    """The valid extents of a ``window``-shaped read of tile ``src`` at ``offsets``, as PyPTO
+    infers a window read (``tile.extract``): per axis ``clamp(valid - offset, 0, window)``,
+    the window itself where ``src`` is fully valid. Constants fold; a run-time extent gives
+    the scalar ``min``/``max`` expression (offset 0: ``min(valid, window)``). None: fully
+    valid."""
+    from ptoc.ir.nodes import BinOp
+    from ptoc.ir.visitor import fold_constants
+    from ptoc.ops.registry import make_call
+
+    valid = valid_of(src)
+    if valid is None:
+        return None
+    out = []
+    for dim, v, off, w in zip(src.shape, valid, offsets, window):
+        off = off.value if isinstance(off, ConstInt) else off
+        if shapes_equal((v,), (dim,)):
+            out.append(w)
+        elif isinstance(v, int) and isinstance(off, int):
+            out.append(max(0, min(v - off, w)))
+        elif isinstance(off, int) and off == 0:
+            out.append(v if shapes_equal((w,), (dim,)) else make_call("tile.min", (v, w)))
+        else:
+            v, off = (x if isinstance(x, Expr) else ConstInt(x) for x in (v, off))
+            left = fold_constants(BinOp("-", make_call("tile.max", (v, off)), off))
+            out.append(make_call("tile.min", (left, w)))
+    return tuple(out)
+
+
 def with_valid(valid: tuple | None, shape: tuple) -> TileView | None:
     """The TileView giving a result the valid extents ``valid`` (None: fully valid), as PyPTO
     propagates them so an op never computes on (or a reduction never reads) invalid data."""

@@ -32,9 +32,20 @@ def _mm_operands(op, a, loc):
     return lhs, rhs, acc
 
 
+def _product_view(lhs, rhs, shape):
+    """The product's valid region, as PyPTO: lhs's valid rows by rhs's valid columns (a tail
+    block of rows or columns stays a tail; the store then writes only those)."""
+    lv, rv = checks.valid_of(lhs), checks.valid_of(rhs)
+    if lv is None and rv is None:
+        return None
+    return checks.with_valid((lv[0] if lv else lhs.shape[0], rv[1] if rv else rhs.shape[1]),
+                             shape)
+
+
 def _infer_tile_matmul(a, loc):
     lhs, rhs, acc = _mm_operands("tile.matmul", a, loc)
-    return TileType((lhs.shape[0], rhs.shape[1]), acc, Mem.Acc)
+    shape = (lhs.shape[0], rhs.shape[1])
+    return TileType(shape, acc, Mem.Acc, view=_product_view(lhs, rhs, shape))
 
 
 register(OpDef(
@@ -52,7 +63,8 @@ def _infer_tile_matmul_acc(a, loc):
             f"pl.tile.matmul_acc accumulator is {checks.describe_type(acc_ty)} but lhs @ rhs gives "
             f"[{want[0]}, {want[1]}] {acc.value}", loc,
             hint="create the accumulator with pl.tile.create([M, N], dtype, target_memory=pl.Mem.Acc)")
-    return TileType(acc_ty.shape, acc_ty.dtype, Mem.Acc)
+    return TileType(acc_ty.shape, acc_ty.dtype, Mem.Acc,
+                    view=checks.with_valid(checks.valid_of(acc_ty), acc_ty.shape))
 
 
 register(OpDef(
@@ -72,7 +84,8 @@ def _infer_tile_matmul_bias(a, loc):
         raise TypeCheckError(f"pl.tile.matmul_bias bias must be in the accumulator dtype "
                              f"{acc.value}, got {bias.dtype.value}", loc,
                              hint=f"cast the bias to {acc.value}")
-    return TileType((lhs.shape[0], n), acc, Mem.Acc)
+    return TileType((lhs.shape[0], n), acc, Mem.Acc,
+                    view=_product_view(lhs, rhs, (lhs.shape[0], n)))
 
 
 register(OpDef(
@@ -109,7 +122,8 @@ def _infer_gemv_acc(a, loc):
     if not checks.shapes_equal(tuple(acc_ty.shape), (1, rhs.shape[1])) or acc_ty.dtype is not acc:
         raise TypeCheckError(f"pl.tile.gemv_acc accumulator is {checks.describe_type(acc_ty)} "
                              f"but lhs @ rhs gives [1, {rhs.shape[1]}] {acc.value}", loc)
-    return TileType(acc_ty.shape, acc_ty.dtype, Mem.Acc)
+    return TileType(acc_ty.shape, acc_ty.dtype, Mem.Acc,
+                    view=checks.with_valid(checks.valid_of(acc_ty), acc_ty.shape))
 
 
 def _infer_gemv_bias(a, loc):

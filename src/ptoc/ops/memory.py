@@ -151,7 +151,9 @@ def _infer_move(a, loc):
     if target is None or target is Mem.DDR:
         raise TypeCheckError("pl.tile.move needs an on-chip target_memory", loc,
                              hint="pass target_memory=pl.Mem.Left, Right, Bias, Vec or Mat")
-    return TileType(src.shape, src.dtype, target)
+    # the valid region moves with the data (PyPTO keeps the source's valid_shape)
+    return TileType(src.shape, src.dtype, target,
+                    view=checks.with_valid(checks.valid_of(src), src.shape))
 
 
 register(OpDef(
@@ -167,7 +169,9 @@ def _infer_extract(a, loc):
     checks.scalar_like("tile.extract", "index_col", a["index_col"], loc)
     shape = checks.shape("tile.extract", "shape", a["shape"], loc)
     target = checks.space_arg("tile.extract", "target_memory", a["target_memory"], loc)
-    return TileType(shape, src.dtype, target)
+    # the window is valid only where the source is (PyPTO's window-read inference)
+    valid = checks.window_valid(src, (a["index_row"], a["index_col"]), shape)
+    return TileType(shape, src.dtype, target, view=checks.with_valid(valid, shape))
 
 
 register(OpDef(

@@ -19,7 +19,7 @@ from ptoc.ir.nodes import (
 )
 from ptoc.ir.types import ScalarType, TileLayout, TileType, TileView
 from ptoc.ir.visitor import fold_constants
-from ptoc.ops import make_call
+from ptoc.ops import checks, make_call
 from ptoc.passes.auto_tile_analysis import MatmulSite
 
 Mem = MemorySpace
@@ -76,6 +76,10 @@ class Block:
                 space: MemorySpace) -> Var:
         """``name = tile.extract(src, row, col, shape, target_memory=space)``."""
         view = self.left_view if space is Mem.Left else None
+        valid = checks.with_valid(checks.window_valid(src.type, (idx(row), idx(col)), shape),
+                                  shape)
+        if valid is not None:        # a tail window of a partly valid operand stays a tail
+            view = TileView((view.fields if view else ()) + valid.fields)
         ty = TileType(tuple(shape), src.type.dtype, space, None, view)
         return self.let(name, make_call("tile.extract", (src, idx(row), idx(col), list(shape)),
                                         {"target_memory": space}, result_type=ty))
@@ -142,6 +146,7 @@ def build_k_loop(b: Block, spec: KLoopSpec, base: str, dtype: DataType,
         else:
             init = b.let(f"{base}_l0_init", make_call(
                 "tile.create", ([spec.m, spec.n],), {"dtype": dtype, "target_memory": Mem.Acc}))
+            init = _narrow_to_product(b, init, spec, f"{base}_l0_init_valid")
         _stage_vec_lhs(b, spec, base)
 
         def body(blk: Block, ko: Var, iters: list[IterArg]) -> list[Expr]:
@@ -179,6 +184,21 @@ def build_k_loop(b: Block, spec: KLoopSpec, base: str, dtype: DataType,
         sa, sb = block_operands(b, k_full, tail, f"{base}_l0_ta", f"{base}_l0_tb")
         current = b.let(final_name, make_call("tile.matmul_acc", (current, sa, sb)), result)
     return current
+
+
+def _narrow_to_product(b: Block, init: Var, spec: KLoopSpec, name: str) -> Var:
+    """The accumulator placeholder narrowed to the valid region its K blocks produce (a tail
+    of a partly valid lhs/rhs, as PyPTO's valid-shaped Acc init), so every step the loop
+    carries has the same type and the store writes only the valid rows and columns."""
+    rows = checks.window_valid(spec.lhs.type, (idx(spec.row), ConstInt(0)), (spec.m, spec.k))
+    cols = checks.window_valid(spec.rhs.type, (ConstInt(0), idx(spec.col)), (spec.k, spec.n))
+    if rows is None and cols is None:
+        return init
+    valid = [rows[0] if rows else spec.m, cols[1] if cols else spec.n]
+    for axis, extent in enumerate(valid):      # a run-time extent is a scalar of its own
+        if isinstance(extent, Call):
+            valid[axis] = b.let(f"{name}_{('rows', 'cols')[axis]}", extent)
+    return b.let(name, make_call("tile.set_validshape", (init, *map(idx, valid))))
 
 
 def _stage_vec_lhs(b: Block, spec: KLoopSpec, base: str) -> None:

@@ -408,8 +408,9 @@ class _Converter:
                 raise self.fail(
                     f"tensor '{x.name}' has a dynamic shape {_shape_text(x.type.shape)} and a "
                     "tile needs a static one (ptoc computes tensor ops over a dynamic row "
-                    "count in blocks only when every op is row-local and each result is "
-                    "written to an output, out[:] = ...)", stmt,
+                    "count in blocks only when every op is row-local, or a matmul whose "
+                    "whole rhs fits Mat, and each result is written to an output, "
+                    "out[:] = ...)", stmt,
                     hint="work on static windows: pl.slice(x, [T, C], [i, 0], valid_shape="
                          "[pl.min(M - i, T), C]) in a loop over range(0, M, T), or "
                          "pl.load(...) with a static tile shape")

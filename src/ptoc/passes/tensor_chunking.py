@@ -28,6 +28,9 @@ limit"). ConvertTensorToTileOps first rewrites such a program instead:
   only over ``min(M - ci, rc)`` rows (its slices carry that ``valid_shape``, so loads read,
   ops compute and stores write only the rows that exist). PyPTO refuses such a program
   (InitMemRef: a tile needs a static shape); one compile then serves every M.
+* in a kernel that uses the cube, only runs of whole-tensor matmuls over a dynamic number
+  of lhs rows are chunked (``a: [M, K]``, ``b`` static): blocks of 128, 64, 32 or 16 rows,
+  the largest whose lhs block and whole rhs fit Mat and result fits Acc, tails as above.
 
 The choice is recorded as a ``tensor_chunking`` decision (``report/decisions.md``). A run
 that cannot be chunked (a value used after it, rows that differ, one row that alone
@@ -62,10 +65,10 @@ def chunk_tensor_runs(function: Function, target) -> Function:
     A mixed kernel (cube and vector work in one scope) is left as written: its vector half
     runs on the AIVs, whose footprint depends on the split (each AIV holds half the rows
     under ``pl.split``) and on the cross-core ring, and LowerAutoVectorSplit splits whole
-    tiles; AllocateMemoryAddr reports an overflow as PyPTO does."""
-    if _uses_cube(function):
-        return function
-    chunker = _Chunker(function, target)
+    tiles; AllocateMemoryAddr reports an overflow as PyPTO does. The exception is a run of
+    whole-tensor matmuls over a *dynamic* number of lhs rows (module doc), which has no static
+    tile to keep."""
+    chunker = _Chunker(function, target, cube=_uses_cube(function))
     body = chunker.seq(function.body, ())
     return replace(function, body=body) if chunker.changed else function
 
@@ -109,12 +112,21 @@ def _is_call(stmt: Stmt, *names: str) -> Call | None:
     return None
 
 
-def _chunkable(stmt: Stmt) -> bool:
+def _row_blocked_matmul(call: Call) -> bool:
+    """A ``tensor.matmul`` whose result row i needs row i of ``a`` and all of ``b``."""
+    return call.op == "tensor.matmul" and not call.kwarg("a_trans")
+
+
+def _chunkable(stmt: Stmt, cube: bool) -> bool:
+    """Part of a run: slices and assembles, and the row-local tensor ops (in a kernel that
+    uses the cube: the row-blocked matmuls only; its vector work is left as written)."""
     call = _is_call(stmt)
     if call is None or not has_op(call.op):
         return False
     if call.op in ("tensor.slice", "tensor.assemble"):
         return True
+    if cube:
+        return _row_blocked_matmul(call)
     op = get_op(call.op)
     return op.level == "tensor" and op.row_local
 
@@ -157,9 +169,10 @@ def _vars_read(node, found: set) -> set:
 
 
 class _Chunker:
-    def __init__(self, function: Function, target):
+    def __init__(self, function: Function, target, *, cube: bool = False):
         self.function = function
         self.target = target
+        self.cube = cube
         self.capacity = target.capacity(MemorySpace.Vec)
         self.changed = False
 
@@ -171,9 +184,9 @@ class _Chunker:
         i = 0
         while i < len(stmts):
             stmt = stmts[i]
-            if _chunkable(stmt):
+            if _chunkable(stmt, self.cube):
                 j = i
-                while j < len(stmts) and _chunkable(stmts[j]):
+                while j < len(stmts) and _chunkable(stmts[j], self.cube):
                     j += 1
                 out.extend(self.run(stmts[i:j], tuple(stmts[j:]) + after))
                 i = j
@@ -195,6 +208,8 @@ class _Chunker:
         run = self.analyse(stmts, after)
         if run is None:
             return stmts
+        if self.cube:          # only dynamic row counts: static matmuls are PyPTO's to tile
+            return stmts if isinstance(run.rows, int) else self.dynamic_matmul_run(run)
         if not isinstance(run.rows, int):
             return self.dynamic_run(run)
         whole = self.footprint(run, run.rows)
@@ -252,6 +267,42 @@ class _Chunker:
             block_vec_bytes=self.footprint(run, block), **facts)
         return [self.loop(run, block, 1)]
 
+    def dynamic_matmul_run(self, run: _Run) -> list[Stmt]:
+        """Whole-tensor matmuls over a dynamic number of lhs rows: blocks of the largest
+        cube-friendly row count whose lhs blocks, whole rhs (Mat) and result (Acc) fit; the
+        tail block's slices are valid over its rows only, so the Acc tile and the store are
+        too (AutoTileMatmulL0 tiles the block's K and N)."""
+        loc, rows = run.stmts[0].loc, format_node(run.rows)
+        block = next((b for b in _DYNAMIC_CUBE_BLOCKS if self.cube_fits(run, b)), None)
+        facts = dict(pass_name=PASS, location=loc, kernel=self.function.name, rows=rows)
+        if block is None:
+            record_decision(
+                "tensor_chunking", f"{self.function.name}: the matmuls at {loc} run over "
+                f"{rows} rows (dynamic) and even {_DYNAMIC_CUBE_BLOCKS[-1]}-row blocks with the "
+                "whole rhs do not fit Mat/Acc; left as written", chunked=False, **facts)
+            return run.stmts
+        self.changed = True
+        record_decision(
+            "tensor_chunking", f"{self.function.name}: matmuls at {loc} run over {rows} rows "
+            f"(dynamic): computed in blocks of {block} lhs rows, the last one valid over "
+            f"min({rows} - ci, {block}) rows", chunked=True, stages=1, block_rows=block, **facts)
+        return [self.loop(run, block, 1)]
+
+    def cube_fits(self, run: _Run, rows: int) -> bool:
+        """Every matmul's lhs block plus its whole rhs fit Mat, and its result block Acc."""
+        mat = self.target.capacity(MemorySpace.Mat)
+        acc = self.target.capacity(MemorySpace.Acc)
+        need = 0
+        for stmt in run.stmts:
+            if stmt.value.op != "tensor.matmul":
+                continue
+            lhs, rhs = stmt.value.args[:2]
+            need += self.tile_bytes(lhs.type, rows, run.rows, space=MemorySpace.Mat) \
+                + self.tile_bytes(rhs.type, rows, run.rows, space=MemorySpace.Mat)
+            if self.tile_bytes(stmt.var.type, rows, run.rows, space=MemorySpace.Acc) > acc:
+                return False
+        return need <= mat
+
     def analyse(self, stmts: list, after: tuple) -> _Run | None:
         """The run's row count, inputs and outputs; None when it cannot be chunked."""
         defined = {s.var for s in stmts}
@@ -281,7 +332,12 @@ class _Chunker:
             rows = shape if rows is None else rows
             if not same_dim(shape, rows):
                 return None
+            whole = call.args[1:2] if _row_blocked_matmul(call) else ()   # the rhs
             for arg in call.args:
+                if any(arg is w for w in whole):
+                    if leading_rows(arg.type) is None or not isinstance(arg.type.shape[0], int):
+                        return None
+                    continue
                 if isinstance(arg, Var) and arg not in defined and isinstance(arg.type, TensorType):
                     arg_rows = leading_rows(arg.type)
                     if call.op == "tensor.slice":
@@ -337,15 +393,16 @@ class _Chunker:
         return None, 1
 
     # ---- the Vec footprint model --------------------------------------------------------------
-    def tile_bytes(self, ty, rows: int, full_rows: int, cols: tuple | None = None) -> int:
-        """Bytes of the tile holding a value of type ``ty`` when [R, x] values have ``rows``
-        (and, with ``cols`` = (block, C), [x, C] values ``block`` columns)."""
+    def tile_bytes(self, ty, rows: int, full_rows: int, cols: tuple | None = None,
+                   space: MemorySpace = MemorySpace.Vec) -> int:
+        """Bytes of the tile (in ``space``) holding a value of type ``ty`` when [R, x] values
+        have ``rows`` (and, with ``cols`` = (block, C), [x, C] values ``block`` columns)."""
         shape = list(ty.shape)
         if shape and same_dim(shape[0], full_rows):
             shape[0] = rows
         if cols is not None and len(shape) == 2 and shape[1] == cols[1]:
             shape[1] = cols[0]
-        size = physical_bytes(TileType(tuple(shape), ty.dtype, MemorySpace.Vec), self.target)
+        size = physical_bytes(TileType(tuple(shape), ty.dtype, space), self.target)
         return align_up(size or 0, self.target.address_alignment)
 
     def footprint(self, run: _Run, rows: int, cols: tuple | None = None) -> int:
@@ -467,6 +524,8 @@ class _Chunker:
 
 #: row counts tried, largest first, for a block of a run over a dynamic number of rows
 _DYNAMIC_BLOCKS = (256, 128, 64, 32, 16, 8, 4, 2, 1)
+#: ... of matmul lhs rows (whole 16-row cube fractals; 128 is the cube's usual M tile)
+_DYNAMIC_CUBE_BLOCKS = (128, 64, 32, 16)
 
 
 def leading_rows(ty):
