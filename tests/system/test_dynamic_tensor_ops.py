@@ -129,18 +129,56 @@ def test_a_tensor_op_on_a_slice_with_valid_shape_reads_only_the_valid_part(n):
     np.testing.assert_array_equal(out[:, 0], x[:, :n].max(axis=1))
 
 
-def test_a_column_reduction_over_dynamic_rows_is_refused_naming_the_tensor():
+@pl.program
+class ColumnReductions:
+    """Column reductions over M rows: reduced in row blocks, the blocks combined; the tail
+    block's tile still holds the previous block's rows past its valid ones."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[M, 64], pl.FP32], s: pl.Out[pl.Tensor[[1, 64], pl.FP32]],
+          hi: pl.Out[pl.Tensor[[1, 64], pl.FP32]], lo: pl.Out[pl.Tensor[[1, 64], pl.FP32]]
+          ) -> tuple[pl.Tensor[[1, 64], pl.FP32], pl.Tensor[[1, 64], pl.FP32],
+                     pl.Tensor[[1, 64], pl.FP32]]:
+        s[:] = pl.col_sum(a)
+        hi[:] = pl.mul(pl.col_max(a), 2.0)
+        lo[:] = pl.col_min(a)
+        return s, hi, lo
+
+
+@pytest.fixture(scope="module")
+def column_reductions():
+    return ir.compile(ColumnReductions)
+
+
+@settings(max_examples=10, deadline=None)
+@given(m=st.integers(1, 600), order=st.sampled_from(["random", "falling", "rising"]))
+def test_column_reductions_over_dynamic_rows_run_every_row_count_exact(column_reductions, m,
+                                                                        order):
+    """Integer-valued data, so block sums are exact; 'falling'/'rising' rows put the extreme
+    values in the rows a tail block's padding still holds from the block before."""
+    rng = np.random.default_rng(m)
+    a = rng.integers(-50, 50, (m, 64)).astype(np.float32)
+    if order != "random":
+        a += (np.arange(m, 0, -1) if order == "falling" else np.arange(m))[:, None] * 100
+    outs = [np.full((1, 64), 7.0, np.float32) for _ in range(3)]
+    result = column_reductions.run(a, *outs)
+    assert result.races == []
+    for got, want in zip(outs, (a.sum(0), 2 * a.max(0), a.min(0))):
+        np.testing.assert_array_equal(got[0], want)
+
+
+def test_a_column_argmax_over_dynamic_rows_is_refused_naming_the_tensor():
     @pl.program
-    class ColSum:
+    class ColArgmax:
         @pl.function(type=pl.FunctionType.InCore)
         def k(self, a: pl.Tensor[[M, 64], pl.FP32],
-              out: pl.Out[pl.Tensor[[1, 64], pl.FP32]]) -> pl.Tensor[[1, 64], pl.FP32]:
-            out[:] = pl.col_sum(a)
+              out: pl.Out[pl.Tensor[[1, 64], pl.INT32]]) -> pl.Tensor[[1, 64], pl.INT32]:
+            out[:] = pl.col_argmax(a)
             return out
 
     with pytest.raises(PtocError, match=r"tensor 'a' has a dynamic shape \[M, 64\].*fix: work "
                                         r"on static windows"):
-        ir.compile(ColSum)
+        ir.compile(ColArgmax)
 
 
 @pytest.mark.parametrize("rows, kwargs, valid", [

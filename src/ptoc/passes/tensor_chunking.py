@@ -28,6 +28,9 @@ limit"). ConvertTensorToTileOps first rewrites such a program instead:
   only over ``min(M - ci, rc)`` rows (its slices carry that ``valid_shape``, so loads read,
   ops compute and stores write only the rows that exist). PyPTO refuses such a program
   (InitMemRef: a tile needs a static shape); one compile then serves every M.
+* a column reduction (``col_sum/max/min/prod``) of a tensor with a dynamic row count is
+  reduced in such blocks too: the first block's result starts a carried value, each later
+  block's result is combined into it (``_COMBINE``); sums and products round per block.
 * in a kernel that uses the cube, only runs of whole-tensor matmuls over a dynamic number
   of lhs rows are chunked (``a: [M, K]``, ``b`` static): blocks of 128, 64, 32 or 16 rows,
   the largest whose lhs block and whole rhs fit Mat and result fits Acc, tails as above.
@@ -191,7 +194,9 @@ class _Chunker:
                 out.extend(self.run(stmts[i:j], tuple(stmts[j:]) + after))
                 i = j
                 continue
-            out.append(self.nested(stmt, tuple(stmts[i + 1:]) + after))
+            blocks = self.column_reduction(stmt)
+            out.extend(blocks if blocks is not None else
+                       [self.nested(stmt, tuple(stmts[i + 1:]) + after)])
             i += 1
         return replace(seq, stmts=tuple(out))
 
@@ -302,6 +307,59 @@ class _Chunker:
             if self.tile_bytes(stmt.var.type, rows, run.rows, space=MemorySpace.Acc) > acc:
                 return False
         return need <= mat
+
+    def column_reduction(self, stmt: Stmt) -> list[Stmt] | None:
+        """A column reduction of a tensor with a dynamic row count, in blocks (module doc):
+        the first block's reduction starts the carried value, each later block's is combined
+        into it; every block is valid over the rows it holds. None: not such a statement."""
+        call = _is_call(stmt, *_COMBINE)
+        x = call.args[0] if call is not None else None
+        if self.cube or not isinstance(x, Var) or isinstance(leading_rows(x.type), (int, type(None))):
+            return None
+        rows, cols = x.type.shape
+        part = self.tile_bytes(stmt.var.type, 1, 1)
+        block = next((b for b in _DYNAMIC_BLOCKS
+                      if self.tile_bytes(x.type, b, rows) + 3 * part <= self.capacity), None)
+        facts = dict(pass_name=PASS, location=stmt.loc, kernel=self.function.name,
+                     rows=format_node(rows), capacity=self.capacity)
+        if block is None:
+            record_decision("tensor_chunking", f"{self.function.name}: the column reduction at "
+                            f"{stmt.loc}: even one row overflows Vec; left as written",
+                            chunked=False, **facts)
+            return None
+        self.changed = True
+        record_decision(
+            "tensor_chunking", f"{self.function.name}: {call.op} at {stmt.loc} over "
+            f"{format_node(rows)} rows (dynamic): reduced in blocks of {block} rows, combined "
+            f"with {_COMBINE[call.op]}", chunked=True, stages=1, block_rows=block, **facts)
+        loc, name = stmt.loc, stmt.var.name
+
+        def reduce_block(body: list, offset: Expr, suffix: str) -> Var:
+            valid = Var(f"{name}_rows{suffix}", ScalarType(DataType.INDEX), loc)
+            left = fold_constants(BinOp("-", rows, offset)) \
+                if not (isinstance(offset, ConstInt) and offset.value == 0) else rows
+            body.append(AssignStmt(valid, make_call("tile.min", (left, block), loc=loc), loc=loc))
+            window = make_call("tensor.slice", (x, [block, cols], [offset, 0], [valid, cols]),
+                               loc=loc)
+            blk = Var(f"{x.name}_blk{suffix}", window.type, loc)
+            body.append(AssignStmt(blk, window, loc=loc))
+            reduced = make_call(call.op, (blk,), dict(call.kwargs), loc=call.loc)
+            value = Var(f"{name}{suffix}", reduced.type, loc)
+            body.append(AssignStmt(value, reduced, loc=loc))
+            return value
+
+        first: list[Stmt] = []
+        init = reduce_block(first, ConstInt(0), "_first")
+        ci = Var("ci", ScalarType(DataType.INDEX), loc)
+        carry = IterArg(f"{name}_iter", init.type, loc, init=init)
+        body: list[Stmt] = []
+        value = reduce_block(body, ci, "_blk")
+        combined = make_call(_COMBINE[call.op], (carry, value), loc=loc)
+        step = Var(f"{name}_next", combined.type, loc)
+        body += [AssignStmt(step, combined, loc=loc), YieldStmt((step,), loc=loc)]
+        return first + [ForStmt(ci, ConstInt(block), rows, ConstInt(block), (carry,),
+                                SeqStmts(tuple(body)), (stmt.var,), ForKind.Sequential, {},
+                                loc=loc)]
 
     def analyse(self, stmts: list, after: tuple) -> _Run | None:
         """The run's row count, inputs and outputs; None when it cannot be chunked."""
@@ -524,6 +582,9 @@ class _Chunker:
 
 #: row counts tried, largest first, for a block of a run over a dynamic number of rows
 _DYNAMIC_BLOCKS = (256, 128, 64, 32, 16, 8, 4, 2, 1)
+#: column reductions a dynamic row count is reduced in blocks for, and how blocks combine
+_COMBINE = {"tensor.col_sum": "tensor.add", "tensor.col_max": "tensor.maximum",
+            "tensor.col_min": "tensor.minimum", "tensor.col_prod": "tensor.mul"}
 #: ... of matmul lhs rows (whole 16-row cube fractals; 128 is the cube's usual M tile)
 _DYNAMIC_CUBE_BLOCKS = (128, 64, 32, 16)
 
