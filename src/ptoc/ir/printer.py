@@ -412,10 +412,10 @@ class _FunctionPrinter:
         if isinstance(s, WhileStmt):
             return self.while_lines(s, indent)
         if isinstance(s, IfStmt):
-            then_yield = flatten(s.then_body)[-1:] if s.return_vars else []
-            if then_yield and isinstance(then_yield[0], YieldStmt):
+            then_yield = _final_yield(s.then_body) if s.return_vars else None
+            if then_yield is not None:
                 self.implied.update((rv, v.type) for rv, v in zip(s.return_vars,
-                                                                   then_yield[0].values))
+                                                                   then_yield.values))
             out = [f"{indent}if {self.expr(s.cond)}:"]
             out.extend(self.body_lines(s.then_body, indent + INDENT, s.return_vars))
             if s.else_body is not None and flatten(s.else_body):
@@ -681,6 +681,15 @@ def _tuple_text(items) -> str:
     """A Python tuple as PyPTO prints a while loop's: ``(a,)``, ``(a, b)``."""
     items = list(items)
     return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+
+
+def _final_yield(body):
+    """The yield that ends an arm, also under the runtime scopes MaterializeRuntimeScopes
+    wraps around it (the parser re-types the arm's results from it)."""
+    last = flatten(body)[-1:]
+    while last and isinstance(last[0], ScopeStmt):
+        last = flatten(last[0].body)[-1:]
+    return last[0] if last and isinstance(last[0], YieldStmt) else None
 
 
 def _spmd_loop_var(s: ScopeStmt) -> Var | None:
