@@ -26,6 +26,7 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import ptoc.language as pl
@@ -462,7 +463,9 @@ class Model:
             region = [(s, i * T, (i + 1) * T) for s in step.srcs]
             reads = region + ([("w", 0, C)] if k == "mm" else [])
             out = [(step.dst, i * T, (i + 1) * T)]
-            slot[i] = self.launch(step, reads, out, reads[1:] if step.no_dep else reads, out)
+            # DeriveCallDirections: an Out slot under a sequential loop is inout (it waits)
+            looked = (reads[1:] if step.no_dep else reads) + (out if step.loop == "range" else [])
+            slot[i] = self.launch(step, reads, out, looked, out)
         if step.submit:
             self.named[step.idx] = set(slot.values())
 
@@ -560,3 +563,73 @@ class TwoResults:
         want = np.zeros_like(o)
         want[row:row + T] = 2 * src[:T]
         np.testing.assert_array_equal(o, want)
+
+
+DYN_CREATE = f"""import ptoc.language as pl
+M = pl.dynamic("M")
+
+@pl.program
+class DynCreate:
+    @pl.function(type=pl.FunctionType.InCore)
+    def sub(self, x: pl.Tensor[[M, {C}], pl.FP32], y: pl.Tensor[[M, {C}], pl.FP32],
+            z: pl.Out[pl.Tensor[[M, {C}], pl.FP32]]) -> pl.Tensor[[M, {C}], pl.FP32]:
+        z[:] = pl.sub(x, y)
+        return z
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[M, {C}], pl.FP32], b: pl.Tensor[[M, {C}], pl.FP32],
+             o: pl.Out[pl.Tensor[[M, {C}], pl.FP32]]) -> pl.Tensor[[M, {C}], pl.FP32]:
+        t = pl.create_tensor([pl.tensor.dim(a, 0), {C}], dtype=pl.FP32)
+        t = self.sub(a, b, t)
+        o = self.sub(t, b, o)
+        return o
+"""
+
+
+def test_a_tensor_created_with_the_dim_of_a_dynamic_input_has_its_symbol():
+    """Found by the generator: ``pl.create_tensor([pl.tensor.dim(a, 0), C])`` typed the new
+    tensor with a shape naming the variable ``a``; InitMemRef re-types parameters and the
+    type kept the old ``a`` (IR verification: 'a' used before it is defined). The shape entry
+    is now ``a``'s own dimension, the symbol ``M``."""
+    compiled = ir.compile(pl.parse_program(DYN_CREATE, filename="dyn_create.py"), None,
+                          dump_passes=False)
+    main = compiled.source_program.get_function("main")
+    assert "pl.Tensor[[M, 32], pl.FP32]" in main.as_python()
+    for m in (5, 40):
+        a, b = (np.random.default_rng(m + k).integers(-4, 5, (m, C)).astype(np.float32)
+                for k in range(2))
+        o = np.zeros_like(a)
+        compiled.run(a, b, o)
+        np.testing.assert_array_equal(o, a - 2 * b)
+
+
+def _accumulate(rows: str, cols: int) -> str:
+    dyn = 'M = pl.dynamic("M")\n' if rows == "M" else ""
+    ty = f"pl.Tensor[[{rows}, {cols}], pl.FP32]"
+    return f"""import ptoc.language as pl
+{dyn}
+@pl.program
+class Accumulate:
+    @pl.function(type=pl.FunctionType.InCore)
+    def acc(self, x: {ty}, z: pl.InOut[{ty}]) -> {ty}:
+        z[:] = pl.add(z, x)
+        return z
+"""
+
+
+@pytest.mark.parametrize("rows,cols,sizes", [("M", C, (1, 37, 300)), ("256", 1024, (256,))])
+def test_a_whole_tensor_op_chunked_into_row_blocks_may_read_its_own_destination(rows, cols,
+                                                                                sizes):
+    """Found by the generator: ``z[:] = pl.add(z, x)`` over rows that do not fit one tile
+    (a pl.dynamic M, or [256, 1024]) is computed in row blocks; the block loop stored into
+    the block view of ``z`` it read instead of into the carried ``z`` (dynamic: a tensor.slice
+    left at codegen; static: a loop yielding an [8, 1024] block as the [256, 1024] tensor)."""
+    compiled = ir.compile(pl.parse_program(_accumulate(rows, cols), filename="acc.py"), None,
+                          dump_passes=False)
+    for m in sizes:
+        rng = np.random.default_rng(m)
+        x = rng.integers(-4, 5, (m, cols)).astype(np.float32)
+        z = rng.integers(-4, 5, (m, cols)).astype(np.float32)
+        want = z + x
+        compiled.run(x, z)
+        np.testing.assert_array_equal(z, want)

@@ -6,7 +6,7 @@ from typing import Any
 
 from ptoc.dtypes import DataType, MemorySpace
 from ptoc.errors import SourceLoc, TypeCheckError
-from ptoc.ir.nodes import ConstInt, Expr, ListExpr
+from ptoc.ir.nodes import Call, ConstInt, Expr, ListExpr, Var
 from ptoc.ir.types import ScalarType, TensorType, TileType, TileView, Type, TupleType
 
 
@@ -74,10 +74,21 @@ def shape(op: str, name: str, value: Any, loc: SourceLoc | None) -> tuple:
                     hint="every dimension must be >= 1")
             dims.append(item.value)
         elif isinstance(item.type, ScalarType) and not item.type.dtype.is_float:
-            dims.append(item)
+            dims.append(_dim_of(item))
         else:
             raise TypeCheckError(f"pl.{op} argument '{name}' must hold integer dimensions", loc)
     return tuple(dims)
+
+
+def _dim_of(item: Expr):
+    """A shape entry ``pl.tensor.dim(t, k)`` is ``t``'s own dimension ``k`` (its size, or its
+    ``pl.dynamic`` symbol, as ``t.shape[k]``): a type must not name the variable ``t``, which
+    later passes replace (InitMemRef re-types parameters) without rewriting types."""
+    if isinstance(item, Call) and item.op.name == "tensor.dim" and isinstance(item.args[0], Var):
+        shape, axis = item.args[0].type.shape, item.args[1]
+        if isinstance(axis, int) and -len(shape) <= axis < len(shape):
+            return shape[axis]
+    return item
 
 
 def rank(op: str, name: str, value: Any, expected: int, loc: SourceLoc | None) -> None:

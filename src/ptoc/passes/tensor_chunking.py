@@ -526,11 +526,12 @@ class _Chunker:
             return (shape, offsets) if tail is None else (shape, offsets, [tail, *shape[1:]])
 
         mapping: dict[Var, Expr] = {}
-        iter_args = []
+        carried: dict[Var, Expr] = {}   # what an assemble writes into (a root that is also
+        iter_args = []                  # an operand, z[:] = z + x, is read through its block)
         for root in run.roots:
             ia = IterArg(f"{root.name}_iter", root.type, loc, init=root)
             iter_args.append(ia)
-            mapping[root] = ia
+            mapping[root] = carried[root] = ia
         for x in self.sliced_operands(run, cols):
             chunk = make_call("tensor.slice", (x, *window(x.type.shape, [0] * len(x.type.shape))),
                               loc=loc)
@@ -545,7 +546,7 @@ class _Chunker:
                                 loc=call.loc)
             elif call.op == "tensor.assemble":
                 offsets = window(call.args[1].type.shape, call.args[2].items)[1]
-                new = make_call("tensor.assemble", (mapping[call.args[0]],
+                new = make_call("tensor.assemble", (carried[call.args[0]],
                                                     mapping[call.args[1]], offsets),
                                 dict(call.kwargs), loc=call.loc)
             else:
@@ -554,7 +555,9 @@ class _Chunker:
             var = Var(stmt.var.name, new.type, stmt.var.loc)
             body.append(AssignStmt(var, new, loc=stmt.loc))
             mapping[stmt.var] = var
-        body.append(YieldStmt(tuple(mapping[f] for f in run.finals), loc=loc))
+            if call.op == "tensor.assemble":
+                carried[stmt.var] = var
+        body.append(YieldStmt(tuple(carried.get(f, mapping[f]) for f in run.finals), loc=loc))
         kind = ForKind.Pipeline if stages > 1 else ForKind.Sequential
         attrs = {"pipeline_stages": stages} if stages > 1 else {}
         stop = run.rows if cols is None else cols
