@@ -21,9 +21,9 @@ may return a SeqStmts (spliced into the enclosing list) or None (deleted).
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import Any
 
+from ptoc.ir.nodes import replace
 from ptoc.ir.nodes import (
     AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, Expr, ForStmt, Function,
     IfStmt, IterArg, ListExpr, Param, Program, ReturnStmt, ScopeStmt, SeqStmts, Stmt, TupleGetItem,

@@ -9,8 +9,8 @@ Opaque caller allocates one tensor per parameter (``pl.tensor.create``) just bef
 
 from __future__ import annotations
 
-from dataclasses import replace
 
+from ptoc.ir.nodes import replace
 from ptoc.dtypes import Direction, FunctionType
 from ptoc.ir.nodes import (
     AssignStmt, Call, EvalStmt, ForStmt, Function, IfStmt, Param, Program, SeqStmts, Var,

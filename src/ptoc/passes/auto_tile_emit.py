@@ -8,9 +8,10 @@ K-loops and Mat scratch, at the store for direct-store grids). Names follow PyPT
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ptoc.ir.nodes import replace
 from ptoc.dtypes import DataType, ForKind, MemorySpace
 from ptoc.errors import SourceLoc
 from ptoc.ir.nodes import (

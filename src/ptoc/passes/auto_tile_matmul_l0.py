@@ -20,8 +20,9 @@ Reads top-down like its reference:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
+from ptoc.ir.nodes import replace
 from ptoc.backend.targets import Target
 from ptoc.dtypes import FunctionType, MemorySpace
 from ptoc.ir.nodes import (

@@ -12,8 +12,9 @@ accumulator of the function (capacity).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
+from ptoc.ir.nodes import replace
 from ptoc.backend.targets import Target, align_up
 from ptoc.dtypes import ForKind, MemorySpace
 from ptoc.ir.nodes import (

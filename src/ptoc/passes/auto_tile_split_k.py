@@ -11,8 +11,9 @@ tile's rows and columns, and each tile stored at its offset (the stores chained 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
+from ptoc.ir.nodes import replace
 from ptoc.backend.targets import Target
 from ptoc.dtypes import MemorySpace
 from ptoc.errors import PtocError

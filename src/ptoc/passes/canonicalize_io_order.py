@@ -23,8 +23,9 @@ loop/tail seams. PyPTO's own output (``spread_dbc_tails=False``) is left as PyPT
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
+from ptoc.ir.nodes import replace
 from ptoc.dtypes import ForKind, MemorySpace
 from ptoc.ir.nodes import (
     AssignStmt, Call, EvalStmt, ForStmt, Function, IfStmt, ReturnStmt, SeqStmts, Stmt, Var,

@@ -24,8 +24,9 @@ happens on the device whatever the declaration says, so the caller must receive 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
+from ptoc.ir.nodes import replace
 from ptoc.dtypes import Direction, FunctionType, MemorySpace
 from ptoc.errors import PassError
 from ptoc.ir.aliases import tensor_aliases

@@ -25,8 +25,8 @@ serialised order fitted L0A and L0C at once; with PyPTO's it does).
 
 from __future__ import annotations
 
-from dataclasses import replace
 
+from ptoc.ir.nodes import replace
 from ptoc.ir.nodes import (
     AssignStmt, Call, ForStmt, Function, IfStmt, ScopeStmt, SeqStmts, Stmt, WhileStmt,
 )

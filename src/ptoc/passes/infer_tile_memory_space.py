@@ -31,8 +31,8 @@ ExpandMixedKernel turns it into a cross-core pipe.
 
 from __future__ import annotations
 
-from dataclasses import replace
 
+from ptoc.ir.nodes import replace
 from ptoc.backend.cross_core import DIR_C2V, DIR_V2C, cluster_model
 from ptoc.dtypes import FunctionType, MemorySpace
 from ptoc.errors import PassError

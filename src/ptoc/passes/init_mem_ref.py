@@ -27,8 +27,8 @@ and therefore its own MemRef, which MemoryReuse later keeps apart or merges.
 
 from __future__ import annotations
 
-from dataclasses import replace
 
+from ptoc.ir.nodes import replace
 from ptoc.dtypes import DataType, MemorySpace
 from ptoc.errors import PassError
 from ptoc.ir.nodes import (

@@ -12,8 +12,8 @@ first pass; it produces ``InlineFunctionsEliminated``).
 
 from __future__ import annotations
 
-from dataclasses import replace
 
+from ptoc.ir.nodes import replace
 from ptoc.dtypes import FunctionType
 from ptoc.errors import PassError
 from ptoc.ir.nodes import (

@@ -14,8 +14,8 @@ no Acc -> Acc path), so there the program is rejected with the reader named.
 
 from __future__ import annotations
 
-from dataclasses import replace
 
+from ptoc.ir.nodes import replace
 from ptoc.dtypes import MemorySpace
 from ptoc.errors import PassError
 from ptoc.ir.nodes import AssignStmt, ForStmt, Function, IfStmt, SeqStmts, Stmt, Var, WhileStmt

@@ -22,8 +22,8 @@ Reads top-down like its reference (pypto-passes.md §5):
 
 from __future__ import annotations
 
-from dataclasses import replace
 
+from ptoc.ir.nodes import replace
 from ptoc.dtypes import DataType, ForKind, MemorySpace
 from ptoc.errors import PassError
 from ptoc.ir.nodes import (

@@ -29,8 +29,8 @@ and whose F slots fit the space's capacity on the context's target.
 
 from __future__ import annotations
 
-from dataclasses import replace
 
+from ptoc.ir.nodes import replace
 from ptoc.backend.targets import align_up, get_target
 from ptoc.dtypes import ForKind, MemorySpace
 from ptoc.ir.nodes import (

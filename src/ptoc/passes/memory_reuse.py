@@ -23,9 +23,9 @@ chains were already put on one buffer by MaterializeSemanticAliases.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Mapping
 
+from ptoc.ir.nodes import replace
 from ptoc.dtypes import FunctionType, MemorySpace
 from ptoc.errors import PassError
 from ptoc.ir.nodes import AssignStmt, Call, ForStmt, Function, IfStmt, Var, WhileStmt

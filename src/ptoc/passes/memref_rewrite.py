@@ -8,9 +8,9 @@ of an assignment equal to its variable's type (as the printed IR shows a single 
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Callable, Iterator
 
+from ptoc.ir.nodes import replace
 from ptoc.dtypes import DataType, MemorySpace
 from ptoc.ir.nodes import (
     AssignStmt, Call, ConstInt, EvalStmt, Expr, ForStmt, Function, IfStmt, IterArg, SeqStmts,

@@ -14,9 +14,9 @@ then describes what the program really does.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Mapping
 
+from ptoc.ir.nodes import replace
 from ptoc.ir.nodes import (
     AssignStmt, Call, ForStmt, Function, IfStmt, SeqStmts, Stmt, Var, WhileStmt,
 )

@@ -43,8 +43,9 @@ fit) is left as written; memory allocation then reports the overflow as PyPTO do
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
+from ptoc.ir.nodes import replace
 from ptoc.backend.targets import align_up
 from ptoc.dtypes import DataType, ForKind, MemorySpace
 from ptoc.ir.nodes import (

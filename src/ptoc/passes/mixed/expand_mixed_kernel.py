@@ -33,8 +33,8 @@ refused with a fix: ptoc does not insert PyPTO's token handshake for it yet.
 
 from __future__ import annotations
 
-from dataclasses import replace
 
+from ptoc.ir.nodes import replace
 from ptoc.backend.cross_core import DIR_C2V, DIR_V2C, cluster_model
 from ptoc.dtypes import DataType, FunctionType, MemorySpace
 from ptoc.errors import PassError

@@ -17,8 +17,8 @@ A no-op on targets whose rings are in the consumer's memory (a5).
 
 from __future__ import annotations
 
-from dataclasses import replace
 
+from ptoc.ir.nodes import replace
 from ptoc.backend.cross_core import DIR_C2V, DIR_V2C, cluster_model
 from ptoc.dtypes import DataType, Direction, FunctionType
 from ptoc.errors import PassError

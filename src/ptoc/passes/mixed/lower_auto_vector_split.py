@@ -23,8 +23,8 @@ not split (both lanes would write the same bytes), a halved tile reaching a cube
 
 from __future__ import annotations
 
-from dataclasses import replace
 
+from ptoc.ir.nodes import replace
 from ptoc.dtypes import DataType, FunctionType, MemorySpace, SplitMode
 from ptoc.errors import PassError
 from ptoc.ir.nodes import (

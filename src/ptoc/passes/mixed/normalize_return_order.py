@@ -14,8 +14,8 @@ A no-op when the order already matches (the common single-output case).
 
 from __future__ import annotations
 
-from dataclasses import replace
 
+from ptoc.ir.nodes import replace
 from ptoc.dtypes import Direction, FunctionType
 from ptoc.ir.nodes import (
     AssignStmt, Call, Function, Program, ReturnStmt, TupleGetItem, Var,

@@ -16,8 +16,8 @@ computed is then missing, and this module repairs and shrinks what is left (PyPT
 
 from __future__ import annotations
 
-from dataclasses import replace
 
+from ptoc.ir.nodes import replace
 from ptoc.errors import PassError
 from ptoc.ir.nodes import (
     AssignStmt, Call, EvalStmt, Expr, ForStmt, IfStmt, ReturnStmt, SeqStmts, Stmt, Var, WhileStmt,

@@ -10,8 +10,8 @@ AllocateMemoryAddr writes the bases with ``resolve_ring_bases``.
 
 from __future__ import annotations
 
-from dataclasses import replace
 
+from ptoc.ir.nodes import replace
 from ptoc.dtypes import MemorySpace
 from ptoc.ir.nodes import AssignStmt, Call, Function, SeqStmts
 from ptoc.ops import make_call

@@ -20,8 +20,8 @@ Only loops with ``pipeline_stages`` F > 1 whose body holds both a push and a pop
 
 from __future__ import annotations
 
-from dataclasses import replace
 
+from ptoc.ir.nodes import replace
 from ptoc.dtypes import FunctionType, ForKind
 from ptoc.ir.nodes import (
     AssignStmt, BinOp, Call, ConstInt, EvalStmt, Expr, ForStmt, Function, IfStmt, IterArg, SeqStmts,

@@ -18,8 +18,8 @@ branch on both lanes.
 
 from __future__ import annotations
 
-from dataclasses import replace
 
+from ptoc.ir.nodes import replace
 from ptoc.dtypes import DataType, FunctionType, SplitMode
 from ptoc.errors import PassError
 from ptoc.ir.nodes import (

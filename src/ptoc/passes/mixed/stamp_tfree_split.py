@@ -9,8 +9,8 @@ explicit ``id`` on the free must equal the pop's.
 
 from __future__ import annotations
 
-from dataclasses import replace
 
+from ptoc.ir.nodes import replace
 from ptoc.dtypes import FunctionType
 from ptoc.errors import PassError
 from ptoc.ir.nodes import AssignStmt, Call, Function, Var
