@@ -142,15 +142,6 @@ c = self.exp(t, c)
 
 @pytest.mark.parametrize("body,message", [
     ("t, tid = pl.submit(a, t)", "first argument must be a self.<kernel>"),
-    ("t, tid = pl.submit(self.double, a, t, predicate=True)",
-     r"pl.submit\(\.\.\., predicate=\.\.\.\): ptoc does not support predicate= yet"),
-    # a predicate reading a tensor element is refused as such, not as a bad subscript
-    ("t, tid = pl.spmd_submit(self.double, a, t, core_num=2, predicate=(a[0] > 0))",
-     r"pl.spmd_submit\(\.\.\., predicate=\.\.\.\): ptoc does not support predicate= yet"),
-    ("with pl.spmd(2, predicate=(a[0] > 0)):\n    t = self.double(a, t)",
-     r"pl.spmd\(\.\.\., predicate=\.\.\.\): ptoc does not support predicate= yet"),
-    ("for b in pl.spmd(2, predicate=(a[0] > 0)):\n    t = self.double(a, t)",
-     r"pl.spmd\(\.\.\., predicate=\.\.\.\): ptoc does not support predicate= yet"),
     ("t, tid = pl.submit(self.double, a, t, deps=[a])", "is not a task id"),
     # PyPTO's submit targets: (result, task id), the id a plain name
     ("with pl.manual_scope():\n    tids = pl.array.create(2, pl.TASK_ID)\n"

@@ -268,6 +268,7 @@ class _Comparer:
             self.fail(f"core_num {a.core_num!r} != {b.core_num!r}")
         if a.core_num is not None:
             self.at(".core_num", a.core_num, b.core_num)
+        self.at(".predicate", a.predicate, b.predicate)
         if (a.task_id is None) != (b.task_id is None):
             self.fail("one scope binds a task id ('as tid'), the other does not")
         if a.task_id is not None:
@@ -379,6 +380,7 @@ class _Comparer:
         self.at(".type", a.type, b.type)
         if isinstance(a, Submit):
             self.seq(".deps", a.deps, b.deps)
+            self.at(".predicate", a.predicate, b.predicate)
 
     # ---- types ---------------------------------------------------------------------
     def type(self, a: Type, b: Type) -> None:

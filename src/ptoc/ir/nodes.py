@@ -332,10 +332,14 @@ class Submit(Call):
     A call of program function ``op`` (``is_function``) whose value is the callee's results
     followed by the launched task's id (``pl.Scalar[pl.TASK_ID]``); ``deps`` are task ids
     (or TASK_ID arrays) the task waits for, besides what the runtime infers. An SPMD launch
-    spec rides in ``attrs`` (``core_num``, ``sync_start``) as on a plain call.
+    spec rides in ``attrs`` (``core_num``, ``sync_start``) as on a plain call. ``predicate``
+    is the dispatch predicate of ``predicate=(t[i] > 0)``: one comparison of a
+    ``tensor.read`` with an integer constant (``BinOp``), a spec the scheduler evaluates
+    when the task's dependencies are met — never evaluated in the orchestration.
     """
 
     deps: tuple[Expr, ...] = ()
+    predicate: Expr | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -443,7 +447,9 @@ class ScopeStmt(Stmt):
     ``attrs`` holds plain options (``name_hint``, ``level``, ``role``, ``manual``,
     ``sync_start``, ``split``, ``slot_num``); ``deps`` are task ids the region waits for,
     ``task_id`` the Var ``as tid`` binds, ``core_num`` an SPMD region's block count,
-    ``no_dep_args`` tensors the region's task does not track (``no_dep_args=[t]``).
+    ``no_dep_args`` tensors the region's task does not track (``no_dep_args=[t]``),
+    ``predicate`` an SPMD region's dispatch predicate (as ``Submit.predicate``; the outliner
+    moves it onto the region's launch).
     """
 
     kind: ScopeKind
@@ -454,6 +460,7 @@ class ScopeStmt(Stmt):
     core_num: Expr | None = None
     loc: SourceLoc | None = field(default=None, repr=False)
     no_dep_args: tuple[Expr, ...] = ()
+    predicate: Expr | None = None
 
 
 @dataclass(frozen=True, eq=False)

@@ -262,7 +262,7 @@ def _shadowing_plan(fn: Function) -> dict[Var, Var]:
             if s.else_body is not None:
                 walk(s.else_body)
         elif isinstance(s, ScopeStmt):
-            for e in (*s.deps, *s.no_dep_args, s.core_num):
+            for e in (*s.deps, *s.no_dep_args, s.core_num, s.predicate):
                 use(e, n)
             walk(s.body)
         for rv in getattr(s, "return_vars", ()):
@@ -316,6 +316,8 @@ def _vars_in(e: Any) -> list[Var]:
             stack += list(x.args) + [v for _, v in x.kwargs]
             stack += [v for v in x.attrs.values() if isinstance(v, Expr)]
             stack += list(getattr(x, "deps", ()))
+            if getattr(x, "predicate", None) is not None:
+                stack.append(x.predicate)
         elif isinstance(x, (TensorType, TileType)):
             stack += [d for d in x.shape if isinstance(d, Expr)]
             if x.memref is not None:
@@ -434,6 +436,7 @@ class _FunctionPrinter:
             args = [self.expr(s.core_num)] + (["sync_start=True"] if attrs.get("sync_start") else [])
             if "name_hint" in attrs:
                 args.append(f"name_hint={_quote(attrs['name_hint'])}")
+            args += self.predicate_kwarg(s.predicate)
             inner = flatten(s.body)[0]
             head = f"{indent}for {self.namer.name(loop_var)} in pl.spmd({', '.join(args)}):"
             rest = SeqStmts(tuple(flatten(inner.body)[1:]))
@@ -462,6 +465,7 @@ class _FunctionPrinter:
                 args.append(f"deps=[{', '.join(self.expr(d) for d in s.deps)}]")
             if s.no_dep_args:
                 args.append(f"no_dep_args=[{', '.join(self.expr(d) for d in s.no_dep_args)}]")
+            args += self.predicate_kwarg(s.predicate)
             func = {ScopeKind.Spmd: "spmd", ScopeKind.Cluster: "cluster"}.get(s.kind, "at")
             head = f"pl.{func}({', '.join(args)})"
         if s.task_id is not None:
@@ -636,9 +640,14 @@ class _FunctionPrinter:
             parts.append(f"core_num={self.value(attrs.pop('core_num'))}")
             if attrs.pop("sync_start", False):
                 parts.append("sync_start=True")
+        parts += self.predicate_kwarg(c.predicate)
         if attrs:
             parts.append(f"attrs={self.dict_value(attrs)}")
         return f"pl.{'spmd_submit' if spmd else 'submit'}({', '.join(parts)})"
+
+    def predicate_kwarg(self, predicate) -> list[str]:
+        """``predicate=(<comparison>)`` as PyPTO prints a dispatch predicate (or nothing)."""
+        return [] if predicate is None else [f"predicate=({self.expr(predicate)})"]
 
     # ---- plain values (kwargs, attrs) -----------------------------------------------
     def value(self, v: Any) -> str:

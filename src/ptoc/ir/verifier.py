@@ -330,8 +330,9 @@ class _FunctionVerifier:
         elif isinstance(s, ScopeStmt):
             for dep in (*s.deps, *s.no_dep_args):
                 self.expr(dep)
-            if s.core_num is not None:
-                self.expr(s.core_num)
+            for e in (s.core_num, s.predicate):
+                if e is not None:
+                    self.expr(e)
             if s.task_id is not None:
                 self.define(s.task_id, "the scope's task id")
             for c in flatten(s.body):
@@ -550,6 +551,8 @@ class _FunctionVerifier:
             rets = (*rets, ScalarType(DataType.TASK_ID))
             for dep in c.deps:
                 self.expr(dep)
+            if c.predicate is not None:
+                self.expr(c.predicate)
             why = self.mismatch(TupleType(tuple(rets)), c.type, static_dims_only=True)
         elif len(rets) == 1:
             why = self.mismatch(rets[0], c.type, static_dims_only=True)

@@ -188,6 +188,7 @@ class IRVisitor:
         for dep in (*node.deps, *node.no_dep_args):
             self.visit(dep)
         self.visit(node.core_num)
+        self.visit(node.predicate)
         if node.task_id is not None:
             self.visit_def(node.task_id)
         self.visit(node.body)
@@ -251,6 +252,7 @@ class IRVisitor:
         self.visit_call(node)
         for dep in node.deps:
             self.visit(dep)
+        self.visit(node.predicate)
 
     def visit_type(self, ty: Any) -> None:
         """Visit the expressions inside a type: dynamic dims, MemRef base and offset."""
@@ -440,13 +442,15 @@ class IRMutator:
         deps = tuple(self.mutate(d) for d in node.deps)
         no_dep = tuple(self.mutate(d) for d in node.no_dep_args)
         core_num = self.mutate(node.core_num)
+        predicate = self.mutate(node.predicate)
         task_id = self.mutate_def(node.task_id) if node.task_id is not None else None
         body = self.mutate_body(node.body)
         if (_same(deps, node.deps) and _same(no_dep, node.no_dep_args)
-                and core_num is node.core_num and task_id is node.task_id and body is node.body):
+                and core_num is node.core_num and predicate is node.predicate
+                and task_id is node.task_id and body is node.body):
             return node
         return replace(node, deps=deps, no_dep_args=no_dep, core_num=core_num, task_id=task_id,
-                       body=body)
+                       body=body, predicate=predicate)
 
     # ---- variables -----------------------------------------------------------------
     def mutate_def(self, var: Var) -> Var:
@@ -512,9 +516,10 @@ class IRMutator:
     def mutate_submit(self, node) -> Expr:
         call = self.mutate_call(node)
         deps = tuple(self.mutate(d) for d in node.deps)
-        if _same(deps, node.deps):
+        predicate = self.mutate(node.predicate)
+        if _same(deps, node.deps) and predicate is node.predicate:
             return call
-        return replace(call, deps=deps)
+        return replace(call, deps=deps, predicate=predicate)
 
     # ---- types ---------------------------------------------------------------------
     def mutate_type(self, ty: Type) -> Type:

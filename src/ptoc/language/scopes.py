@@ -36,21 +36,20 @@ SCOPE_FUNCS = {"at": None, "spmd": ScopeKind.Spmd, "cluster": ScopeKind.Cluster,
 TASK_ID = ScalarType(DataType.TASK_ID)
 
 
-#: Launch options ptoc refuses, with what to write instead.
-_UNSUPPORTED = {
-    "predicate": "ptoc does not skip tasks at dispatch yet: guard the launch with an "
-                 "orchestration 'if pl.tensor.read(t, [i]) > 0:' (which waits for t's producer)",
-    "dumps": "ptoc has no selective tensor dump: read the tensor after the run instead",
-}
-
-
 def refuse_unsupported_options(ctx, call: ast.Call, name: str) -> None:
-    """Refuse ``predicate=`` / ``dumps=`` from the source, before their values are parsed (a
-    predicate such as ``row_count[e] > 0`` is not a kernel expression ptoc could parse)."""
+    """Refuse ``dumps=`` from the source, before its value is parsed, and ``predicate=`` where
+    PyPTO has none (``pl.at`` and the non-task scopes: only ``pl.spmd`` and the submits carry
+    a dispatch predicate)."""
     for kw in call.keywords:
-        if kw.arg in _UNSUPPORTED:
-            raise ctx.error(call, f"pl.{name}(..., {kw.arg}=...): ptoc does not support "
-                            f"{kw.arg}= yet", hint=_UNSUPPORTED[kw.arg])
+        if kw.arg == "dumps":
+            raise ctx.error(call, f"pl.{name}(..., dumps=...): ptoc does not support dumps= yet",
+                            hint="ptoc has no selective tensor dump: read the tensor after the "
+                                 "run instead")
+        if kw.arg == "predicate" and name not in ("spmd", "submit", "spmd_submit"):
+            spelled = "Unknown keyword argument 'predicate' in pl.at()" if name == "at" else \
+                f"pl.{name}() got unknown options: predicate"
+            raise ctx.error(call, spelled, hint="for a predicated region use 'with pl.spmd(1, "
+                            "predicate=(t[i] > 0)):' or pl.submit(..., predicate=...)")
 
 
 class ScopeParser:
@@ -91,23 +90,28 @@ class ScopeParser:
         if target is not None and name in ("cluster", "scope", "manual_scope"):
             raise self.ctx.error(node, f"pl.{name}() binds no task id",
                                  hint="only pl.at and pl.spmd scopes are tasks ('as tid')")
-        kind, attrs, deps, core_num, no_dep = self._scope_header(node, name, call,
-                                                                 target is not None)
+        kind, attrs, deps, core_num, no_dep, predicate = self._scope_header(
+            node, name, call, target is not None)
         manual = kind is ScopeKind.Runtime and attrs.get("manual", False)
         if kind is ScopeKind.Runtime:
             self._check_runtime_scope(node, manual)
             self.runtime_scopes.append(manual)
+        self.open_scopes.append(kind)
         try:
             stmts, yld = self.block(node.body, allow_yield=allow_yield)
         finally:
+            self.open_scopes.pop()
             if kind is ScopeKind.Runtime:
                 self.runtime_scopes.pop()
         task_id = None
         if target is not None:
             task_id = Var(target.id, TASK_ID, self.ctx.loc(target))
             self.scope.bind(target.id, task_id)
+            if kind is ScopeKind.Spmd:   # names the region binds are its task's results
+                self.record_producers((self.scope.lookup(n) for n in _assigned(node.body)),
+                                      task_id)
         return [ScopeStmt(kind, SeqStmts(tuple(stmts)), attrs, tuple(deps), task_id, core_num,
-                          self.ctx.loc(node), no_dep)], yld
+                          self.ctx.loc(node), no_dep, predicate)], yld
 
     def _scope_func(self, call: ast.AST) -> str | None:
         if isinstance(call, ast.Call):
@@ -117,10 +121,15 @@ class ScopeParser:
         return None
 
     def _scope_header(self, node: ast.With, name: str, call: ast.Call, binds: bool):
-        """(kind, attrs, deps, core_num, no_dep_args) of ``with pl.<name>(...)``."""
+        """(kind, attrs, deps, core_num, no_dep_args, predicate) of ``with pl.<name>(...)``."""
         refuse_unsupported_options(self.ctx, call, name)
+        call, written = self.take_predicate(call)
         args, kwargs = self.call_arguments(call)
         deps = self._deps(node, kwargs.pop("deps", None), name, binds)
+        predicate = None
+        if written is not None:
+            predicate = self.dispatch_predicate(node, "pl.spmd", written)
+            self.check_predicate_producer(node, "pl.spmd", predicate, deps, binds)
         no_dep = self._no_dep_args(node, kwargs.pop("no_dep_args", None), name)
         if name in ("at", "spmd"):   # a timing hint; ptoc's scheduler resolves no task early
             kwargs.pop("allow_early_resolve", None)
@@ -160,7 +169,7 @@ class ScopeParser:
             attrs.update(self._optimizations(node, call, kwargs.pop("optimizations")))
         if kwargs:
             raise self.ctx.error(node, f"pl.{name}() got unknown options: {', '.join(kwargs)}")
-        return kind, attrs, deps, core_num, no_dep
+        return kind, attrs, deps, core_num, no_dep, predicate
 
     def _no_dep_args(self, node, value, name: str) -> tuple[Expr, ...]:
         """``no_dep_args=[t, ...]``: tensors of the region's task the runtime does not track
@@ -280,10 +289,15 @@ class ScopeParser:
         if not isinstance(node.target, ast.Name) or node.orelse:
             raise self.ctx.error(node, "write 'for i in pl.spmd(n):' (one loop variable, no else)")
         refuse_unsupported_options(self.ctx, node.iter, "spmd")
-        args, kwargs = self.call_arguments(node.iter)
+        call, written = self.take_predicate(node.iter)
+        args, kwargs = self.call_arguments(call)
         if "deps" in kwargs:
             raise self.ctx.error(node, "pl.spmd() does not accept 'deps=' here",
                                  hint="bind the region with 'with pl.spmd(n, deps=[...]) as tid:'")
+        predicate = None
+        if written is not None:
+            predicate = self.dispatch_predicate(node, "pl.spmd", written)
+            self.check_predicate_producer(node, "pl.spmd", predicate, (), False)
         core_num = self._core_num(node, args, kwargs)
         kwargs.pop("allow_early_resolve", None)  # a timing hint, as on the with-form
         attrs: dict = {}
@@ -296,9 +310,14 @@ class ScopeParser:
         loc = self.ctx.loc(node)
         var, binding = block_index_binding(node.target.id, self.ctx.loc(node.target))
         self.scope.bind(node.target.id, var)
-        stmts, _ = self.block(node.body, allow_yield=False)
+        self.open_scopes.append(ScopeKind.Spmd)
+        try:
+            stmts, _ = self.block(node.body, allow_yield=False)
+        finally:
+            self.open_scopes.pop()
         inner = ScopeStmt(ScopeKind.InCore, SeqStmts((binding, *stmts)), {}, loc=loc)
-        return [ScopeStmt(ScopeKind.Spmd, SeqStmts((inner,)), attrs, (), None, core_num, loc)]
+        return [ScopeStmt(ScopeKind.Spmd, SeqStmts((inner,)), attrs, (), None, core_num, loc,
+                          predicate=predicate)]
 
 
 #: ``pl.<name>(...)`` spellings that only make sense in ``pl.at(optimizations=[...])``.
@@ -330,6 +349,24 @@ def task_dependencies(parser, node: ast.AST, value) -> list[Expr]:
                                         "returned by pl.submit (or a pl.array of them)")
         deps.append(item)
     return deps
+
+
+def _assigned(body: list[ast.stmt]) -> list[str]:
+    """The names a region's top-level assignments bind (PyPTO's producer tracking)."""
+    names: list[str] = []
+
+    def collect(target: ast.expr) -> None:
+        if isinstance(target, ast.Name):
+            names.append(target.id)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for elt in target.elts:
+                collect(elt)
+
+    for stmt in body:
+        for target in (stmt.targets if isinstance(stmt, ast.Assign) else
+                       [stmt.target] if isinstance(stmt, ast.AnnAssign) else []):
+            collect(target)
+    return names
 
 
 def _describe(item) -> str:

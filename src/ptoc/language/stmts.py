@@ -13,12 +13,12 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from ptoc.dtypes import DataType, Direction, ForKind, FunctionType
+from ptoc.dtypes import DataType, Direction, ForKind, FunctionType, ScopeKind
 from ptoc.errors import PtocError
 from ptoc.ir.nodes import (
     AssignStmt, BinOp, ConstBool, Call, ConstFloat, ConstInt, DimVar, EvalStmt, Expr, ForStmt,
-    Function, IfStmt, IterArg, Param, ReturnStmt, SeqStmts, Stmt, TupleGetItem, UnaryOp, Var,
-    WhileStmt, YieldStmt, append_yield,
+    Function, IfStmt, IterArg, Param, ReturnStmt, SeqStmts, Stmt, Submit, TupleGetItem, UnaryOp,
+    Var, WhileStmt, YieldStmt, append_yield,
 )
 from ptoc.ir.aliases import tensor_aliases
 from ptoc.ir.verifier import scalar_subexprs
@@ -29,6 +29,7 @@ from ptoc.language.annotations import AnnotationParser
 from ptoc.language.context import DslPath, ParseContext
 from ptoc.language.exprs import LOOP_FUNCS, ExprParser, is_static
 from ptoc.language.jumps import find_jump, lower_range, lower_while
+from ptoc.language.predicate import PredicateParser
 from ptoc.language.scopes import ScopeParser
 from ptoc.language.tasks import TaskParser, is_array
 from ptoc.language.scope import Scope
@@ -157,7 +158,7 @@ def written_before_read(name: str, body: list[ast.stmt]) -> bool:
     return False
 
 
-class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser):
+class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser, PredicateParser):
     """Parses one ``@pl.function`` method (or evaluates module-level constants).
 
     ``outlined`` collects the functions this one adds to the program (module-level
@@ -172,6 +173,10 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser):
         self.outlined = outlined if outlined is not None else []
         self.function_name = "main"
         self.runtime_scopes: list[bool] = []
+        self.open_scopes: list[ScopeKind] = []    # the with-scopes being parsed, innermost last
+        # tensor Var -> the task id Var of the launch that produced it (pl.submit results,
+        # names a 'with pl.spmd(...) as tid' region binds): the predicate's deps= check
+        self.task_producers: dict[Var, Var] = {}
         self.orchestration_body = True
         self.auto_scope = True
         self.scope = Scope()
@@ -492,10 +497,14 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser):
         loc = self.ctx.loc(node)
         whole = Var("_tuple_tmp", value.type, loc)
         stmts: list[Stmt] = [AssignStmt(whole, value, loc)]
+        items = []
         for index, name in enumerate(names):
             item = Var(name.id, value.type.types[index], loc)
             self.scope.bind(name.id, item)
+            items.append(item)
             stmts.append(AssignStmt(item, TupleGetItem(whole, index), loc))
+        if isinstance(value, Submit):
+            self.record_producers(items[:-1], items[-1])
         return stmts
 
     def unpack_shape(self, node: ast.Assign, names: list[ast.Name], value: tuple) -> list[Stmt]:

@@ -45,9 +45,14 @@ class TaskParser:
                                  "method reference", hint="write pl.submit(self.kernel, args...)")
         callee = self.expr(node.args[0]).name
         refuse_unsupported_options(self.ctx, node, name)
-        call = ast.copy_location(ast.Call(node.func, node.args[1:], node.keywords), node)
+        call, written = self.take_predicate(
+            ast.copy_location(ast.Call(node.func, node.args[1:], node.keywords), node))
         args, kwargs = self.call_arguments(call)
         deps = task_dependencies(self, node, kwargs.pop("deps", []))
+        predicate = None
+        if written is not None:
+            predicate = self.dispatch_predicate(node, f"pl.{name}", written)
+            self.check_predicate_producer(node, f"pl.{name}", predicate, deps, True)
         attrs = dict(kwargs.pop("attrs", None) or {})
         if name == "spmd_submit":
             if "core_num" not in kwargs:
@@ -65,7 +70,8 @@ class TaskParser:
         base = self.function_call_with(node, callee, args, attrs)
         results = base.type.types if isinstance(base.type, TupleType) else (base.type,)
         ty = TupleType((*results, ScalarType(DataType.TASK_ID)))
-        return Submit(base.op, base.args, (), ty, base.attrs, True, base.loc, deps=tuple(deps))
+        return Submit(base.op, base.args, (), ty, base.attrs, True, base.loc, deps=tuple(deps),
+                      predicate=predicate)
 
     def submit_targets(self, node: ast.Assign, target: ast.Tuple | ast.List,
                        value_node: ast.AST, value) -> list[ast.expr] | None:

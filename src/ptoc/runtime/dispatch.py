@@ -1,7 +1,8 @@
 """Dispatchers: what runs the tasks the orchestration interpreter submits.
 
 A dispatcher has ``submit(task)`` (called in program order, which is a dependency order),
-``runs`` (one ``KernelRun`` per task it keeps a simulator result for) and ``finish()``
+``runs`` (one ``KernelRun`` per task it keeps a simulator result for; a task whose dispatch
+predicate is false runs nothing and has none) and ``finish()``
 (the chip's result, or None). ``InOrderDispatcher`` runs each task at once, alone, on one
 simulated core (or core group) — the run's time is the sum of the tasks'.
 ``ChipDispatcher`` hands the tasks to the simulated chip (``ptoc.sim.chip``): data at once,
@@ -42,8 +43,12 @@ class InOrderDispatcher:
         self.trace_dir = trace_dir
         self.limits = limits
         self.runs: list[KernelRun] = []
+        self.skipped: list[Task] = []
 
     def submit(self, task: Task) -> None:
+        if task.predicate is not None and not task.predicate.holds():
+            self.skipped.append(task)     # every earlier task has run: its dispatch point
+            return
         sim = run_task(task, target=self.target, profile=self.profile, mode=self.mode,
                        limits=self.limits)
         try:

@@ -21,7 +21,7 @@ from ptoc.sim.core.scalars import cast
 from ptoc.sim.global_memory import GMTensor
 
 
-def _indices(tensor: GMTensor, index, op: str, loc) -> tuple[int, ...]:
+def element_index(tensor: GMTensor, index, op: str, loc) -> tuple[int, ...]:
     """One flat row-major index or one index per dimension, checked against the extents."""
     items = [int(i) for i in (index if isinstance(index, (list, tuple)) else [index])]
     shape = tensor.shape
@@ -54,13 +54,13 @@ def _scalar(value, dtype: DataType):
 
 def tensor_read(args: dict, loc):
     tensor = args["tensor"]
-    element = tensor.array()[_indices(tensor, args["indices"], "tensor.read", loc)]
+    element = tensor.array()[element_index(tensor, args["indices"], "tensor.read", loc)]
     return _scalar(element, tensor.dtype)
 
 
 def tensor_write(args: dict, loc):
     tensor = args["tensor"]
-    tensor.array()[_indices(tensor, args["indices"], "tensor.write", loc)] = args["value"]
+    tensor.array()[element_index(tensor, args["indices"], "tensor.write", loc)] = args["value"]
     return tensor
 
 

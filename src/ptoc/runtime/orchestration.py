@@ -37,19 +37,22 @@ from ptoc.ops import get_op
 from ptoc.pto.launch import BLOCK_PARAMS, block_arguments
 from ptoc.passes.tasks.auto_derive_task_dependencies import COMPILER_EDGES
 from ptoc.passes.tasks.classify_iter_arg_carry import iter_arg_array_size
-from ptoc.runtime.host_ops import HOST_OPS, task_ids
+from ptoc.runtime.host_ops import HOST_OPS, element_index, task_ids
 from ptoc.ir.types import TensorType
 from ptoc.runtime.dims import DimBindings
 from ptoc.sim.core.memory import MemoryAccessError
 from ptoc.sim.errors import SimLimitError
 from ptoc.sim.global_memory import GlobalMemory, GMTensor
-from ptoc.sim.task import Task
+from ptoc.sim.task import DispatchPredicate, Task
 
 _ARITH = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
           "//": lambda a, b: a // b, "%": lambda a, b: a % b, "/": lambda a, b: a / b,
           "==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
           "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
           "and": lambda a, b: a and b, "or": lambda a, b: a or b}
+
+#: a predicate written constant-first (``0 < t[i]``), as the runtime's ``t[i] OP c``
+_FLIPPED = {"==": "==", "!=": "!=", ">": "<", "<": ">", ">=": "<=", "<=": ">="}
 
 
 def is_launchable(function) -> bool:
@@ -83,6 +86,7 @@ class Orchestrator:
         self.manual = False           # inside pl.manual_scope
         self.wrapper_directions: dict = {}  # id(wrapper param) -> its caller's direction
         self.launch_deps: tuple[int, ...] = ()  # explicit deps of the submit being run
+        self.launch_predicate: DispatchPredicate | None = None  # of the submit being run
         self.launched: dict[int, tuple[int, ...]] = {}  # id(var) -> tasks its call launched
 
     def run(self, entry: Function, values: list, dims: dict | None = None) -> list:
@@ -217,7 +221,8 @@ class Orchestrator:
             callee = self.compiled.program.get_function(expr.op)
             args = [self.value(a, env, stmt) for a in expr.args]
             first = len(self.tasks)
-            with self._deps(self.stated_deps(expr, env, stmt)):
+            with self._deps(self.stated_deps(expr, env, stmt)), \
+                    self._gate(self.dispatch_predicate(expr, env, stmt)):
                 results = self.call(callee, args, stmt, expr, env)
             if isinstance(expr, Submit):
                 return (*results, tuple(range(first, len(self.tasks))))
@@ -249,6 +254,21 @@ class Orchestrator:
                  else self.value(v, env, stmt) for v in (edges.items if edges else ())]
         return task_ids([*(self.value(d, env, stmt) for d in getattr(expr, "deps", ())),
                          *named])
+
+    def dispatch_predicate(self, expr: Call, env, stmt) -> DispatchPredicate | None:
+        """A submit's ``predicate=`` bound to its GM element — not read here: the scheduler
+        reads it at each task's dispatch point (the tensor as operand, the op flipped when the
+        constant was written first)."""
+        pred = getattr(expr, "predicate", None)
+        if pred is None:
+            return None
+        read, target, op = (pred.lhs, pred.rhs, pred.op) if isinstance(pred.rhs, ConstInt) \
+            else (pred.rhs, pred.lhs, _FLIPPED[pred.op])
+        tensor = self.value(read.args[0], env, stmt)
+        loc = getattr(stmt, "loc", None)
+        index = element_index(tensor, self.value(read.args[1], env, stmt),
+                              "tensor.read of a predicate=", loc)
+        return DispatchPredicate(tensor, index, op, target.value, format_node(pred))
 
     def host_op(self, expr: Call, env, stmt):
         """An orchestration op run on the host (``host_ops``). Dispatchers compute a task's
@@ -308,6 +328,16 @@ class Orchestrator:
             yield
         finally:
             self.launch_deps = outer
+
+    @contextmanager
+    def _gate(self, predicate: DispatchPredicate | None):
+        """Within: tasks launched carry ``predicate`` (a predicated SPMD wrapper's blocks)."""
+        outer = self.launch_predicate
+        self.launch_predicate = predicate or outer
+        try:
+            yield
+        finally:
+            self.launch_predicate = outer
 
     @contextmanager
     def _spec(self, spec: dict):
@@ -400,7 +430,8 @@ class Orchestrator:
                     getattr(stmt, "loc", None) or function.loc, params,
                     launch=launch, block=block,
                     sync_start=bool(self.launch_spec.get("sync_start")),
-                    directions=directions, manual=self.manual, produces=tuple(produces))
+                    directions=directions, manual=self.manual, produces=tuple(produces),
+                    predicate=self.launch_predicate)
 
 
 @contextmanager

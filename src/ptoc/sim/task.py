@@ -46,6 +46,9 @@ class Task:
         produces: the regions the task registers as their latest writer, for later tasks'
             lookups (None: all of ``writes``); a ``pl.manual_scope`` task or a ``no_dep``
             slot registers nothing, though it may still write its ``writes``.
+        predicate: the dispatch predicate (``predicate=(t[i] > 0)``): evaluated when the
+            task's dependencies are met; when false the task is skipped — it runs nothing
+            and writes nothing, but still settles as a dependency of later tasks.
     """
 
     index: int
@@ -63,6 +66,7 @@ class Task:
     directions: tuple = ()
     manual: bool = False
     produces: tuple[GMTensor, ...] | None = None
+    predicate: "DispatchPredicate | None" = None
 
     def produced(self) -> tuple[GMTensor, ...]:
         return self.writes if self.produces is None else self.produces
@@ -83,6 +87,34 @@ class Task:
         """``matmul#3 at prog.py:42``: what reports call the task."""
         where = f" at {self.where()}" if self.loc is not None else ""
         return f"{self.name()}{where}"
+
+
+@dataclass(frozen=True)
+class DispatchPredicate:
+    """``tensor[index] OP target``, read by the scheduler at a task's dispatch point (after
+    its dependencies; the orchestration never reads it). ``text`` is how the source wrote it
+    (for reports)."""
+
+    tensor: GMTensor
+    index: tuple[int, ...]
+    op: str
+    target: int
+    text: str
+
+    def holds(self) -> bool:
+        """The comparison on the element's current value."""
+        value = int(self.tensor.array()[self.index])
+        return _COMPARE[self.op](value, self.target)
+
+    def byte_span(self) -> tuple[int, int]:
+        """[lo, hi) of the element in its allocation (what the dispatch point reads)."""
+        offset = self.tensor.offset + sum(i * s for i, s in zip(self.index, self.tensor.strides))
+        item = self.tensor.dtype.nbytes
+        return offset * item, (offset + 1) * item
+
+
+_COMPARE = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, ">": lambda a, b: a > b,
+            "<": lambda a, b: a < b, ">=": lambda a, b: a >= b, "<=": lambda a, b: a <= b}
 
 
 class UndeclaredWriteError(SimulationError):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 
 from ptoc.dtypes import FunctionType, ScopeKind
+from ptoc.errors import PassError
 from ptoc.ir.nodes import ConstInt, Program, ScopeStmt
 from ptoc.ir.printer import flatten
 from ptoc.ir.visitor import IRMutator
@@ -40,6 +41,11 @@ class _UnwrapSpmdInCluster(IRMutator):
         if node.kind is ScopeKind.Cluster and len(inner) == 1 and isinstance(inner[0], ScopeStmt) \
                 and inner[0].kind is ScopeKind.Spmd and inner[0].task_id is None:
             spmd = inner[0]
+            if spmd.predicate is not None:
+                raise PassError("a pl.spmd(..., predicate=...) nested inside pl.cluster() is "
+                                "unwrapped into the cluster's one task, so its dispatch "
+                                "predicate would be lost", spmd.loc,
+                                hint="use a standalone pl.spmd(..., predicate=...)")
             attrs = {**node.attrs, **{k: v for k, v in spmd.attrs.items() if k == "sync_start"}}
             return dataclasses.replace(node, body=spmd.body, attrs=attrs, core_num=spmd.core_num)
         return node

@@ -299,7 +299,8 @@ class ScopeOutliner:
         attrs = dict(self.spec.call_attrs(scope))
         if scope.no_dep_args:
             attrs[ARG_DIRECTION_OVERRIDES] = self.no_dep_slots(scope, args)
-        if scope.task_id is not None or scope.deps:  # a named task: pl.submit(...)
+        if scope.task_id is not None or scope.deps or scope.predicate is not None:
+            # a named (or predicated) task: pl.submit(...)
             return self.submit_site(scope, function, args, outputs, attrs)
         call_type = types[0] if len(types) == 1 else TupleType(tuple(types))
         call = Call(function.name, tuple(args), (), call_type, attrs, is_function=True, loc=loc)
@@ -342,7 +343,7 @@ class ScopeOutliner:
         loc = scope.loc
         call_type = TupleType((*function.return_types, TASK_ID))
         submit = Submit(function.name, tuple(args), (), call_type, attrs, True, loc,
-                        deps=scope.deps)
+                        deps=scope.deps, predicate=scope.predicate)
         whole = Var("_tuple_tmp", call_type, loc)
         stmts: list[Stmt] = [AssignStmt(whole, submit, loc)]
         rewire: dict[Var, Var] = {}

@@ -14,7 +14,10 @@ The device runtime [S] (simpler docs/scheduler.md, docs/dfx/sched-overhead-model
 task is ready when every task it depends on has ended; ready tasks wait in one FIFO; the
 device scheduler hands them out one at a time (``dispatch_cycles`` each, after a run
 ``launch_cycles``) to the first idle cores that fit them: an AIC for a cube kernel, an AIV
-for a vector kernel, a whole core group (an AIC and its AIVs) for a group kernel.
+for a vector kernel, a whole core group (an AIC and its AIVs) for a group kernel. A task
+whose dispatch predicate was false (placement ``SKIPPED``) is retired by the scheduler when
+it takes it: it costs the scheduler its dispatch and occupies no core, and its dependents are
+released then.
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ from ptoc.sim.instr import SET, WAIT, WORK
 
 _NPIPES = len(QUEUE_PIPES)
 _LANE, _ISSUE, _DONE, _DISPATCH = 0, 1, 2, 3
+#: the placement of a task retired at dispatch (its predicate false): no core, no stream
+SKIPPED = "skipped"
 
 
 @dataclass
@@ -115,7 +120,8 @@ class Engine:
         self.order = 0
         self.waiting = [0] * len(jobs)
         self.dependents: list[list[int]] = [[] for _ in jobs]
-        self.ready: dict[str, list[int]] = {"aic": [], "aiv": [], "group": []}   # heaps
+        self.ready: dict[str, list[int]] = {"aic": [], "aiv": [], "group": [],
+                                            SKIPPED: []}   # heaps
         self.free_aic = set(range(clusters))
         self.free_aiv = set(range(clusters, len(self.cores)))
         self.dispatcher_free = launch_cycles
@@ -174,6 +180,8 @@ class Engine:
 
     def _place(self, placement: str, units: int) -> tuple[int, ...] | None:
         free_aic, free_aiv = self.free_aic, self.free_aiv
+        if placement == SKIPPED:
+            return ()
         if placement == "aic":
             return (min(free_aic),) if free_aic else None
         if placement == "aiv":

@@ -10,6 +10,10 @@ its regions), compared byte-exactly: runs of rows with one pitch by their rows a
 anything else by bytes. Two atomic-add stores to the same bytes do not race (the adds
 commute); an atomic add and a plain access do.
 
+A task's dispatch predicate is a read of its one element (whether or not the task then
+runs): the scheduler reads it when the task's dependencies are met, so a producer of the
+element that is not a dependency races with it.
+
 Reports are one per (task pair, buffer, kind), with both tasks' source lines and the PTO ops.
 """
 
@@ -137,6 +141,11 @@ def find_task_races(tasks: list[Task], streams: list[TaskStream],
             region = task.args[tr.param]
             start = region.start + tr.offset
             per_buffer.setdefault(f"GM %{region.name}", []).append(_access(task.index, tr, start))
+        if task.predicate is not None:   # the scheduler reads the element at dispatch
+            lo, hi = task.predicate.byte_span()
+            per_buffer.setdefault(f"GM %{task.predicate.tensor.name}", []).append(
+                _Access(task.index, False, False, lo, 1, hi - lo, hi - lo,
+                        f"predicate=({task.predicate.text}) at dispatch"))
     reports: dict[tuple, TaskRace] = {}
     for buffer, accesses in per_buffer.items():
         accesses.sort(key=lambda a: a.lo)

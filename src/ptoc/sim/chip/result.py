@@ -18,7 +18,8 @@ class TaskTiming:
     ``ready`` is when its last dependency ended, ``dispatched`` when the device scheduler
     took it, ``start``/``end`` its first issue and last instruction; ``busy`` its cycles per
     pipe; ``alone_cycles`` its wall when timed alone on one core (None when its record was
-    reused); ``gm_cycles`` the cycles of its GM transfers under contention.
+    reused); ``gm_cycles`` the cycles of its GM transfers under contention; ``skipped``: its
+    dispatch predicate was false, so the scheduler retired it at dispatch on no core.
     """
 
     index: int
@@ -33,6 +34,7 @@ class TaskTiming:
     busy: dict[Pipe, float]
     gm_cycles: float
     alone_cycles: float | None
+    skipped: bool = False
 
 
 @dataclass
@@ -115,6 +117,9 @@ class ChipResult:
                  f"{len(self.races)} race(s) between tasks, {len(self.task_races)} within tasks"]
         if self.reused:
             lines.append(f"{self.reused} task(s) timed from an identical task's record")
+        skipped = sum(t.skipped for t in self.tasks)
+        if skipped:
+            lines.append(f"{skipped} task(s) skipped at dispatch (predicate false)")
         return lines
 
     def utilisation_table(self) -> list[str]:

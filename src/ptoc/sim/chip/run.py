@@ -29,7 +29,7 @@ from ptoc.errors import PtocError
 
 from ptoc.sim.api import resolve_run, ready_kernel
 from ptoc.sim.chip.deps import DependencyMap
-from ptoc.sim.chip.engine import Engine, Job
+from ptoc.sim.chip.engine import SKIPPED, Engine, Job
 from ptoc.sim.chip.memory import ChipMemory
 from ptoc.sim.chip.races import find_task_races
 from ptoc.sim.chip.result import ChipResult, TaskTiming
@@ -118,6 +118,12 @@ class ChipSimulator:
                                   "not earlier tasks", task.loc,
                                   hint="a task can only wait for tasks submitted before it")
         deps = self.depmap.add(task)
+        if task.predicate is not None and not task.predicate.holds():
+            # data is computed in program order, so the element holds what every earlier
+            # task wrote: what the dispatch point reads when its producer is a dependency
+            # (when it is not, the race check reports the read)
+            self.submitted.append(_Submitted(task, deps, TaskStream((), SKIPPED), 0.0, False))
+            return
         key = self._key(task)
         record = self._records.get(key)
         if record is not None and record.fits(task.args):
@@ -234,7 +240,8 @@ class ChipSimulator:
                                 [s.deps for s in self.submitted])
         tasks = [TaskTiming(j.index, j.name, s.task.where(), tuple(names[k] for k in j.cores),
                             j.deps, j.ready, j.dispatched, j.start, j.end,
-                            dict(zip(QUEUE_PIPES, j.busy)), j.gm_cycles, s.alone)
+                            dict(zip(QUEUE_PIPES, j.busy)), j.gm_cycles, s.alone,
+                            s.stream.placement == SKIPPED)
                  for j, s in zip(jobs, self.submitted)]
         notes = [] if launch else [f"profile {prof.name} has no launch floor: the chip model's "
                                    f"launch ({launch_cycles:.0f}) and dispatch "

@@ -6,7 +6,8 @@ view of one task is ``ptoc.sim.simulate``'s trace). Each task slice is named by 
 (``matmul#3[5/24]``) and carries its source line, dependencies, when it became ready and
 was dispatched, its busy cycles per pipe and its GM cycles; each dependency is a flow arrow
 from the producer's slice to the consumer's; each race between tasks is an instant marker on
-the later task. Cores that ran nothing are left out. Timestamps are cycles written in the
+the later task; a task skipped at dispatch (its predicate false) is an instant on a
+"scheduler" track. Cores that ran nothing are left out. Timestamps are cycles written in the
 trace's microsecond field (1 cycle shows as 1 us), as in the core trace.
 """
 
@@ -15,6 +16,8 @@ from __future__ import annotations
 from ptoc.files import write_json
 
 _PID = 1
+#: the track of tasks the scheduler retired at dispatch (dispatch predicate false)
+SCHEDULER = "scheduler"
 
 
 def chip_trace_events(result) -> list[dict]:
@@ -32,8 +35,19 @@ def chip_trace_events(result) -> list[dict]:
                        "args": {"name": core.name}})
         events.append({"ph": "M", "pid": _PID, "tid": tid, "name": "thread_sort_index",
                        "args": {"sort_index": sort}})
+    if any(task.skipped for task in result.tasks):   # retired by the scheduler on no core
+        tids[SCHEDULER] = len(result.cores) + 1
+        events.append({"ph": "M", "pid": _PID, "tid": tids[SCHEDULER], "name": "thread_name",
+                       "args": {"name": SCHEDULER}})
     slices = {}
     for task in result.tasks:
+        if task.skipped:
+            events.append({"ph": "i", "s": "t", "pid": _PID, "tid": tids[SCHEDULER],
+                           "ts": task.start, "name": f"{task.name} skipped", "cat": "task",
+                           "args": {"where": task.where, "deps": list(task.deps),
+                                    "why": "dispatch predicate false"}})
+            slices[task.index] = (task, tids[SCHEDULER])
+            continue
         tid = tids[task.cores[0]]
         args = {"where": task.where, "cores": list(task.cores), "deps": list(task.deps),
                 "ready": task.ready, "dispatched": task.dispatched, "gm_cycles": task.gm_cycles,
