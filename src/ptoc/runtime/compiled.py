@@ -130,10 +130,14 @@ class CompiledProgram:
             runs, chip = run_program(self, entry, values, memory, config, dims)
         outputs = {}
         for param, original, value in zip(entry.params, originals, values):
-            if isinstance(param.var.type, TensorType) and param.direction is not Direction.In:
+            if not isinstance(param.var.type, TensorType):
+                continue
+            if param.direction is not Direction.In:
                 outputs[param.var.name] = value.array().copy()
                 if original is not None:
                     write_back(original, outputs[param.var.name])
+            elif original is not None:
+                _write_back_if_written(param, original, value)
         if chip is not None:
             return self._chip_result(chip, outputs, config, values)
         busy: dict = {}
@@ -263,6 +267,24 @@ def _staged(memory, param, array: np.ndarray, staged: list):
             "array; ptoc can stage one array as two parameters only when both are the whole "
             "array", hint="pass the same array twice, or distinct arrays")
     return memory.alloc(param.var.name, array.shape, param.var.type.dtype, init=array)
+
+
+def _write_back_if_written(param, original, value: GMTensor) -> None:
+    """An ``In`` tensor the program wrote all the same (a ``@pl.jit`` entry's KV cache handed
+    to a kernel's ``pl.Out`` slot, which PyPTO compiles): on a device the kernel writes the
+    caller's own buffer, so the caller sees the write here too. An input left as it was is
+    not copied back."""
+    result = value.array()
+    array = to_numpy(original, param.var.name)
+    bits = np.dtype(f"u{array.dtype.itemsize}")
+    if np.array_equal(result.view(bits), array.view(bits)):
+        return
+    if not array.flags.writeable:
+        raise RuntimeConfigError(
+            f"the program writes tensor '{param.var.name}' (a parameter declared In that a "
+            "kernel writes), but the array passed for it is read-only",
+            hint="pass a writable array, or declare it pl.InOut[...] / pl.Out[...]")
+    write_back(original, result)
 
 
 def races_message(races: list) -> str:
