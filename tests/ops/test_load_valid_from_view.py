@@ -23,7 +23,7 @@ def test_constant_extents_give_the_part_of_the_window_the_view_covers(valid, col
     expected = min(max(valid - col, 0), width)
     load = lambda: make_call("tile.load", (_tensor(valid), [0, col], [16, width]))  # noqa: E731
     if expected == 0:          # the window holds no data at all: refused, never garbage
-        with pytest.raises(PtocError, match="valid only over"):
+        with pytest.raises(PtocError, match=r"valid only over .* holds no data"):
             load()
     else:
         view = load().type.view        # None: the tile is valid over its whole window
@@ -41,3 +41,11 @@ def test_a_run_time_extent_at_offset_zero_spanning_the_axis_is_the_views_symbol(
     load = make_call("tile.load", (_tensor(v), [0, 0], [16, 64]))
     assert load.type.view.get("valid_shape") == (16, v)
     assert load.args[3].items[1] is v        # printed explicitly, so the text parses back
+
+
+def test_a_run_time_offset_into_a_run_time_extent_is_the_clamp_expression():
+    v, col = pl.dynamic("V").var, Var("col", ScalarType(DataType.INDEX))
+    load = make_call("tile.load", (_tensor(v), [0, col], [16, 16]))
+    cols = load.type.view.get("valid_shape")[1]
+    assert cols.op == "tile.min" and cols.args[1].value == 16        # min(max(V, col) - col, 16)
+    assert cols.args[0].lhs.op == "tile.max" and cols.args[0].rhs is col

@@ -235,10 +235,71 @@ def test_a_tensor_level_row_op_on_a_partly_valid_tensor_reads_only_the_valid_par
     np.testing.assert_array_equal(out[:, 0], x[:, :n].max(axis=1))
 
 
-def test_a_full_tile_load_at_a_run_time_extent_it_cannot_narrow_is_refused():
-    with pytest.raises(PtocError, match=r"valid only over \[16, VALID\].*all 32 elements of "
-                                        r"axis 1.*offset 0"):
-        _full_tile_row_max(32)
+@settings(max_examples=8, deadline=None)
+@given(n=st.integers(1, 64))
+def test_a_full_tile_load_past_offset_zero_is_valid_over_what_the_view_leaves(n):
+    """Column 32 onwards of a tensor valid over its first n columns: valid over
+    clamp(n - 32, 0, 32) columns, a run-time extent (was refused); a window holding no data
+    (n <= 32) is an error at run time, never a row max of padding."""
+    compiled = ir.compile(_full_tile_row_max(32))
+    x = np.random.default_rng(n).standard_normal((16, 64)).astype(np.float32)
+    x[:, n:] = 1e6
+    out = np.zeros((16, 1), np.float32)
+    if n <= 32:
+        with pytest.raises(PtocError, match=r"valid shape 16x0"):
+            compiled(x, np.array([n], np.int64), out)
+        return
+    compiled(x, np.array([n], np.int64), out)
+    np.testing.assert_array_equal(out[:, 0], x[:, 32:n].max(axis=1))
+
+
+def _slice_of_a_valid_slice(offset: int):
+    """Orchestration slices rows [offset, offset + 32) of a view valid over its first n
+    rows and passes them to a kernel that learns their valid rows as VALID."""
+
+    @pl.program
+    class SliceOfAView:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, s: pl.Tensor[[32, 16], pl.FP32,
+                                 pl.TensorView(valid_shape=[VALID, 16], layout=pl.TensorLayout.ND)],
+              out: pl.Out[pl.Tensor[[32, 16], pl.FP32]]) -> pl.Tensor[[32, 16], pl.FP32]:
+            out[:] = pl.add(s, 1.0)
+            return out
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, x: pl.Tensor[[64, 16], pl.FP32], n: pl.Scalar[pl.INDEX],
+                 out: pl.Out[pl.Tensor[[32, 16], pl.FP32]]) -> pl.Tensor[[32, 16], pl.FP32]:
+            v = pl.slice(x, [64, 16], [0, 0], valid_shape=[n, 16])
+            out = self.k(pl.slice(v, [32, 16], [offset, 0]), out)
+            return out
+
+    return ir.compile(SliceOfAView)
+
+
+@pytest.fixture(scope="module", params=[0, 16, 32])
+def slice_of_a_valid_slice(request):
+    return request.param, _slice_of_a_valid_slice(request.param)
+
+
+@settings(max_examples=8, deadline=None)
+@given(n=st.integers(1, 64))
+def test_a_slice_of_a_partly_valid_slice_passes_the_composed_valid_rows(slice_of_a_valid_slice,
+                                                                         n):
+    """The kernel gets clamp(n - offset, 0, 32) rows (was: all 32, the rows past n computed
+    and stored, no error); a window holding none of them is an error at run time."""
+    offset, compiled = slice_of_a_valid_slice
+    x = np.random.default_rng(n).standard_normal((64, 16)).astype(np.float32)
+    out = np.full((32, 16), 7.0, np.float32)
+    rows = max(0, min(n - offset, 32))
+    if rows == 0:
+        with pytest.raises(PtocError, match=r"valid shape 0x16"):
+            compiled(x, n, out)
+        return
+    result = compiled.run(x, n, out)
+    assert result.races == []
+    want = np.full((32, 16), 7.0, np.float32)
+    want[:rows] = x[offset:offset + rows] + 1
+    np.testing.assert_array_equal(out, want)
 
 
 def test_overhanging_tasks_on_the_chip_replay_only_where_their_windows_fit():

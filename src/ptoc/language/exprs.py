@@ -366,8 +366,11 @@ class ExprParser:
         return make_call(op_name, tuple(args), kwargs, loc=self.ctx.loc(node), attrs=attrs)
 
     def hoist(self, node: ast.AST, value: Any) -> Any:
-        """A nested op call becomes its own statement, so every call's operands are variables."""
-        if not isinstance(value, Call):
+        """A nested op call becomes its own statement, so every call's operands are variables;
+        a scalar ``min``/``max`` stays in the expression it is part of (pure index arithmetic,
+        as valid extents hold it: ``clamp(valid - offset, 0, window)`` nested in a type parses
+        back as printed)."""
+        if not isinstance(value, Call) or _is_index_clamp(value):
             return value
         var = Var(f"t_{value.op.rsplit('.', 1)[-1]}", value.type, self.ctx.loc(node))
         self.pending.append(AssignStmt(var, value, self.ctx.loc(node)))
@@ -614,3 +617,8 @@ def _is_float(value: Expr) -> bool:
 
 def _is_shaped(value: Any) -> bool:
     return isinstance(value, Expr) and isinstance(value.type, (TileType, TensorType))
+
+
+def _is_index_clamp(value: Call) -> bool:
+    """A scalar ``pl.min``/``pl.max`` (``tile.min``/``tile.max`` on scalars)."""
+    return value.op in ("tile.min", "tile.max") and isinstance(value.type, ScalarType)

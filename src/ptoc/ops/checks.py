@@ -210,23 +210,30 @@ def valid_of(ty: TileType) -> tuple | None:
 
 def window_valid(src: TileType, offsets, window: tuple) -> tuple | None:
     """The valid extents of a ``window``-shaped read of tile ``src`` at ``offsets``, as PyPTO
-    infers a window read (``tile.extract``): per axis ``clamp(valid - offset, 0, window)``,
-    the window itself where ``src`` is fully valid. Constants fold; a run-time extent gives
-    the scalar ``min``/``max`` expression (offset 0: ``min(valid, window)``). None: fully
-    valid."""
+    infers a window read (``tile.extract``): ``window_read_valid`` over its valid region.
+    None: fully valid."""
+    return window_read_valid(tuple(src.shape), valid_of(src), offsets, window)
+
+
+def window_read_valid(shape: tuple, valid: tuple | None, offsets, window: tuple) -> tuple | None:
+    """The valid extents of a ``window``-shaped read at ``offsets`` of a tile or tensor of
+    ``shape`` holding data over its leading ``valid`` extents (PyPTO's window-read inference:
+    ``tile.extract``, ``tensor.slice``, ``tile.load``): per axis ``clamp(valid - offset, 0,
+    window)``, the window itself where the source is fully valid. Constants fold; a run-time
+    extent gives the scalar ``min``/``max`` expression (offset 0: ``min(valid, window)``).
+    None: fully valid."""
     from ptoc.ir.nodes import BinOp
     from ptoc.ir.visitor import fold_constants
     from ptoc.ops.registry import make_call
 
-    valid = valid_of(src)
     if valid is None:
         return None
     out = []
-    for dim, v, off, w in zip(src.shape, valid, offsets, window):
-        off = off.value if isinstance(off, ConstInt) else off
+    for dim, v, off, w in zip(shape, valid, offsets, window):
+        dim, v, off, w = _int(dim), _int(v), _int(off), _int(w)
         if shapes_equal((v,), (dim,)):
             out.append(w)
-        elif isinstance(v, int) and isinstance(off, int):
+        elif isinstance(v, int) and isinstance(off, int) and isinstance(w, int):
             out.append(max(0, min(v - off, w)))
         elif isinstance(off, int) and off == 0:
             out.append(v if shapes_equal((w,), (dim,)) else make_call("tile.min", (v, w)))
@@ -235,6 +242,10 @@ def window_valid(src: TileType, offsets, window: tuple) -> tuple | None:
             left = fold_constants(BinOp("-", make_call("tile.max", (v, off)), off))
             out.append(make_call("tile.min", (left, w)))
     return tuple(out)
+
+
+def _int(x):
+    return x.value if isinstance(x, ConstInt) else x
 
 
 def with_valid(valid: tuple | None, shape: tuple) -> TileView | None:

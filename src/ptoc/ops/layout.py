@@ -99,16 +99,47 @@ def _slice_defaults(a):
 
 
 def _infer_tensor_slice(a, loc):
+    """A window of ``x``; valid over the requested ``valid_shape`` and never past what ``x``
+    holds under the window (PyPTO's slice validity: ``clamp(valid - offset, 0, window)`` of
+    a partly valid source, so a slice of a tail view is a tail too; the intersection with a
+    request is the exact run-time ``min``, never the request taken on trust)."""
     src = checks.tensor("tensor.slice", "x", a["x"], loc)
     shape = checks.shape("tensor.slice", "shape", a["shape"], loc)
     checks.rank("tensor.slice", "offset", a["offset"], len(src.shape), loc)
-    if a.get("valid_shape") is None:
+    requested = None
+    if a.get("valid_shape") is not None:
+        requested = checks.shape("tensor.slice", "valid_shape", a["valid_shape"], loc)
+        checks.rank("tensor.slice", "valid_shape", a["valid_shape"], len(shape), loc)
+    source = src.view.valid_shape if src.view is not None else None
+    available = checks.window_read_valid(tuple(src.shape), source and tuple(source),
+                                         a["offset"].items, shape) \
+        if len(shape) == len(src.shape) else None
+    valid = _intersect(requested, available, shape)
+    if valid is None:
         return TensorType(shape, src.dtype)
-    valid = checks.shape("tensor.slice", "valid_shape", a["valid_shape"], loc)
-    checks.rank("tensor.slice", "valid_shape", a["valid_shape"], len(shape), loc)
     view = TensorView((("valid_shape", tuple(valid)), ("stride", ()),
                        ("layout", TensorLayout.ND)))
     return TensorType(shape, src.dtype, view=view)
+
+
+def _intersect(requested, available, window) -> tuple | None:
+    """Per axis the smaller of a requested and an available valid extent (either may be
+    None: no narrowing); a run-time pair is the scalar ``min``."""
+    if available is None or checks.shapes_equal(tuple(available), tuple(window)):
+        return requested
+    if requested is None:
+        return available
+    out = []
+    for want, have, w in zip(requested, available, window):
+        if checks.shapes_equal((want,), (w,)) or checks.shapes_equal((want,), (have,)):
+            out.append(have)
+        elif checks.shapes_equal((have,), (w,)):
+            out.append(want)
+        elif isinstance(want, int) and isinstance(have, int):
+            out.append(min(want, have))
+        else:
+            out.append(make_call("tile.min", (want, have)))
+    return tuple(out)
 
 
 register(OpDef(

@@ -33,6 +33,7 @@ def _infer_load(a, loc):
     shape = checks.shape("tile.load", "shapes", a["shapes"], loc)
     valid = None
     if a["valid_shape"] is not None:
+        _check_window_holds_data(a, loc)
         valid = checks.shape("tile.load", "valid_shape", a["valid_shape"], loc)
     target = checks.space_arg("tile.load", "target_memory", a["target_memory"], loc)
     if target is not None and target not in (Mem.Vec, Mem.Mat):
@@ -40,28 +41,23 @@ def _infer_load(a, loc):
             f"pl.tile.load cannot load from DDR into pl.Mem.{target.value}: a DDR load lands only "
             "in pl.Mem.Vec or pl.Mem.Mat", loc,
             hint="load into pl.Mem.Mat, then pl.move(t, target_memory=pl.Mem.Left/Right)")
-    _check_partly_valid_source(a, loc)
     return TileType(shape, src.dtype, target, view=checks.with_valid(valid, shape))
 
 
-def _check_partly_valid_source(a, loc) -> None:
-    """A tile loaded from a tensor whose ``pl.TensorView(valid_shape=...)`` leaves part of it
-    without data must not be valid past that part (it would compute on whatever lies there).
-    ``_fill_load_defaults`` derives the tile's valid region from the view where it can; a
-    full-tile load it cannot narrow (a run-time offset into a run-time extent) is refused."""
-    axis = _valid_from_view(a["tensor"], a["offsets"], a["shapes"], a["valid_shape"])[1]
-    if axis is None:
-        return
+def _check_window_holds_data(a, loc) -> None:
+    """A window a partly valid view leaves without any data (``_valid_from_view`` gave 0) is
+    refused: a load of no rows or columns is no instruction (TLOAD needs valid extents > 0)."""
     tensor = a["tensor"]
-    name = getattr(tensor, "name", "tensor")
+    view = tensor.type.view if isinstance(tensor.type, TensorType) else None
+    if view is None or view.valid_shape is None or not any(
+            isinstance(x, ConstInt) and x.value == 0 for x in a["valid_shape"].items):
+        return
     raise TypeCheckError(
-        f"pl.load of '{name}': its view is valid only over {checks.dims_text(tensor.type.view.valid_shape)}"
-        f" of {checks.dims_text(tensor.type.shape)}, but the tile is loaded valid over all "
-        f"{checks.dims_text([a['shapes'].items[axis]])[1:-1]} elements of axis {axis} (ptoc derives the valid "
-        "region from the view only for a load at offset 0 along that axis, or constant "
-        "extents and offsets)", loc,
-        hint="pass valid_shape=[...] to pl.load with the valid extent (a scalar parameter), "
-             "and fill the rest with pl.tile.fillpad")
+        f"pl.load of '{getattr(tensor, 'name', 'tensor')}': its view is valid only over "
+        f"{checks.dims_text(view.valid_shape)} of {checks.dims_text(tensor.type.shape)}, so "
+        f"the {checks.dims_text(a['shapes'].items)} window at "
+        f"{checks.dims_text(a['offsets'].items)} holds no data", loc,
+        hint="load only windows that start inside the valid region")
 
 
 def _same_dim(a, b) -> bool:
@@ -70,36 +66,26 @@ def _same_dim(a, b) -> bool:
     return a == b if isinstance(a, int) and isinstance(b, int) else a is b
 
 
-def _valid_from_view(tensor, offsets, shapes, requested) -> tuple:
-    """(valid extents, None) for a load whose source tensor is valid only over part of it
-    (its ``pl.TensorView(valid_shape=...)``), as PyPTO derives them: on an axis the view
-    narrows and the load does not (its valid extent is the window), the tile is valid over
-    what the view leaves under the window, ``min(max(valid - offset, 0), window)``. Derived
-    when ptoc needs no run-time arithmetic for it: offset 0 with a window spanning the axis
-    (the view's extent itself) or constant extents and offset. (requested, axis) names the
-    first axis it cannot derive (or that holds no data at all)."""
+def _valid_from_view(tensor, offsets, shapes, requested) -> ListExpr:
+    """The valid extents of a load whose source tensor is valid only over part of it (its
+    ``pl.TensorView(valid_shape=...)``), as PyPTO derives them: on an axis the view narrows
+    and the load does not (its valid extent is the window), the tile is valid over what the
+    view leaves under the window, ``clamp(valid - offset, 0, window)`` (a run-time
+    expression where the extents or the offset are; ``checks.window_read_valid``). A
+    narrower request is taken as written."""
     ty = getattr(tensor, "type", None)
     view_valid = ty.view.valid_shape if isinstance(ty, TensorType) and ty.view is not None \
         else None
     if view_valid is None or not all(isinstance(x, ListExpr) for x in (offsets, shapes)):
-        return requested, None
-    items = list(requested.items)
-    for axis, (dim, vdim) in enumerate(zip(ty.shape, view_valid)):
-        if _same_dim(vdim, dim) or not _same_dim(items[axis], shapes.items[axis]):
-            continue
-        off, window = offsets.items[axis], shapes.items[axis]
-        if _same_dim(off, 0) and _same_dim(window, dim):
-            items[axis] = to_expr(vdim, "valid_shape")
-        elif all(isinstance(x, (int, ConstInt)) for x in (off, window, vdim)) \
-                and _int(vdim) > _int(off):
-            items[axis] = ConstInt(min(_int(vdim) - _int(off), _int(window)))
-        else:
-            return requested, axis
-    return ListExpr(tuple(items)), None
-
-
-def _int(x) -> int:
-    return x.value if isinstance(x, ConstInt) else x
+        return requested
+    window = tuple(shapes.items)
+    available = checks.window_read_valid(tuple(ty.shape), tuple(view_valid), offsets.items,
+                                         window)
+    if available is None:
+        return requested
+    return ListExpr(tuple(
+        to_expr(have, "valid_shape") if _same_dim(want, w) else want
+        for want, have, w in zip(requested.items, available, window)))
 
 
 def _fill_load_defaults(a):
@@ -109,7 +95,7 @@ def _fill_load_defaults(a):
     if a["valid_shape"] is None:
         a["valid_shape"] = a["shapes"]
     a["valid_shape"] = _valid_from_view(a["tensor"], a["offsets"], a["shapes"],
-                                        a["valid_shape"])[0]
+                                        a["valid_shape"])
     if a["target_memory"] is None:
         a["target_memory"] = Mem.Vec
     return a

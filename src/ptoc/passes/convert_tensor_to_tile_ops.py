@@ -370,8 +370,9 @@ class _Converter:
         """The view a ``tensor.slice`` with a static window makes: of a static tensor, of
         another view, or of a tensor with a dynamic shape (PyPTO's way of working on one:
         static tiles over it, the tail's extent in ``valid_shape=``). Its valid extents are
-        the slice's ``valid_shape`` (PyPTO takes the request on trust; a window past the
-        bound tensor fails in the simulator, naming it)."""
+        those of the slice's type: the requested ``valid_shape`` narrowed to what a partly
+        valid source holds under the window (a slice of a tail view is a tail); a window
+        past the bound tensor fails in the simulator, naming it."""
         call: Call = stmt.value
         src = call.args[0]
         shape = static_shape(tuple(stmt.var.type.shape))
@@ -381,14 +382,9 @@ class _Converter:
             view = _View(src, tuple(ConstInt(0) for _ in src.type.shape), tuple(src.type.shape))
         if view is None or shape is None:
             return None
-        requested = stmt.var.type.view.valid_shape if stmt.var.type.view is not None else None
-        if view.valid is not None:
-            raise self.fail(
-                f"'{stmt.var.name}' slices '{getattr(src, 'name', src)}', itself valid only "
-                f"over {list(view.valid)} of {list(view.shape)}", stmt,
-                hint="slice the underlying tensor directly with the valid_shape= you need")
+        valid = stmt.var.type.view.valid_shape if stmt.var.type.view is not None else None
         offs = tuple(_add(a, b) for a, b in zip(view.offsets, call.args[2].items))
-        return _View(view.base, offs, shape, tuple(requested) if requested is not None else None)
+        return _View(view.base, offs, shape, tuple(valid) if valid is not None else None)
 
     def operand(self, x: Expr, space: MemorySpace, out: list[Stmt], env: dict, cache: dict,
                 stmt: Stmt) -> Expr:
@@ -649,8 +645,10 @@ def _reads(stmt: Stmt) -> list[Var]:
 
 def _drop_dead_views(body: SeqStmts) -> SeqStmts:
     """Remove ``tensor.slice`` views and ``tensor.create`` tensors no statement reads any more
-    (an accumulator's tile replaced the create)."""
+    (an accumulator's tile replaced the create), until none is left: a view only a dropped
+    view read (a slice of a slice) goes too."""
     used: set[Var] = set()
+    dropped = False
 
     def collect(s: Stmt) -> None:
         used.update(_reads(s))
@@ -667,10 +665,12 @@ def _drop_dead_views(body: SeqStmts) -> SeqStmts:
     collect(body)
 
     def prune(seq: SeqStmts) -> SeqStmts:
+        nonlocal dropped
         out = []
         for s in seq.stmts:
             if isinstance(s, AssignStmt) and isinstance(s.value, Call) \
                     and s.value.op in ("tensor.slice", "tensor.create") and s.var not in used:
+                dropped = True
                 continue
             if isinstance(s, (ForStmt, WhileStmt)):
                 s = replace(s, body=prune(s.body))
@@ -680,4 +680,5 @@ def _drop_dead_views(body: SeqStmts) -> SeqStmts:
             out.append(s)
         return replace(seq, stmts=tuple(out))
 
-    return prune(body)
+    body = prune(body)
+    return _drop_dead_views(body) if dropped else body
