@@ -7,8 +7,8 @@ PYPTO planner only (PTOAS plans memory itself). Per kernel function:
    test, the no-alias guard and the pipeline-stage guard with its capacity gate
    (``pipeline_capacity_gate``), shedding pipeline depth until the space fits;
 3. if a space still overflows because the stages' hoisted loads keep them co-live, the
-   overflowing groups' loop bodies are re-sequenced in chunks of the largest depth that
-   fits (``pipeline_serialise``) and everything is planned again;
+   loop bodies of the fewest overflowing groups that suffice are re-sequenced in chunks of
+   the largest depth that fits (``pipeline_serialise``) and everything is planned again;
 4. findings: PH-MR-001 for every pipeline group that got fewer buffers than stages, and a
    warning (W-MR-001) when even depth 1 did not fit and the legacy packing was used;
 5. post-packing: every member of a buffer is retyped onto its representative's MemRef,
@@ -23,6 +23,7 @@ chains were already put on one buffer by MaterializeSemanticAliases.
 
 from __future__ import annotations
 
+import itertools
 from typing import Mapping
 
 from ptoc.ir.nodes import replace
@@ -105,17 +106,25 @@ def memory_reuse(fn: Function, ctx, *, capacities: Mapping[MemorySpace, int] | N
 
 def _serialise_to_fit(fn: Function, plans: list[SpacePlan], plan_all):
     """Shedding depth could not make a space fit because the stages' lifetimes overlap
-    (their loads were hoisted): sequence the overflowing spaces' pipeline groups in chunks of
-    F stages, for the largest F that fits (``pipeline_serialise``), and re-plan."""
+    (their loads were hoisted): sequence some of the overflowing spaces' pipeline groups in
+    chunks of F stages (``pipeline_serialise``) and re-plan, keeping the first order that
+    fits without shedding. The largest F is tried first and, at each F, the fewest groups
+    (an outer loop's clones sequenced may be enough while the inner, double-buffered loop
+    keeps its overlap: serialising that one too can cost more storage than it saves); among
+    as many groups, the later-numbered first (LowerPipelineLoops numbers an inner loop's
+    groups before its outer loop's)."""
     requested = {g: info.requested for plan in plans if plan.overflows
                  for g, info in plan.gate.groups.items() if info.requested > 1}
     for depth in range(max(requested.values(), default=1) - 1, 0, -1):
-        caps = {g: min(depth, d) for g, d in requested.items()}
-        candidate = serialise_groups(fn, caps)
-        if candidate is fn:
-            break
-        new_plans = plan_all(candidate, analyze_lifetimes(candidate), caps)
-        if not any(plan.overflows or plan.shed for plan in new_plans):  # fits at this depth
+        deep = sorted((g for g, d in requested.items() if d > depth), reverse=True)
+        for groups in _subsets(deep):
+            caps = {g: depth for g in groups}
+            candidate = serialise_groups(fn, caps)
+            if candidate is fn:
+                continue
+            new_plans = plan_all(candidate, analyze_lifetimes(candidate), caps)
+            if any(plan.overflows or plan.shed for plan in new_plans):
+                continue
             for g in sorted(caps):
                 record_decision("capacity_serialise", f"pipeline group {g}: stages sequenced "
                                 f"in chunks of {caps[g]} of {requested[g]} so that stages "
@@ -124,6 +133,17 @@ def _serialise_to_fit(fn: Function, plans: list[SpacePlan], plan_all):
                                 requested=requested[g])
             return candidate, new_plans
     return fn, plans
+
+
+#: beyond this many overflowing groups only single groups and all of them are tried
+_MAX_SUBSET_GROUPS = 4
+
+
+def _subsets(groups: list[int]) -> list[tuple[int, ...]]:
+    """Non-empty subsets of ``groups`` by size, each size in the order of ``groups``."""
+    sizes = range(1, len(groups) + 1) if len(groups) <= _MAX_SUBSET_GROUPS \
+        else (1, len(groups))
+    return [c for n in sizes for c in itertools.combinations(groups, n)]
 
 
 def _spaces(intervals: list[Interval]) -> list[MemorySpace]:
