@@ -127,6 +127,17 @@ def test_pass_subclass_declares_properties():
             produced = {"MemRefsAsigned"}
 
 
+def test_every_property_is_found_by_its_name_and_value():
+    from ptoc.passes.properties import to_property
+
+    for prop in IRProperty:
+        assert to_property(prop.name) is prop and to_property(prop.value) is prop
+        assert to_property(prop) is prop
+    for bad in ("", "ssaform", 3, None):
+        with pytest.raises(PassError, match="unknown IR property"):
+            to_property(bad)
+
+
 # ---- verification -----------------------------------------------------------------------------
 
 def drop_return_value_pass():
