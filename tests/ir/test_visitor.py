@@ -322,3 +322,41 @@ def test_statement_level_mutators_skip_assignments_and_others_do_not():
 
     Count().visit(program)
     assert seer.calls == expected
+
+
+def test_a_visitor_class_made_per_call_is_routed_by_its_hooks_and_not_kept_alive():
+    """Passes define small visitor classes inside functions (a new class per call): each
+    must dispatch to its own hook functions, and the dispatch caches must not keep the
+    classes alive (they are keyed by a class's bases and the names it defines)."""
+    import gc
+    import weakref
+
+    program = make_matmul_program()
+
+    def make(kind):
+        class _Count(IRVisitor):
+            def __init__(self):
+                self.seen = 0
+
+            def visit_call(self, node):
+                self.seen += 1 if kind == "calls" else 0
+                super().visit_call(node)
+
+        class _Rename(IRMutator):
+            def mutate_var(self, node):
+                return node
+
+        return _Count, _Rename
+
+    counts, refs = [], []
+    for kind in ("calls", "none", "calls"):
+        visitor_cls, mutator_cls = make(kind)
+        v = visitor_cls()
+        v.visit(program)
+        counts.append(v.seen)
+        assert mutator_cls().mutate(program) is program
+        refs += [weakref.ref(visitor_cls), weakref.ref(mutator_cls)]
+        del v, visitor_cls, mutator_cls
+    assert counts[0] == counts[2] > 0 and counts[1] == 0
+    gc.collect()
+    assert all(ref() is None for ref in refs)

@@ -21,6 +21,7 @@ may return a SeqStmts (spliced into the enclosing list) or None (deleted).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 from ptoc.ir.nodes import replace
@@ -33,6 +34,7 @@ from ptoc.ir.pypto_hooks import BINARY_HOOK, UNARY_HOOK, hooks_for, kind_hooks, 
 from ptoc.ir.types import MemRef, TensorType, TileType, TupleType, Type
 
 
+@lru_cache(maxsize=None)
 def _snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
@@ -41,10 +43,43 @@ def _snake(name: str) -> str:
 # Which method handles a node depends only on the visitor's class and the node's class
 # (BinOp / UnaryOp under a PyPTO-style subclass also on the operator), so the method name
 # is looked up once per pair and kept: the traversal runs for every node of every pass.
+# ``visit`` and ``mutate`` keep the function itself in a table of the visitor's class,
+# keyed by the node's class (no key tuple, no bound method per node).
 
 _SLOW = "<by operator>"   # route a BinOp/UnaryOp through its operator's hooks each time
 _UNSET = object()
 _ROUTES: dict[tuple, str | None] = {}
+_USER_HOOKS: dict[tuple, frozenset[str]] = {}
+
+
+def _shape(cls: type) -> tuple:
+    """What the routes of visitor class ``cls`` depend on: its bases and the names it
+    defines (a route follows which hook names exist, never their code). A class that a
+    function defines anew on every call (a local ``_Find(IRVisitor)``) has one shape, so
+    its routes are worked out once, and the caches keep no such class alive."""
+    return cls.__dict__.get("_shape_key") or (cls,)
+
+
+def _shape_key(cls: type) -> tuple:
+    return (cls.__bases__, frozenset(vars(cls)))
+
+
+def _user_hooks(cls: type, base: type) -> frozenset[str]:
+    """``overridden(cls, base)``, cached by shape."""
+    key = (_shape(cls), base)
+    found = _USER_HOOKS.get(key)
+    if found is None:
+        found = _USER_HOOKS[key] = overridden.__wrapped__(cls, base)
+    return found
+
+
+def _table_entry(cls: type, node_cls: type, entry: str, table: dict) -> Any:
+    """The function (None: nothing to call, ``_SLOW``: by operator) ``entry`` of ``cls``
+    sends a ``node_cls`` node to, recorded in ``table`` (the class's own)."""
+    name = _route(cls, node_cls, entry)
+    fn = name if name is None or name is _SLOW else getattr(cls, name)
+    table[node_cls] = fn
+    return fn
 
 
 def _kind_name(cls: type, node_cls: type, prefix: str) -> str | None:
@@ -63,13 +98,13 @@ def _kind_name(cls: type, node_cls: type, prefix: str) -> str | None:
 def _route(cls: type, node_cls: type, entry: str) -> str | None:
     """The method name ``entry`` ("visit", "visit_kind", "mutate", "specific", "mutate_kind")
     of visitor class ``cls`` sends a ``node_cls`` node to (cached)."""
-    key = (cls, node_cls, entry)
+    key = (_shape(cls), node_cls, entry)
     try:
         return _ROUTES[key]
     except KeyError:
         pass
     if entry in ("visit", "visit_kind"):
-        user = overridden(cls, IRVisitor)
+        user = _user_hooks(cls, IRVisitor)
         name = _kind_name(cls, node_cls, "visit")
         if entry == "visit":
             if "visit_expr" in user and issubclass(node_cls, Expr):
@@ -77,7 +112,7 @@ def _route(cls: type, node_cls: type, entry: str) -> str | None:
             elif "visit_stmt" in user and issubclass(node_cls, Stmt):
                 name = "visit_stmt"
     else:
-        user = overridden(cls, IRMutator)
+        user = _user_hooks(cls, IRMutator)
         name = _kind_name(cls, node_cls, "mutate")
         if entry != "mutate_kind" and user:
             if issubclass(node_cls, (BinOp, UnaryOp)):
@@ -98,14 +133,22 @@ class IRVisitor:
     ``visit_bin_op``, ...), ``visit_var`` (uses), ``visit_def`` (definitions) and
     ``visit_type``."""
 
+    #: node class -> the function ``visit`` calls (per visitor class: ``__init_subclass__``)
+    _visit_table: dict[type, Any] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._visit_table = {}
+        cls._shape_key = _shape_key(cls)
+
     def visit(self, node: Any) -> None:
         if node is None:
             return
-        name = _ROUTES.get((type(self), type(node), "visit"), _UNSET)
-        if name is _UNSET:
-            name = _route(type(self), type(node), "visit")
-        if name is not None:
-            getattr(self, name)(node)
+        fn = self._visit_table.get(type(node), _UNSET)
+        if fn is _UNSET:
+            fn = _table_entry(type(self), type(node), "visit", type(self)._visit_table)
+        if fn is not None:
+            fn(self, node)
 
     def visit_expr(self, node: Expr) -> None:
         """PyPTO's expression dispatcher (override it to see every expression)."""
@@ -287,15 +330,25 @@ class IRMutator:
         self.var_map: dict[Var, Expr] = dict(var_map or {})
         self.fresh = fresh
 
+    #: node class -> the function ``mutate`` calls (per mutator class: ``__init_subclass__``)
+    _mutate_table: dict[type, Any] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._mutate_table = {}
+        cls._shape_key = _shape_key(cls)
+
     def mutate(self, node: Any) -> Any:
         """A PyPTO-style subclass's overridden ``visit_*`` hook for ``node`` if any, else
         ``mutate_<kind>``."""
         if node is None:
             return None
-        name = _ROUTES.get((type(self), type(node), "mutate"), _UNSET)
-        if name is _UNSET or name is _SLOW:
+        fn = self._mutate_table.get(type(node), _UNSET)
+        if fn is _UNSET:
+            fn = _table_entry(type(self), type(node), "mutate", type(self)._mutate_table)
+        if fn is _SLOW:
             return self._dispatch(node, "mutate")
-        return node if name is None else getattr(self, name)(node)
+        return node if fn is None else fn(self, node)
 
     def _specific(self, node: Any) -> Any:
         """PyPTO's dispatch below ``visit_expr`` / ``visit_stmt``: the kind's hook if a
@@ -310,7 +363,7 @@ class IRMutator:
         if name is None:
             return node  # plain values
         if name is _SLOW:
-            user = overridden(type(self), IRMutator)
+            user = _user_hooks(type(self), IRMutator)
             for hook in hooks_for(node)[0 if entry == "mutate" else 1:]:
                 if hook in user:
                     return getattr(self, hook)(node)
@@ -593,21 +646,21 @@ _STATEMENT_LEVEL = frozenset({
     "mutate_yield_stmt", "mutate_return_stmt", "visit_program", "visit_function",
     "visit_seq_stmts", "visit_for_stmt", "visit_while_stmt", "visit_if_stmt",
     "visit_scope_stmt", "visit_yield_stmt", "visit_return_stmt"})
-_STATEMENTS_ONLY: dict[type, bool] = {}
+_STATEMENTS_ONLY: dict[tuple, bool] = {}
 
 
 def _statements_only(cls: type) -> bool:
-    """Whether ``cls`` overrides only statement-level IRMutator methods (cached per class)."""
-    known = _STATEMENTS_ONLY.get(cls)
+    """Whether ``cls`` overrides only statement-level IRMutator methods (cached per shape)."""
+    known = _STATEMENTS_ONLY.get(_shape(cls))
     if known is None:
         names: set[str] = set()
         for klass in cls.__mro__:
             if klass is IRMutator:
                 break
             names.update(vars(klass))
-        known = _STATEMENTS_ONLY[cls] = not any(
+        known = _STATEMENTS_ONLY[_shape(cls)] = not any(
             name in names and name not in _STATEMENT_LEVEL and not name.startswith("__")
-            for name in vars(IRMutator))
+            and name not in ("_mutate_table", "_shape_key") for name in vars(IRMutator))
     return known
 
 
