@@ -40,6 +40,8 @@ def _block(plan: SyncPlan, b: int) -> tuple:
 
 def _gap(plan: SyncPlan, b: int, g: int) -> list[SyncOp]:
     key, pairs = (b, g), plan.pairs
+    if key not in plan.occupied:
+        return []
 
     def flag(kind: str, pid: int) -> SyncOp:
         p = pairs[pid]

@@ -30,6 +30,8 @@ SELF_OVERLAP = "two of its own instances overlap (the flag would be set twice be
 
 
 def _exclusive(p: tuple, q: tuple) -> bool:
+    if not p or not q:
+        return False
     arms = dict(p)
     return any(tag in arms and arms[tag] != arm for tag, arm in q)
 
@@ -66,8 +68,11 @@ def allocate_events(plan: SyncPlan, instances: dict[int, list[Instance]],
         usable.sort(key=lambda p: (min((x.set_stamp for x in insts[p]), default=0), p))
         colour: dict[int, int] = {}
         for pid in usable:
-            taken = {colour[q] for q in colour
-                     if any(not _compatible(a, b, d) for a in insts[pid] for b in insts[q])}
+            taken: set[int] = set()
+            for q, c in colour.items():   # a colour already taken needs no second look
+                if c not in taken and any(not _compatible(a, b, d)
+                                          for a in insts[pid] for b in insts[q]):
+                    taken.add(c)
             free = next((c for c in range(limit) if c not in taken), None)
             if free is None:
                 failed.append((pid, f"all {limit} event ids of {src.short}->{dst.short} are "

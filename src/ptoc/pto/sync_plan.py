@@ -117,6 +117,9 @@ class SyncPlan:
     next_id: int = 0
     resolver: object = None                      # footprints, for placing pre/post-loop sync
     deferred: set = field(default_factory=set)   # hazards into loops deferred once (Walker.defer)
+    #: every (block, gap) any table above has held an entry for: the walk and the emitter
+    #: visit every gap of the kernel, and most hold no sync at all
+    occupied: set = field(default_factory=set)
 
     def add_pair(self, src: Pipe, dst: Pipe, block: int, set_gap: int, wait_gap: int, *,
                  producer, consumer, hazard: str, rendezvous: bool = False) -> Pair | None:
@@ -133,15 +136,19 @@ class SyncPlan:
         self.keys[key] = pair.ident
         sets, waits = ((self.late_sets_at, self.early_waits_at) if rendezvous
                        else (self.sets_at, self.waits_at))
-        sets.setdefault((block, set_gap), []).append(pair.ident)
-        waits.setdefault((block, wait_gap), []).append(pair.ident)
+        self._place(sets, (block, set_gap), pair.ident)
+        self._place(waits, (block, wait_gap), pair.ident)
         if carried:
             parent, g = self.outermost(block)
-            self.pre_sets_at.setdefault((parent, self.pre_set_gap(parent, g, pair)),
-                                        []).append(pair.ident)
-            self.post_waits_at.setdefault((parent, self.post_wait_gap(parent, g, pair)),
-                                          []).append(pair.ident)
+            self._place(self.pre_sets_at, (parent, self.pre_set_gap(parent, g, pair)),
+                        pair.ident)
+            self._place(self.post_waits_at, (parent, self.post_wait_gap(parent, g, pair)),
+                        pair.ident)
         return pair
+
+    def _place(self, table: dict, key: tuple[int, int], entry) -> None:
+        table.setdefault(key, []).append(entry)
+        self.occupied.add(key)
 
     def post_wait_gap(self, parent: int, g: int, pair: Pair) -> int:
         """Where the post-loop wait of a carried pair goes: just before the first later item
@@ -238,12 +245,12 @@ class SyncPlan:
 
     def add_barrier(self, block: int, gap: int, pipe: Pipe) -> bool:
         """Register a barrier; False when an equal or stronger one is already there."""
-        pipes = self.barriers_at.setdefault((block, gap), [])
+        pipes = self.barriers_at.get((block, gap), ())
         if pipe in pipes or Pipe.PIPE_ALL in pipes:
             return False
         if pipe is Pipe.PIPE_ALL:
-            pipes.clear()
-        pipes.append(pipe)
+            self.barriers_at[(block, gap)] = []
+        self._place(self.barriers_at, (block, gap), pipe)
         return True
 
     def count(self) -> dict[str, int]:

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field, replace
 
 from ptoc.backend.pipes import QUEUE_PIPES, Pipe
 from ptoc.pto.model import LOOP_OPS, ForOp, IfOp, Instruction, SyncOp, WhileOp
-from ptoc.pto.sync_access import Access, AccessResolver, hazard_kind
+from ptoc.pto.sync_access import Access, AccessResolver, hazard_kind, ranges_overlap
 from ptoc.pto.sync_plan import SyncPlan
 from ptoc.pto.sync_slots import SlotInfo, find_slot_cascades
 
@@ -194,6 +194,8 @@ class Walker:
 
     def gap(self, b: int, g: int, st: State, live: list, path: tuple) -> None:
         key, plan = (b, g), self.plan
+        if key not in plan.occupied:
+            return
         for pid in plan.early_waits_at.get(key, ()):
             self.fire_wait(pid, st, path)
         for pid in plan.sets_at.get(key, ()):
@@ -285,17 +287,19 @@ class Walker:
                 self.fire_barrier(pipe, st)
         clock = st.clock[d]
         while True:
-            best, hit = None, None
+            best, hit, newest = None, None, 0
             for r in live:
-                if r.pipe == d or clock[r.pipe] >= r.stamp:
+                if r.pipe == d or clock[r.pipe] >= r.stamp or r.stamp <= newest:
                     continue
                 if r.slot_arm is not None and r.local != (r.slot_arm == b):
                     continue  # inside its arm only the arm-local copy counts, elsewhere never
-                if best is not None and r.stamp <= best.stamp:
-                    continue
+                x = r.access
                 for a in accesses:
-                    if r.access.conflicts(a):
-                        best, hit = r, a
+                    # Access.conflicts, spelled out: this test runs for every live access
+                    # at every instruction of the virtual trace
+                    if (x.write or a.write) and x.buffer == a.buffer and x.lo < a.hi \
+                            and a.lo < x.hi and ranges_overlap(x, a):
+                        best, hit, newest = r, a, r.stamp
                         break
             if best is None:
                 return
