@@ -31,6 +31,7 @@ from ptoc.ir.linear import constant_difference
 from ptoc.language.context import DslPath, SelfRef
 from ptoc.language.tasks import SUBMIT_FUNCS, NoDepArg
 from ptoc.language.dynamic import DynVar
+from ptoc.language.row_broadcast import row_broadcast
 from ptoc.ops.checks import describe_type
 from ptoc.ops import get_op, has_op, make_call, ops_for_dsl_name, to_expr
 from ptoc.ops.catalog import not_run_reason
@@ -355,6 +356,7 @@ class ExprParser:
         if name in _SCALAR_ARITH and len(args) == 2 and not kwargs \
                 and not any(_is_shaped(a) for a in args):
             return self.binary(node, _SCALAR_ARITH[name], args[0], args[1])
+        name, args = row_broadcast(name, args, kwargs, self.ctx.loc(node))
         op_name = self.resolve_op(node, name, args)
         for i, value in enumerate(args):
             if isinstance(value, NoDepArg):
