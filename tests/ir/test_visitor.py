@@ -106,6 +106,27 @@ def test_substitute_inside_types_remakes_definitions():
     assert out.stmts[0].value.type.shape[0] is m
 
 
+def test_a_tiles_run_time_valid_extent_is_substituted_cloned_and_visited():
+    """A tile valid over ``min(m - off, 16)`` rows: a clone's copy names the clone's ``off``
+    (a pipeline replica named the original, defined nowhere), and the verifier sees it."""
+    from ptoc.ir.types import TileView
+    from ptoc.ops import make_call
+
+    m, off = Var("m", INDEX), Var("off", INDEX)
+    rows = make_call("tile.min", (BinOp("-", m, off), 16))
+    t = TileType((16, 16), FP32, MemorySpace.Vec, view=TileView((("valid_shape", (rows, 16)),)))
+    y = Var("y", t)
+    body = SeqStmts((AssignStmt(off, BinOp("*", m, ConstInt(2))),
+                     AssignStmt(y, Call("tile.x", (), (), t)), ReturnStmt((y,))))
+    mapping = {}
+    clone = clone_with_fresh_vars(body, var_map_out=mapping)
+    new_rows = clone.stmts[1].var.type.view.get("valid_shape")[0]
+    assert new_rows.args[0].rhs is mapping[off] is clone.stmts[0].var
+    c = _Collect()
+    c.visit(AssignStmt(y, Call("tile.x", (), (), t)))
+    assert c.uses == ["m", "off"]
+
+
 def test_substitute_memref_base():
     p1, p2 = Var("mem_1", PtrType()), Var("mem_2", PtrType())
     t = TileType((16, 16), FP32, MemorySpace.Vec, MemRef(p1, ConstInt(0, DataType.INT64), 1024))

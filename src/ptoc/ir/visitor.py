@@ -298,13 +298,14 @@ class IRVisitor:
         self.visit(node.predicate)
 
     def visit_type(self, ty: Any) -> None:
-        """Visit the expressions inside a type: dynamic dims, MemRef base and offset."""
+        """Visit the expressions inside a type: dynamic dims, valid extents, MemRef base and
+        offset."""
         if isinstance(ty, (TensorType, TileType)):
             for d in ty.shape:
                 if isinstance(d, Expr):
                     self.visit(d)
-            if isinstance(ty, TensorType) and ty.view is not None:
-                for d in ty.view.valid_shape or ():
+            if ty.view is not None:
+                for d in ty.view.get("valid_shape") or ():
                     if isinstance(d, Expr):
                         self.visit(d)
             if ty.memref is not None:
@@ -576,11 +577,12 @@ class IRMutator:
 
     # ---- types ---------------------------------------------------------------------
     def mutate_type(self, ty: Type) -> Type:
-        """Substitute inside dynamic dims and MemRefs; returns ``ty`` itself if nothing changed."""
+        """Substitute inside dynamic dims, MemRefs and views (a tensor's or tile's run-time
+        valid extents); returns ``ty`` itself if nothing changed."""
         if isinstance(ty, (TensorType, TileType)):
             shape = tuple(self.mutate(d) if isinstance(d, Expr) else d for d in ty.shape)
             memref = self.mutate_memref(ty.memref) if ty.memref is not None else None
-            view = self.mutate_view(ty.view) if isinstance(ty, TensorType) and ty.view else ty.view
+            view = self.mutate_view(ty.view) if ty.view else ty.view
             if _same(shape, ty.shape) and memref is ty.memref and view is ty.view:
                 return ty
             return replace(ty, shape=shape, memref=memref, view=view)
@@ -590,7 +592,8 @@ class IRMutator:
         return ty
 
     def mutate_view(self, view):
-        """A tensor view with its valid_shape substituted (the same view if unchanged)."""
+        """A tensor or tile view with its valid_shape substituted (the same view if
+        unchanged)."""
         fields = tuple((k, tuple(self.mutate(x) if isinstance(x, Expr) else x for x in v)
                         if isinstance(v, tuple) else v) for k, v in view.fields)
         if all(_same(a[1], b[1]) if isinstance(a[1], tuple) else a[1] is b[1]
