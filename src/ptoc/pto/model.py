@@ -158,6 +158,12 @@ class Value:
     def __str__(self) -> str:
         return f"%{self.name}"
 
+    def __hash__(self) -> int:
+        # values equal only if their names are: hashing the name alone (Python caches a
+        # string's hash) spares hashing the whole type, which sets and dicts of values in
+        # InsertSync, the planner and the memory map did for every operand
+        return hash(self.name)
+
 
 #: A kernel parameter is an SSA value of ``PtrType`` (GM tensor) or ``ScalarType``.
 Param = Value
