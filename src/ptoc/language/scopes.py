@@ -103,6 +103,8 @@ class ScopeParser:
             self.open_scopes.pop()
             if kind is ScopeKind.Runtime:
                 self.runtime_scopes.pop()
+        if kind is ScopeKind.Spmd:
+            stmts = self._spmd_body(node, stmts)
         task_id = None
         if target is not None:
             task_id = Var(target.id, TASK_ID, self.ctx.loc(target))
@@ -112,6 +114,28 @@ class ScopeParser:
                                       task_id)
         return [ScopeStmt(kind, SeqStmts(tuple(stmts)), attrs, tuple(deps), task_id, core_num,
                           self.ctx.loc(node), no_dep, predicate)], yld
+
+    def _spmd_body(self, node: ast.With, stmts: list[Stmt]) -> list[Stmt]:
+        """A ``with pl.spmd(n):`` body as PyPTO shapes it: one written ``pl.at`` region is the
+        per-block kernel; a body that reads the block index does the per-block work inline
+        and becomes one (an InCore region, outlined like the ``for i in pl.spmd(n)`` form); a
+        body that calls kernels dispatches them (they read the index themselves). A body
+        that does neither would run the same work on every block."""
+        if len(node.body) == 1 and isinstance(node.body[0], ast.With) \
+                and self._scope_func(node.body[0].items[0].context_expr) == "at":
+            return stmts
+        if _calls(node.body, lambda f: isinstance(f, ast.Attribute) and f.attr == "get_block_idx"
+                  or isinstance(f, ast.Name) and f.id == "get_block_idx"):
+            return [ScopeStmt(ScopeKind.InCore, SeqStmts(tuple(stmts)), {}, loc=self.ctx.loc(node))]
+        if not _calls(node.body, lambda f: isinstance(f, ast.Attribute)
+                      and isinstance(f.value, ast.Name) and f.value.id == "self"):
+            raise self.ctx.error(node, "`with pl.spmd(...)` body neither reads the per-block "
+                                 "index via `pl.tile.get_block_idx()` nor dispatches a "
+                                 "`self.<kernel>(...)` call, so every block would run identical "
+                                 "work", hint="add `i = pl.tile.get_block_idx()` inside the "
+                                 "scope, dispatch a kernel that reads it, or use `for i in "
+                                 "pl.spmd(n):` to bind the block index")
+        return stmts
 
     def _scope_func(self, call: ast.AST) -> str | None:
         if isinstance(call, ast.Call):
@@ -349,6 +373,12 @@ def task_dependencies(parser, node: ast.AST, value) -> list[Expr]:
                                         "returned by pl.submit (or a pl.array of them)")
         deps.append(item)
     return deps
+
+
+def _calls(body: list[ast.stmt], callee) -> bool:
+    """Whether any call in ``body`` has a function expression ``callee`` accepts."""
+    return any(isinstance(n, ast.Call) and callee(n.func)
+               for stmt in body for n in ast.walk(stmt))
 
 
 def _assigned(body: list[ast.stmt]) -> list[str]:

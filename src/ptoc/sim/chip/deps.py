@@ -14,7 +14,10 @@ docs/buffer-abi.md) infers edges from each task's tensor arguments in submission
   wholly is forgotten, one it covers in part stays a producer.
 
 Blocks of one SPMD launch never depend on each other through inference, and a later reader
-of their output waits for all of them.
+of their output waits for all of them. The launch is one task to the runtime: its lookups are
+done once, before any of its blocks registers as a writer — every block waits for what the
+first waits for (a block registered first must not hide an earlier launch's writers from the
+next block of an ``InOut`` launch).
 """
 
 from __future__ import annotations
@@ -29,16 +32,21 @@ class DependencyMap:
 
     def __init__(self):
         self._writers: dict[str, _Writers] = {}
+        self._launch: tuple[int, set[int]] | None = None   # the open launch's lookups
 
     def add(self, task: Task) -> tuple[int, ...]:
         """The tasks ``task`` must follow (inferred and explicit, sorted); then record its
-        writes."""
-        deps = {d for d in task.deps}
+        writes. Blocks of one launch are submitted one after another and share its lookups."""
         launch = task.launch_id
-        for region in task.reads:
-            writers = self._writers.get(region.name)
-            if writers is not None:
-                deps.update(w for w, w_launch in writers.overlapping(region) if w_launch != launch)
+        if self._launch is None or self._launch[0] != launch:
+            inferred: set[int] = set()
+            for region in task.reads:
+                writers = self._writers.get(region.name)
+                if writers is not None:
+                    inferred.update(w for w, w_launch in writers.overlapping(region)
+                                    if w_launch != launch)
+            self._launch = (launch, inferred)
+        deps = set(task.deps) | self._launch[1]
         for region in task.produced():
             self._writers.setdefault(region.name, _Writers()).write(region, task.index, launch)
         deps.discard(task.index)
