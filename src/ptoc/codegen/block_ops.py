@@ -12,34 +12,20 @@ from typing import TYPE_CHECKING
 
 from ptoc.codegen.errors import CodegenError
 from ptoc.dtypes import DataType
-from ptoc.ir.nodes import Call
-from ptoc.ir.visitor import IRVisitor
 
 if TYPE_CHECKING:  # pragma: no cover
     from ptoc.codegen.emitter import KernelEmitter
 
-_OPS = {"tile.get_block_idx": 0, "tile.get_block_num": 1}
-
-
-def uses_block_identity(body) -> bool:
-    """Whether a kernel body reads its block index or count."""
-    found = False
-
-    class _Find(IRVisitor):
-        def visit_call(self, node: Call) -> None:
-            nonlocal found
-            found = found or node.op in _OPS
-            super().visit_call(node)
-
-    _Find().visit(body)
-    return found
+#: the block-identity ops, with the index of their parameter in ``BLOCK_PARAMS``
+BLOCK_OPS = {"tile.get_block_idx": 0, "tile.get_block_num": 1}
 
 
 def _lower(em: "KernelEmitter", var, a, site) -> None:
     if var is None:
         raise CodegenError(f"the result of {site.call.op} must be assigned to a variable",
                            site.op)
-    em.scalars[var] = em._cast(em.block_params[_OPS[site.call.op]], DataType.INDEX, site.op)
+    em.scalars[var] = em._cast(em.block_params[BLOCK_OPS[site.call.op]], DataType.INDEX,
+                               site.op)
 
 
-LOWERINGS = {name: _lower for name in _OPS}
+LOWERINGS = {name: _lower for name in BLOCK_OPS}

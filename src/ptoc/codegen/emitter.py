@@ -39,12 +39,14 @@ from ptoc.ir.nodes import (
     IterArg, ReturnStmt, SeqStmts, Stmt, Var, WhileStmt, YieldStmt,
 )
 from ptoc.ir.dynamic import dynamic_dims
+from ptoc.ir.visitor import IRVisitor
 from ptoc.ir.types import ScalarType as IrScalarType, TensorType, TileType
 from ptoc.pto.model import (
-    ConditionOp, EnumAttr, ForOp, IfOp, Kernel, Op, PtrType, ScalarType, Value, WhileOp, YieldOp,
+    ConditionOp, EnumAttr, ForOp, IfOp, Instruction, Kernel, Op, PtrType, ScalarType, Value,
+    WhileOp, YieldOp,
 )
 
-from ptoc.codegen.block_ops import uses_block_identity
+from ptoc.codegen.block_ops import BLOCK_OPS
 from ptoc.pto.launch import BLOCK_PARAMS
 from ptoc.codegen.buffers import BufferBinding
 from ptoc.codegen.errors import CodegenError
@@ -84,7 +86,8 @@ class KernelEmitter(ScalarLowering, BufferBinding):
         self.source = fn
         self.options = options
         self.fn = simplify_function(fn)
-        self.names = SsaNames(_all_hints(self.fn))
+        hints, self._reads_block_identity = _scan(self.fn)
+        self.names = SsaNames(hints)
         self.consts = ConstantPool(self.names)
         self.scalars: dict[Var, Value] = {}
         self.tensors: dict[Var, Value] = {}
@@ -128,7 +131,7 @@ class KernelEmitter(ScalarLowering, BufferBinding):
             self.names.reserve(name)
             params.append(Value(name, ScalarType(DataType.INDEX)))
             self.scalars[var] = params[-1]
-        if uses_block_identity(fn.body):
+        if self._reads_block_identity:
             self.block_params = []
             for name in BLOCK_PARAMS:
                 self.names.reserve(name)
@@ -169,6 +172,10 @@ class KernelEmitter(ScalarLowering, BufferBinding):
     def _pto_locs(self, ops) -> tuple:
         out = []
         for op in ops:
+            if type(op) is Instruction:   # most ops: built directly, not by field lookup
+                out.append(Instruction(op.opcode, op.results, op.ins, op.outs, op.attrs,
+                                       self._pto_loc(op.loc), op.line))
+                continue
             changes = {"loc": self._pto_loc(op.loc)}
             if isinstance(op, ForOp):
                 changes["body"] = self._pto_locs(op.body)
@@ -439,10 +446,26 @@ class KernelEmitter(ScalarLowering, BufferBinding):
         return "cube" if cube else "vector"
 
 
-def _all_hints(fn: Function) -> set[str]:
-    from ptoc.ir.visitor import defined_names  # noqa: PLC0415
+def _scan(fn: Function) -> tuple[set[str], bool]:
+    """In one walk: every name ``fn`` defines (the SSA namer's hints: params, loop variables,
+    carries, results) and whether it reads its block identity (``BLOCK_OPS``)."""
+    scan = _Scan()
+    scan.visit(fn)
+    return scan.names, scan.block
 
-    return defined_names(fn)
+
+class _Scan(IRVisitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: set[str] = set()
+        self.block = False
+
+    def visit_def(self, var) -> None:
+        self.names.add(var.name)
+
+    def visit_call(self, node) -> None:
+        self.block = self.block or node.op in BLOCK_OPS
+        super().visit_call(node)
 
 
 __all__ = ["CodegenError", "CodegenOptions", "KernelEmitter"]
