@@ -206,18 +206,61 @@ def test_column_reductions_over_dynamic_rows_run_every_row_count_exact(column_re
         np.testing.assert_array_equal(got[0], want)
 
 
-def test_a_column_argmax_over_dynamic_rows_is_refused_naming_the_tensor():
-    @pl.program
-    class ColArgmax:
-        @pl.function(type=pl.FunctionType.InCore)
-        def k(self, a: pl.Tensor[[M, 64], pl.FP32],
-              out: pl.Out[pl.Tensor[[1, 64], pl.INT32]]) -> pl.Tensor[[1, 64], pl.INT32]:
-            out[:] = pl.col_argmax(a)
-            return out
+@pl.program
+class ArgReductions:
+    """Arg reductions over M rows: column ones reduced in row blocks (the block's index
+    offset by its first row, the earlier block winning a tie), row ones row by row."""
 
-    with pytest.raises(PtocError, match=r"tensor 'a' has a dynamic shape \[M, 64\].*fix: work "
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[M, 64], pl.FP32], hi: pl.Out[pl.Tensor[[1, 64], pl.INT32]],
+          lo: pl.Out[pl.Tensor[[1, 64], pl.INT32]], r: pl.Out[pl.Tensor[[M, 1], pl.INT32]]
+          ) -> tuple[pl.Tensor[[1, 64], pl.INT32], pl.Tensor[[1, 64], pl.INT32],
+                     pl.Tensor[[M, 1], pl.INT32]]:
+        hi[:] = pl.col_argmax(a)
+        lo[:] = pl.col_argmin(a)
+        r[:] = pl.row_argmax(a)
+        return hi, lo, r
+
+
+@pytest.fixture(scope="module")
+def arg_reductions():
+    return ir.compile(ArgReductions)
+
+
+@settings(max_examples=12, deadline=None)
+@given(m=st.integers(1, 600), order=st.sampled_from(["ties", "falling", "rising"]))
+def test_arg_reductions_over_dynamic_rows_give_the_first_global_index(arg_reductions, m, order):
+    """'ties': values from a handful, so most columns repeat their extreme across blocks
+    (the first row must win); 'falling'/'rising' put the extremes in the first rows or in
+    the tail, whose padding still holds the larger (smaller) rows of the block before."""
+    rng = np.random.default_rng(m)
+    a = rng.integers(-3, 3, (m, 64)).astype(np.float32)
+    if order != "ties":
+        a += (np.arange(m, 0, -1) if order == "falling" else np.arange(m))[:, None] * 8
+    outs = [np.full((1, 64), 7, np.int32), np.full((1, 64), 7, np.int32),
+            np.full((m, 1), 7, np.int32)]
+    result = arg_reductions.run(a, *outs)
+    assert result.races == []
+    np.testing.assert_array_equal(outs[0][0], a.argmax(axis=0))
+    np.testing.assert_array_equal(outs[1][0], a.argmin(axis=0))
+    np.testing.assert_array_equal(outs[2][:, 0], a.argmax(axis=1))
+
+
+def test_a_row_block_value_used_after_its_run_is_refused_naming_the_tensor():
+    @pl.program
+    class ReusedBlock:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[M, 64], pl.FP32], out: pl.Out[pl.Tensor[[M, 64], pl.FP32]],
+              s: pl.Out[pl.Tensor[[1, 64], pl.FP32]]
+              ) -> tuple[pl.Tensor[[M, 64], pl.FP32], pl.Tensor[[1, 64], pl.FP32]]:
+            t = pl.add(a, a)
+            out[:] = t
+            s[:] = pl.col_sum(t)
+            return out, s
+
+    with pytest.raises(PtocError, match=r"tensor '.*' has a dynamic shape \[M, 64\].*fix: work "
                                         r"on static windows"):
-        ir.compile(ColArgmax)
+        ir.compile(ReusedBlock)
 
 
 @pytest.mark.parametrize("rows, kwargs, valid", [

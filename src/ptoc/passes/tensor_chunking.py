@@ -31,6 +31,11 @@ limit"). ConvertTensorToTileOps first rewrites such a program instead:
 * a column reduction (``col_sum/max/min/prod``) of a tensor with a dynamic row count is
   reduced in such blocks too: the first block's result starts a carried value, each later
   block's result is combined into it (``_COMBINE``); sums and products round per block.
+  ``col_argmax/argmin`` carry the extreme and its index: a later block's index (its own
+  plus the block's first row) replaces the carried one where the block's extreme is
+  strictly better, decided by the arg reduction itself over the two extremes stacked as
+  two rows (the carried one first, so a tie keeps the earlier row, as the whole-tensor op
+  does), ``index += pick * (block_index - index)`` in INT32.
 * in a kernel that uses the cube, only runs of whole-tensor matmuls over a dynamic number
   of lhs rows are chunked (``a: [M, K]``, ``b`` static): blocks of 128, 64, 32 or 16 rows,
   the largest whose lhs block and whole rhs fit Mat and result fits Acc, tails as above.
@@ -135,6 +140,13 @@ def _chunkable(stmt: Stmt, cube: bool) -> bool:
     return op.level == "tensor" and op.row_local
 
 
+def _writes_earlier_value(stmt: Stmt, run: list) -> bool:
+    """An assemble at the head of a run whose value no statement of the run computes: it
+    stays before the run as written (``s[:] = pl.col_sum(a)`` followed by row ops)."""
+    call = _is_call(stmt, "tensor.assemble")
+    return call is not None and not any(s.var is call.args[1] for s in run)
+
+
 def _vars_read(node, found: set) -> set:
     """Every Var read anywhere inside ``node`` (statements and expressions, nested bodies)."""
     if isinstance(node, Var):
@@ -192,7 +204,11 @@ class _Chunker:
                 j = i
                 while j < len(stmts) and _chunkable(stmts[j], self.cube):
                     j += 1
-                out.extend(self.run(stmts[i:j], tuple(stmts[j:]) + after))
+                k = i    # assembles of values computed before the run (a column
+                while k < j and _writes_earlier_value(stmts[k], stmts[k:j]):  # reduction's)
+                    k += 1
+                out.extend(stmts[i:k])
+                out.extend(self.run(stmts[k:j], tuple(stmts[j:]) + after))
                 i = j
                 continue
             blocks = self.column_reduction(stmt)
@@ -313,14 +329,15 @@ class _Chunker:
         """A column reduction of a tensor with a dynamic row count, in blocks (module doc):
         the first block's reduction starts the carried value, each later block's is combined
         into it; every block is valid over the rows it holds. None: not such a statement."""
-        call = _is_call(stmt, *_COMBINE)
+        call = _is_call(stmt, *_COMBINE, *_ARG_COMBINE)
         x = call.args[0] if call is not None else None
         if self.cube or not isinstance(x, Var) or isinstance(leading_rows(x.type), (int, type(None))):
             return None
         rows, cols = x.type.shape
-        part = self.tile_bytes(stmt.var.type, 1, 1)
-        block = next((b for b in _DYNAMIC_BLOCKS
-                      if self.tile_bytes(x.type, b, rows) + 3 * part <= self.capacity), None)
+        arg = call.op in _ARG_COMBINE
+        part = max(self.tile_bytes(stmt.var.type, 1, 1), self.tile_bytes(x.type, 1, 1))
+        block = next((b for b in _DYNAMIC_BLOCKS if self.tile_bytes(x.type, b, rows)
+                      * (2 if arg else 1) + (12 if arg else 3) * part <= self.capacity), None)
         facts = dict(pass_name=PASS, location=stmt.loc, kernel=self.function.name,
                      rows=format_node(rows), capacity=self.capacity)
         if block is None:
@@ -329,38 +346,64 @@ class _Chunker:
                             chunked=False, **facts)
             return None
         self.changed = True
+        how = (f"each block's {_ARG_COMBINE[call.op][0]} compared with the carried one (the "
+               "earlier block wins a tie), its index offset by the block's first row") if arg \
+            else f"combined with {_COMBINE[call.op]}"
         record_decision(
             "tensor_chunking", f"{self.function.name}: {call.op} at {stmt.loc} over "
-            f"{format_node(rows)} rows (dynamic): reduced in blocks of {block} rows, combined "
-            f"with {_COMBINE[call.op]}", chunked=True, stages=1, block_rows=block, **facts)
+            f"{format_node(rows)} rows (dynamic): reduced in blocks of {block} rows, {how}",
+            chunked=True, stages=1, block_rows=block, **facts)
         loc, name = stmt.loc, stmt.var.name
 
-        def reduce_block(body: list, offset: Expr, suffix: str) -> Var:
-            valid = Var(f"{name}_rows{suffix}", ScalarType(DataType.INDEX), loc)
+        def let(body: list, var_name: str, value: Call) -> Var:
+            var = Var(var_name, value.type, loc)
+            body.append(AssignStmt(var, value, loc=loc))
+            return var
+
+        def window(body: list, offset: Expr, suffix: str) -> Var:
             left = fold_constants(BinOp("-", rows, offset)) \
                 if not (isinstance(offset, ConstInt) and offset.value == 0) else rows
-            body.append(AssignStmt(valid, make_call("tile.min", (left, block), loc=loc), loc=loc))
-            window = make_call("tensor.slice", (x, [block, cols], [offset, 0], [valid, cols]),
-                               loc=loc)
-            blk = Var(f"{x.name}_blk{suffix}", window.type, loc)
-            body.append(AssignStmt(blk, window, loc=loc))
-            reduced = make_call(call.op, (blk,), dict(call.kwargs), loc=call.loc)
-            value = Var(f"{name}{suffix}", reduced.type, loc)
-            body.append(AssignStmt(value, reduced, loc=loc))
-            return value
+            valid = let(body, f"{name}_rows{suffix}", make_call("tile.min", (left, block), loc=loc))
+            return let(body, f"{x.name}_blk{suffix}", make_call(
+                "tensor.slice", (x, [block, cols], [offset, 0], [valid, cols]), loc=loc))
+
+        def reduce(body: list, op: str, blk: Var, var_name: str) -> Var:
+            return let(body, var_name, make_call(op, (blk,), dict(call.kwargs), loc=call.loc))
 
         first: list[Stmt] = []
-        init = reduce_block(first, ConstInt(0), "_first")
+        blk = window(first, ConstInt(0), "_first")
         ci = Var("ci", ScalarType(DataType.INDEX), loc)
-        carry = IterArg(f"{name}_iter", init.type, loc, init=init)
         body: list[Stmt] = []
-        value = reduce_block(body, ci, "_blk")
-        combined = make_call(_COMBINE[call.op], (carry, value), loc=loc)
-        step = Var(f"{name}_next", combined.type, loc)
-        body += [AssignStmt(step, combined, loc=loc), YieldStmt((step,), loc=loc)]
-        return first + [ForStmt(ci, ConstInt(block), rows, ConstInt(block), (carry,),
-                                SeqStmts(tuple(body)), (stmt.var,), ForKind.Sequential, {},
-                                loc=loc)]
+        block_blk = window(body, ci, "_blk")
+        if not arg:
+            init = reduce(first, call.op, blk, f"{name}_first")
+            carry = IterArg(f"{name}_iter", init.type, loc, init=init)
+            value = reduce(body, call.op, block_blk, f"{name}_blk")
+            step = let(body, f"{name}_next", make_call(_COMBINE[call.op], (carry, value), loc=loc))
+            carries, yields, results = (carry,), (step,), (stmt.var,)
+        else:
+            extreme, combine = _ARG_COMBINE[call.op]
+            v_init = reduce(first, extreme, blk, f"{name}_value_first")
+            i_init = reduce(first, call.op, blk, f"{name}_first")
+            v_carry = IterArg(f"{name}_value_iter", v_init.type, loc, init=v_init)
+            i_carry = IterArg(f"{name}_iter", i_init.type, loc, init=i_init)
+            value = reduce(body, extreme, block_blk, f"{name}_value_blk")
+            local = reduce(body, call.op, block_blk, f"{name}_local")
+            index = let(body, f"{name}_blk", make_call("tensor.adds", (local, ci), loc=loc))
+            # which of [carried; block] extremes wins, per column: 0 (carried, ties too) or 1
+            pair = let(body, f"{name}_pair", make_call("tensor.reshape", (
+                let(body, f"{name}_both", make_call("tensor.concat", (v_carry, value), loc=loc)),
+                [2, cols]), loc=loc))
+            pick = reduce(body, call.op, pair, f"{name}_pick")
+            delta = let(body, f"{name}_delta", make_call("tensor.sub", (index, i_carry), loc=loc))
+            moved = let(body, f"{name}_moved", make_call("tensor.mul", (pick, delta), loc=loc))
+            step = let(body, f"{name}_next", make_call("tensor.add", (i_carry, moved), loc=loc))
+            v_step = let(body, f"{name}_value_next", make_call(combine, (v_carry, value), loc=loc))
+            carries, yields = (v_carry, i_carry), (v_step, step)
+            results = (Var(f"{name}_value", v_init.type, loc), stmt.var)
+        body.append(YieldStmt(yields, loc=loc))
+        return first + [ForStmt(ci, ConstInt(block), rows, ConstInt(block), carries,
+                                SeqStmts(tuple(body)), results, ForKind.Sequential, {}, loc=loc)]
 
     def analyse(self, stmts: list, after: tuple) -> _Run | None:
         """The run's row count, inputs and outputs; None when it cannot be chunked."""
@@ -589,6 +632,9 @@ _DYNAMIC_BLOCKS = (256, 128, 64, 32, 16, 8, 4, 2, 1)
 #: column reductions a dynamic row count is reduced in blocks for, and how blocks combine
 _COMBINE = {"tensor.col_sum": "tensor.add", "tensor.col_max": "tensor.maximum",
             "tensor.col_min": "tensor.minimum", "tensor.col_prod": "tensor.mul"}
+#: column arg reductions reduced in such blocks: op -> (the block's extreme, how extremes combine)
+_ARG_COMBINE = {"tensor.col_argmax": ("tensor.col_max", "tensor.maximum"),
+                "tensor.col_argmin": ("tensor.col_min", "tensor.minimum")}
 #: ... of matmul lhs rows (whole 16-row cube fractals; 128 is the cube's usual M tile)
 _DYNAMIC_CUBE_BLOCKS = (128, 64, 32, 16)
 
