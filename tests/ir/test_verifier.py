@@ -350,3 +350,22 @@ def test_errors_after_a_loop_body_carry_the_loop_location():
     bad_yield = replace(loop, body=SeqStmts((body.stmts[0], YieldStmt((i,), loc=SourceLoc("k.py", 10, 4)))),
                         return_vars=(Var("r", T),))
     _raises(_fn([bad_yield], [Param(x)]), "yielded value 0", line=10)
+
+
+def test_a_then_branch_value_is_not_visible_in_the_else_branch_nor_in_a_later_loop():
+    x = Var("x", INDEX)
+    y = Var("y", INDEX)
+    then_only = IfStmt(BinOp("==", x, ConstInt(0)),
+                       SeqStmts((AssignStmt(y, BinOp("+", x, ConstInt(1))),)),
+                       SeqStmts((EvalStmt(y, loc=LOC),)))
+    _raises(_fn([then_only], [Param(x)]), "'y' is used outside", line=7)
+    i, j = Var("i", INDEX), Var("j", INDEX)
+    first = ForStmt(i, ConstInt(0), ConstInt(4), ConstInt(1), (),
+                    SeqStmts((AssignStmt(y, BinOp("+", i, x)),)), ())
+    second = ForStmt(j, ConstInt(0), ConstInt(4), ConstInt(1), (),
+                     SeqStmts((EvalStmt(BinOp("+", y, j), loc=LOC),)), ())
+    _raises(_fn([first, second], [Param(x)]), "'y' is used outside", line=7)
+    nested = ForStmt(j, ConstInt(0), ConstInt(4), ConstInt(1), (),
+                     SeqStmts((IfStmt(BinOp("==", j, x), SeqStmts((EvalStmt(BinOp("+", j, x)),)),
+                                      None),)), ())
+    verify(_fn([nested], [Param(x)]))   # outer names stay visible in nested bodies

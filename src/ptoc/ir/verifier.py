@@ -182,7 +182,9 @@ class _FunctionVerifier:
     def __init__(self, fn: Function, program: Program | None):
         self.fn = fn
         self.program = program
-        self.scopes: list[set[Var]] = [set()]
+        self.scopes: list[list[Var]] = [[]]     # the Vars each open body defined
+        self.visible: set[Var] = set()            # every Var of the open bodies (SSA: no
+        #                                           name is defined twice, so a set serves)
         self.defined: dict[Var, SourceLoc | None] = {}
         self.alloc_bytes: dict[Var, int] = {}        # pl.tile.alloc results -> their size
         self.alloc_extent: dict[Var, tuple[int, int]] = {}   # -> bytes their MemRefs span
@@ -212,10 +214,11 @@ class _FunctionVerifier:
                 "copies a body with fresh variables)")
         self.check_type_uses(var.type, f"the type of '{var.name}'")
         self.defined[var] = self.loc
-        self.scopes[-1].add(var)
+        self.scopes[-1].append(var)
+        self.visible.add(var)
 
     def use(self, var: Var) -> None:
-        if isinstance(var, DimVar) or any(var in scope for scope in self.scopes):
+        if var in self.visible or isinstance(var, DimVar):
             return  # a pl.dynamic dimension is a program-wide symbol
         if var in self.defined:
             raise self.error(
@@ -225,10 +228,10 @@ class _FunctionVerifier:
                          "define it earlier in the function or pass it as a parameter")
 
     def push(self) -> None:
-        self.scopes.append(set())
+        self.scopes.append([])
 
     def pop(self) -> None:
-        self.scopes.pop()
+        self.visible.difference_update(self.scopes.pop())
 
     # ---- function --------------------------------------------------------------------
     def run(self) -> None:
@@ -240,7 +243,8 @@ class _FunctionVerifier:
                 raise self.error(f"parameter '{p.var.name}' appears twice",
                                  "give each parameter its own Var")
             self.defined[p.var] = fn.loc
-            self.scopes[-1].add(p.var)
+            self.scopes[-1].append(p.var)
+            self.visible.add(p.var)
         for p in fn.params:
             self.check_type_uses(p.var.type, f"the type of parameter '{p.var.name}'")
         for ty in fn.return_types:
@@ -467,7 +471,14 @@ class _FunctionVerifier:
 
     # ---- expressions -----------------------------------------------------------------
     def expr(self, e) -> None:
-        if isinstance(e, Var):
+        kind = type(e)
+        if kind is Call:        # the common kinds first, by exact class
+            self.call(e)
+        elif kind is Var:
+            self.use(e)
+        elif kind is ConstInt or kind is int:
+            pass
+        elif isinstance(e, Var):
             self.use(e)
         elif isinstance(e, (ConstInt, ConstFloat, ConstBool)):
             pass
@@ -570,7 +581,7 @@ class _FunctionVerifier:
         """Vars inside a type (dynamic dims, MemRef bases and offsets) must be in scope."""
         if isinstance(ty, (TensorType, TileType)):
             for d in ty.shape:
-                if isinstance(d, Expr):
+                if type(d) is not int and isinstance(d, Expr):
                     self.expr(d)
             if ty.memref is not None:
                 self.memref(ty.memref, ty)
@@ -631,6 +642,11 @@ def scalar_subexprs(e: Expr):
 class _StructureVerifier(_FunctionVerifier):
     """The statement structure only (``verify(..., structure_only=True)``): what is left of
     the full check without expressions, variable scopes and types."""
+
+    def stmt(self, s: Stmt) -> None:
+        if type(s) is AssignStmt or type(s) is EvalStmt:
+            return   # an assignment or evaluation has no structure of its own
+        super().stmt(s)
 
     def expr(self, e) -> None:
         pass

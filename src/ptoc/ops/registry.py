@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Callable
 
 from ptoc.errors import SourceLoc, TypeCheckError, count, were_given
@@ -119,9 +120,22 @@ class OpDef:
     def short_name(self) -> str:
         return self.name.split(".", 1)[-1]
 
+    @cached_property
+    def _positional(self) -> tuple[ParamSpec, ...]:
+        """The parameters a call may give by position (worked out once: every call made
+        or verified binds its arguments)."""
+        return tuple(p for p in self.params if p.positional or p.also_positional)
+
+    @cached_property
+    def _by_name(self) -> dict[str, ParamSpec]:
+        by_name: dict[str, ParamSpec] = {}
+        for spec in self.params:
+            by_name.setdefault(spec.name, spec)
+        return by_name
+
     def bind(self, args: tuple, kwargs: dict, loc: SourceLoc | None = None) -> dict:
         """Match call arguments to parameters and canonicalise them; returns name -> value."""
-        positional = [p for p in self.params if p.positional or p.also_positional]
+        positional = self._positional
         if len(args) > len(positional):
             raise TypeCheckError(
                 f"pl.{self.name} takes at most {count(len(positional), 'positional argument')} "
@@ -131,7 +145,7 @@ class OpDef:
         for spec, value in zip(positional, args):
             bound[spec.name] = value
         for name, value in kwargs.items():
-            spec = self.param(name)
+            spec = self._by_name.get(name)
             if spec is None:
                 known = [p.name for p in self.params]
                 close = difflib.get_close_matches(name, known, n=1)

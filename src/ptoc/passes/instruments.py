@@ -69,16 +69,23 @@ class CallbackInstrument(PassInstrument):
 
 # ---- verification -------------------------------------------------------------------------
 
-def _optional(module: str, attr: str):
-    """``module.attr`` if the module exists yet, else None (other layers land independently)."""
-    import importlib
+_MODULES: dict[str, object] = {}
 
-    try:
-        found = importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        if exc.name is not None and module.startswith(exc.name):
-            return None
-        raise
+
+def _optional(module: str, attr: str):
+    """``module.attr`` if the module exists yet, else None (other layers land independently).
+    The module is looked up once (the instruments ask after every pass); the attribute
+    every time, so a patched function is seen."""
+    found = _MODULES.get(module)
+    if found is None:
+        import importlib
+
+        try:
+            found = _MODULES[module] = importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name is not None and module.startswith(exc.name):
+                return None
+            raise
     return getattr(found, attr, None)
 
 
