@@ -7,7 +7,7 @@ tuple subclasses add the mapping methods without changing what iteration yields.
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any
 
 
 class KeyedTuple(tuple):
@@ -63,8 +63,8 @@ class KeyedTuple(tuple):
     def items(self) -> list[tuple[Any, Any]]:
         return [(self.key_of(i), self.value_of(i)) for i in tuple.__iter__(self)]
 
-    def __iter__(self) -> Iterator:
-        return tuple.__iter__(self)
+    # iteration is tuple's own (no __iter__ here: a Python-level one costs a call each
+    # time a pass loops over a call's kwargs or a program's functions)
 
 
 class FunctionMap(KeyedTuple):

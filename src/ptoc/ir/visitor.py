@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from operator import is_
 from typing import Any
 
 from ptoc.ir.nodes import replace
@@ -561,8 +562,9 @@ class IRMutator:
         ty = self.mutate_type(node.type)
         attrs = {k: mutate(v) if isinstance(v, Expr) else v
                  for k, v in node.attrs.items()} if node.attrs else node.attrs
-        if _same(args, node.args) and all(a[1] is b[1] for a, b in zip(kwargs, node.kwargs)) \
-                and ty is node.type and all(attrs[k] is v for k, v in node.attrs.items()):
+        if _same(args, node.args) and ty is node.type \
+                and (not kwargs or all(a[1] is b[1] for a, b in zip(kwargs, node.kwargs))) \
+                and (attrs is node.attrs or all(attrs[k] is v for k, v in node.attrs.items())):
             return node
         return replace(node, args=args, kwargs=kwargs, type=ty,
                        attrs=dict(attrs) if attrs is node.attrs else attrs)
@@ -580,7 +582,9 @@ class IRMutator:
         """Substitute inside dynamic dims, MemRefs and views (a tensor's or tile's run-time
         valid extents); returns ``ty`` itself if nothing changed."""
         if isinstance(ty, (TensorType, TileType)):
-            shape = tuple(self.mutate(d) if isinstance(d, Expr) else d for d in ty.shape)
+            shape = ty.shape
+            if not all(type(d) is int for d in shape):
+                shape = tuple(self.mutate(d) if isinstance(d, Expr) else d for d in shape)
             memref = self.mutate_memref(ty.memref) if ty.memref is not None else None
             view = self.mutate_view(ty.view) if ty.view else ty.view
             if _same(shape, ty.shape) and memref is ty.memref and view is ty.view:
@@ -708,7 +712,7 @@ def fold_constants(node: BinOp) -> Expr:
 
 
 def _same(a, b) -> bool:
-    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
+    return len(a) == len(b) and all(map(is_, a, b))
 
 
 def map_if_bodies(stmt: IfStmt, rewrite) -> IfStmt:
