@@ -381,3 +381,16 @@ def test_a_visitor_class_made_per_call_is_routed_by_its_hooks_and_not_kept_alive
     assert counts[0] == counts[2] > 0 and counts[1] == 0
     gc.collect()
     assert all(ref() is None for ref in refs)
+
+
+def test_calls_in_finds_the_calls_a_call_visitor_sees_in_program_order():
+    from ptoc.ir.visitor import calls_in
+
+    program = make_matmul_program(with_memref=True)
+    c = _Collect()
+    c.visit(program)
+    assert [call.op for call in calls_in(program)] == c.ops
+    loads = calls_in(program, lambda call: call.op == "tile.load")
+    assert [call.args[0].name for call in loads] == ["a", "b"]
+    kernel = program.functions[0]
+    assert calls_in(kernel.body) == calls_in(kernel) and calls_in(kernel)[0].op == "tile.alloc"

@@ -749,6 +749,28 @@ def clone_with_fresh_vars(node: Any, mapping: dict[Var, Expr] | None = None, *,
     return out
 
 
+class _Calls(IRVisitor):
+    """The calls ``calls_in`` keeps (one class for every such search: a visitor class
+    made inside a function costs a class and its dispatch table on every call)."""
+
+    def __init__(self, keep):
+        self.keep = keep
+        self.found: list[Call] = []
+
+    def visit_call(self, node: Call) -> None:
+        if self.keep(node):
+            self.found.append(node)
+        super().visit_call(node)
+
+
+def calls_in(node: Any, keep=lambda call: True) -> list[Call]:
+    """Every call under ``node`` (program, function, statement or expression; Submits
+    included) for which ``keep(call)`` holds, in program order."""
+    finder = _Calls(keep)
+    finder.visit(node)
+    return finder.found
+
+
 def defined_names(node) -> set[str]:
     """The names of every variable ``node`` defines (params, loop variables, carries, results)."""
     names: set[str] = set()
@@ -762,4 +784,4 @@ def defined_names(node) -> set[str]:
 
 
 __all__ = ["IRVisitor", "IRMutator", "map_if_bodies", "substitute", "clone_with_fresh_vars", "fold_constants",
-           "defined_names"]
+           "defined_names", "calls_in"]

@@ -266,13 +266,16 @@ def _rotate_accumulator(stmt: Stmt) -> Stmt:
 
 def _memberships(function: Function) -> dict[int, str]:
     """Var id -> membership of the call defining it, over the whole function."""
-    found: dict[int, str] = {}
+    collect = _CollectMemberships()
+    collect.visit(function)
+    return collect.found
 
-    class Collect(IRVisitor):
-        def visit_assign_stmt(self, node: AssignStmt) -> None:
-            # no statement sits inside an assignment: its value and types are not walked
-            if isinstance(node.value, Call) and MEMBERSHIP in node.value.attrs:
-                found[id(node.var)] = node.value.attrs[MEMBERSHIP]
 
-    Collect().visit(function)
-    return found
+class _CollectMemberships(IRVisitor):
+    def __init__(self):
+        self.found: dict[int, str] = {}
+
+    def visit_assign_stmt(self, node: AssignStmt) -> None:
+        # no statement sits inside an assignment: its value and types are not walked
+        if isinstance(node.value, Call) and MEMBERSHIP in node.value.attrs:
+            self.found[id(node.var)] = node.value.attrs[MEMBERSHIP]

@@ -30,7 +30,7 @@ from ptoc.ir.nodes import replace
 from ptoc.ir.nodes import (
     AssignStmt, Call, ForStmt, Function, IfStmt, ScopeStmt, SeqStmts, Stmt, WhileStmt,
 )
-from ptoc.ir.visitor import IRMutator, IRVisitor
+from ptoc.ir.visitor import IRMutator, IRVisitor, calls_in
 from ptoc.passes.auto_tile_emit import TAIL_GROUP_BASE
 from ptoc.passes.lower_pipeline_loops import MEMBERSHIP, is_cube_accumulator
 from ptoc.passes.memref_rewrite import PYPTO_MEMBERSHIP
@@ -46,18 +46,13 @@ class _Irregular(Exception):
 
 def has_spread_tails(function: Function) -> bool:
     """Whether AutoTileMatmulL0 tagged dbC tail tiles in ``function`` (the refinement is on)."""
-    found = False
+    return bool(calls_in(function, _spread_tail))
 
-    class _Find(IRVisitor):
-        def visit_call(self, node: Call) -> None:
-            nonlocal found
-            membership = node.attrs.get(MEMBERSHIP, "")
-            found = found or any(int(p.partition(":")[0]) >= TAIL_GROUP_BASE
-                                 for p in membership.split(";") if p.partition(":")[0].isdigit())
-            super().visit_call(node)
 
-    _Find().visit(function)
-    return found
+def _spread_tail(call: Call) -> bool:
+    membership = call.attrs.get(MEMBERSHIP, "")
+    return any(int(p.partition(":")[0]) >= TAIL_GROUP_BASE
+               for p in membership.split(";") if p.partition(":")[0].isdigit())
 
 
 def alternate_accumulators(function: Function) -> Function:

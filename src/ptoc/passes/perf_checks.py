@@ -17,7 +17,7 @@ from __future__ import annotations
 from ptoc.dtypes import DataType
 from ptoc.ir.nodes import Call, ConstInt, ListExpr, Program
 from ptoc.ir.types import TileType
-from ptoc.ir.visitor import IRVisitor
+from ptoc.ir.visitor import calls_in
 from ptoc.passes.diagnostics import report_diagnostic
 
 _TRANSFERS = ("tile.load", "tile.store")
@@ -91,17 +91,11 @@ def innermost_dim_message(call: Call, target) -> str | None:
 
 def check_tile_innermost_dim(program: Program, target) -> None:
     """Report PH001 for every narrow ``tile.load`` / ``tile.store`` (see the module doc)."""
-
-    class _Transfers(IRVisitor):
-        def visit_call(self, node: Call) -> None:
-            if not node.is_function and node.op in _TRANSFERS:
-                message = innermost_dim_message(node, target)
-                if message is not None:
-                    report_diagnostic("PH001", message, location=node.loc,
-                                      pass_name="TileInnermostDimGranularity")
-            super().visit_call(node)
-
-    _Transfers().visit(program)
+    for call in calls_in(program, lambda call: not call.is_function and call.op in _TRANSFERS):
+        message = innermost_dim_message(call, target)
+        if message is not None:
+            report_diagnostic("PH001", message, location=call.loc,
+                              pass_name="TileInnermostDimGranularity")
 
 
 __all__ = ["run_post_pipeline_checks", "check_tile_innermost_dim", "innermost_dim_message"]

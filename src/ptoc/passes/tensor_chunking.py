@@ -100,18 +100,9 @@ _CUBE_OPS = ("tensor.matmul", "tensor.matmul_acc", "tensor.matmul_bias", "tensor
 
 def _uses_cube(function: Function) -> bool:
     """True when ``function`` calls a matmul (its tensor runs then feed or follow the cube)."""
-    from ptoc.ir.visitor import IRVisitor
+    from ptoc.ir.visitor import calls_in
 
-    found = False
-
-    class _Find(IRVisitor):
-        def visit_call(self, node):
-            nonlocal found
-            found = found or node.op in _CUBE_OPS
-            super().visit_call(node)
-
-    _Find().visit(function)
-    return found
+    return bool(calls_in(function, lambda call: call.op in _CUBE_OPS))
 
 
 def _is_call(stmt: Stmt, *names: str) -> Call | None:

@@ -101,6 +101,19 @@ def visible_definitions(stmts) -> list[Var]:
     return found
 
 
+class _FirstScope(IRVisitor):
+    """The first scope of one kind under a node."""
+
+    def __init__(self, kind):
+        self.kind = kind
+        self.found: ScopeStmt | None = None
+
+    def visit_scope_stmt(self, node: ScopeStmt) -> None:
+        if node.kind is self.kind and self.found is None:
+            self.found = node
+        super().visit_scope_stmt(node)
+
+
 @dataclass
 class _Output:
     """One value a region hands back: a written captured tensor (``key`` is the outer Var,
@@ -220,15 +233,7 @@ class ScopeOutliner:
         return stmts, combined
 
     def _reject_nested(self, scope: ScopeStmt | Function, where: str | None = None) -> None:
-        class _Find(IRVisitor):
-            found: ScopeStmt | None = None
-
-            def visit_scope_stmt(inner, node: ScopeStmt) -> None:
-                if node.kind is self.spec.kind and inner.found is None:
-                    inner.found = node
-                super().visit_scope_stmt(node)
-
-        finder = _Find()
+        finder = _FirstScope(self.spec.kind)
         finder.visit(scope.body)
         if finder.found is not None:
             where = where or f"another {self.spec.kind.value} scope"

@@ -24,7 +24,7 @@ from ptoc.dtypes import DataType, Direction, FunctionType
 from ptoc.errors import PassError
 from ptoc.ir.nodes import Call, Function, Param, Program, Var
 from ptoc.ir.types import TensorType
-from ptoc.ir.visitor import IRMutator, IRVisitor
+from ptoc.ir.visitor import IRMutator, IRVisitor, calls_in
 from ptoc.passes.added_outputs import HOSTS, allocate_at_calls, callees
 from ptoc.passes.base import program_pass
 from ptoc.passes.manager import register_default_pass
@@ -73,18 +73,11 @@ register_default_pass(inject_gm_pipe_buffer)
 def _ring_bytes(fn: Function) -> int:
     """Bytes of GM the function's pipes need (0 when it sets none up)."""
     total = 0
-
-    class _Inits(IRVisitor):
-        def visit_call(self, call: Call) -> None:
-            nonlocal total
-            if call.op in INIT_OPS:
-                directions = bin(call.kwarg("dir_mask") & (DIR_C2V | DIR_V2C)).count("1")
-                ring = call.kwarg("slot_size") * call.kwarg("slot_num")
-                total = max(total, ring * directions)
-            super().visit_call(call)
-
     if fn.func_type in (FunctionType.AIC, FunctionType.AIV):
-        _Inits().visit(fn.body)
+        for call in calls_in(fn.body, lambda call: call.op in INIT_OPS):
+            directions = bin(call.kwarg("dir_mask") & (DIR_C2V | DIR_V2C)).count("1")
+            ring = call.kwarg("slot_size") * call.kwarg("slot_num")
+            total = max(total, ring * directions)
     return total
 
 

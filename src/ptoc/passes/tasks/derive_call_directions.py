@@ -27,7 +27,7 @@ from ptoc.ir.nodes import (
 )
 from ptoc.ir.memo import MISSING, IdentityMemo
 from ptoc.ir.types import TensorType, TupleType
-from ptoc.ir.visitor import IRMutator
+from ptoc.ir.visitor import IRMutator, calls_in
 from ptoc.passes.base import program_pass, with_functions, refuse_orchestration_while_loops
 from ptoc.passes.manager import register_default_pass
 from ptoc.passes.properties import IRProperty, register_property_checker
@@ -195,18 +195,7 @@ def task_calls(program: Program, fn: Function) -> tuple[Call, ...]:
     names = tuple(f.name for f in program.functions)
     known = _TASK_CALLS.get(fn)
     if known is MISSING or known[0] != names:
-        from ptoc.ir.visitor import IRVisitor
-
-        found: list[Call] = []
-
-        class _Find(IRVisitor):
-            def visit_call(self, node: Call) -> None:
-                if task_callee(program, node) is not None:
-                    found.append(node)
-                super().visit_call(node)
-
-        _Find().visit(fn)
-        known = (names, tuple(found))
+        known = (names, tuple(calls_in(fn, lambda call: task_callee(program, call) is not None)))
         _TASK_CALLS.put(fn, known)
     return known[1]
 
