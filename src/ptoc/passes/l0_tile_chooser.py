@@ -373,7 +373,7 @@ def _legal_grids(cfg: L0TileConfig, regimes: list[_Regime]):
     is_a = np.array([s is Stationarity.AStationary for s in stat])[:, None, None]
     is_b = np.array([s is Stationarity.BStationary for s in stat])[:, None, None]
     pair = np.array([regime.requires_inner_pair for regime in regimes])[:, None, None]
-    full = np.array([regime.requires_full_k for regime in regimes])[:, None, None, None]
+    full = np.array([regime.requires_full_k for regime in regimes])
     if cfg.allow_padding:
         # Padded ranges reach one minimum tile, as K's does (§2.5 states it for K only).
         m_hi = max(_align_up(cfg.M, cfg.align_m), cfg.min_m)
@@ -399,27 +399,35 @@ def _legal_grids(cfg: L0TileConfig, regimes: list[_Regime]):
     rows_outer = np.where(is_os, holds_a, is_a)
     inner = np.where(rows_outer, cfg.N // n2, cfg.M // m2)
     mn_ok &= ~pair | (inner >= 2)
+    # §2.5 MakeCandidate: N cap, bounds, L0C fit (the conditions on (m, n) alone)
+    if cfg.max_n:
+        mn_ok &= n2 <= cfg.max_n
+    if not cfg.allow_padding:
+        mn_ok &= (m2 <= cfg.M) & (n2 <= cfg.N)
+    mn_ok &= pm2 * box_n <= c0
     cap = np.minimum(a0 // _up(m2, cfg.box_align_m), b0 // box_n)
     k_hi = (np.minimum(cap, k_dim) // cfg.align_k) * cfg.align_k
-    k4 = ks[None, None, None, :]
-    ok = mn_ok[..., None] & (k4 <= k_hi[..., None])
+    # then k, only for the (regime, m, n) cells that passed: row-major, so the points come
+    # out regime by regime, m, n and k ascending
+    rc, ic, jc = np.nonzero(mn_ok)
+    k2 = ks[None, :]
+    ok = k2 <= k_hi[rc, ic, jc][:, None]
     if not (cfg.allow_padding or (cfg.allow_k_boundary and cfg.K % cfg.align_k == 0)):
-        ok &= (cfg.K % k4) == 0
-    ok &= ~full | (k4 == cfg.K)
-    # §2.5 MakeCandidate: N caps (tighter for pipelined full-K grids), bounds, L0C fit
-    if cfg.max_n:
-        ok &= (n2 <= cfg.max_n)[..., None]
-    full_k_grid = (k4 == cfg.K) & ((m2 != cfg.M) | (n2 != cfg.N))[..., None]
+        ok &= (cfg.K % k2) == 0
+    whole_k = k2 == cfg.K
+    ok &= ~full[rc][:, None] | whole_k
+    # the N caps of pipelined full-K grids (k = K with m or n split)
+    grid = (ms[ic] != cfg.M) | (ns[jc] != cfg.N)
+    capped = np.zeros(len(rc), dtype=bool)
     if cfg.max_n_pipelined:
-        ok &= ~(~is_b[..., None] & full_k_grid & (n2 > cfg.max_n_pipelined)[..., None])
+        capped |= ~is_b[rc, 0, 0] & grid & (ns[jc] > cfg.max_n_pipelined)
     if cfg.max_n_nested_pipelined:
-        ok &= ~(is_os[..., None] & full_k_grid
-                & (holds_a & (n2 > cfg.max_n_nested_pipelined))[..., None])
-    if not cfg.allow_padding:
-        ok &= ((m2 <= cfg.M) & (n2 <= cfg.N))[..., None]
-    ok &= (pm2 * box_n <= c0)[..., None]
-    r, i, j, q = np.nonzero(ok)        # row-major: regime, then m, n and k ascending
-    return r, ms[i], ns[j], ks[q], holds_a[0, i, j]
+        capped |= (is_os[rc, 0, 0] & grid & holds_a[0, ic, jc]
+                   & (ns[jc] > cfg.max_n_nested_pipelined))
+    ok &= ~(capped[:, None] & whole_k)
+    cell, q = np.nonzero(ok)
+    i, j = ic[cell], jc[cell]
+    return rc[cell], ms[i], ns[j], ks[q], holds_a[0, i, j]
 
 
 #: every regime a search can visit, in visiting order (``_regimes`` with all gates open)
