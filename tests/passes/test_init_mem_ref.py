@@ -117,3 +117,36 @@ def test_is_idempotent():
     prog = program(ACC_IO, "pl.Tensor[[16, 128], pl.INT32]", ACC_LINES)
     once = run(prog)
     assert_structural_equal(run(once), once)
+
+
+def test_a_kernel_without_tile_joins_skips_the_join_copy_analysis(monkeypatch):
+    """Copies go only before a loop carrying a tile from a variable or an if with a tile
+    result; a kernel with neither (the direct-store grids carry only their output tensor)
+    does not pay for the lifetime walk, and a kernel with one still gets its copy checked."""
+    from ptoc.passes import join_copies
+
+    walks = []
+    real = join_copies.value_ranges
+    monkeypatch.setattr(join_copies, "value_ranges", lambda fn: walks.append(fn.name) or real(fn))
+    straight = parse_program(HEAD + """\
+    def kernel(self, x: pl.Tensor[[64, 64], pl.FP32], out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+        for i, (o,) in pl.range(0, 2, 1, init_values=(out,)):
+            t: pl.Tile[[64, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0], [64, 64], [64, 64], target_memory=pl.Mem.Vec)
+            o2: pl.Tensor[[64, 64], pl.FP32] = pl.tile.store(t, [0, 0], o)
+            o3 = pl.yield_(o2)
+        return o3
+""")
+    run(straight)
+    assert walks == []
+    carried = parse_program(HEAD + """\
+    def kernel(self, x: pl.Tensor[[64, 64], pl.FP32], out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+        t: pl.Tile[[64, 64], pl.FP32, pl.Mem.Vec] = pl.tile.load(x, [0, 0], [64, 64], [64, 64], target_memory=pl.Mem.Vec)
+        for i, (c,) in pl.range(0, 2, 1, init_values=(t,)):
+            c2: pl.Tile[[64, 64], pl.FP32, pl.Mem.Vec] = pl.tile.add(c, t)
+            c3 = pl.yield_(c2)
+        o: pl.Tensor[[64, 64], pl.FP32] = pl.tile.store(c3, [0, 0], out)
+        return o
+""")
+    out = run(carried)
+    assert walks == ["kernel"]
+    assert "tile.move" in out.as_python()     # t is read in the loop: the carry gets a copy

@@ -18,7 +18,9 @@ from __future__ import annotations
 from ptoc.ir.nodes import replace
 from ptoc.dtypes import MemorySpace
 from ptoc.errors import PassError
-from ptoc.ir.nodes import AssignStmt, ForStmt, Function, IfStmt, SeqStmts, Stmt, Var, WhileStmt
+from ptoc.ir.nodes import (
+    AssignStmt, ForStmt, Function, IfStmt, ScopeStmt, SeqStmts, Stmt, Var, WhileStmt,
+)
 from ptoc.ir.types import MemRef, TileType
 from ptoc.ir.visitor import IRMutator, substitute
 from ptoc.ops import make_call
@@ -28,6 +30,8 @@ from ptoc.passes.memref_rewrite import last_yield
 
 def insert_join_copies(fn: Function, memrefs: dict[Var, MemRef]) -> Function:
     """``fn`` with a copy before every join whose buffer sharing would clobber a live value."""
+    if not _tile_joins(fn.body):
+        return fn   # no loop carries a tile from a variable and no if yields one
     ranges = value_ranges(fn)
     mates: dict[object, list[Var]] = {}
     for var, memref in memrefs.items():
@@ -127,6 +131,22 @@ class _JoinCopier(IRMutator):
             return out
         then_body = _replace_tail_yield(out.then_body, copies, replace(y, values=tuple(values)))
         return replace(out, then_body=then_body)
+
+
+def _tile_joins(stmt: Stmt | None) -> bool:
+    """Whether any loop under ``stmt`` carries a tile initialised from a variable, or any
+    ``if`` has a tile result: the only joins a copy can go before."""
+    if isinstance(stmt, SeqStmts):
+        return any(_tile_joins(s) for s in stmt.stmts)
+    if isinstance(stmt, (ForStmt, WhileStmt)):
+        return any(isinstance(ia.type, TileType) and isinstance(ia.init, Var)
+                   for ia in stmt.iter_args) or _tile_joins(stmt.body)
+    if isinstance(stmt, IfStmt):
+        return any(isinstance(rv.type, TileType) for rv in stmt.return_vars) \
+            or _tile_joins(stmt.then_body) or _tile_joins(stmt.else_body)
+    if isinstance(stmt, ScopeStmt):
+        return _tile_joins(stmt.body)
+    return False
 
 
 def _replace_tail_yield(body: SeqStmts, before: list[Stmt], new_yield) -> SeqStmts:
