@@ -394,3 +394,31 @@ def test_calls_in_finds_the_calls_a_call_visitor_sees_in_program_order():
     assert [call.args[0].name for call in loads] == ["a", "b"]
     kernel = program.functions[0]
     assert calls_in(kernel.body) == calls_in(kernel) and calls_in(kernel)[0].op == "tile.alloc"
+
+
+def test_an_assignment_hook_is_statement_level_and_sees_every_assignment():
+    """Overriding the assignment hook itself keeps the shortcut: the hook runs on every
+    assignment (loop bodies included) and what it returns is kept; the default rewrite it
+    defers to has nothing to walk without a substitution."""
+    import dataclasses
+
+    from ptoc.errors import SourceLoc
+    from ptoc.ir import visitor
+
+    program = make_matmul_program()
+    seen = []
+    tag = SourceLoc("tag.py", 1, 1)
+
+    class Tags(IRMutator):
+        def mutate_assign_stmt(self, node):
+            seen.append(node.var.name)
+            if node.var.name == "c_init":
+                return dataclasses.replace(node, loc=tag)
+            return super().mutate_assign_stmt(node)
+
+    assert visitor._statements_only(Tags)
+    out = Tags().mutate(program)
+    assert {"lm", "rm", "c_init", "c_a", "c_b"} <= set(seen)
+    tagged = [s for s in out.functions[0].body.stmts
+              if isinstance(s, AssignStmt) and s.var.name == "c_init"]
+    assert tagged[0].loc is tag and out is not program

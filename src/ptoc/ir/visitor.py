@@ -645,14 +645,17 @@ class IRMutator:
 #: IRMutator methods a subclass may override and still rewrite statements only: with no
 #: substitution (empty ``var_map``) and no fresh variables, the default rewrite of an
 #: assignment or evaluation then returns it unchanged after walking all of it, so the walk
-#: is skipped. Overriding any other IRMutator method (an expression, definition or type
-#: hook, or PyPTO's visit_stmt / visit_expr dispatchers) keeps the walk.
+#: is skipped. An override of the assignment / evaluation hook itself does its own work
+#: first; what it hands to the default rewrite (``super()``) is that same walk. Overriding
+#: any other IRMutator method (an expression, definition or type hook, or PyPTO's
+#: visit_stmt / visit_expr dispatchers) keeps the walk.
 _STATEMENT_LEVEL = frozenset({
     "mutate_program", "mutate_function", "mutate_body", "mutate_seq_stmts",
     "mutate_for_stmt", "mutate_while_stmt", "mutate_if_stmt", "mutate_scope_stmt",
-    "mutate_yield_stmt", "mutate_return_stmt", "visit_program", "visit_function",
-    "visit_seq_stmts", "visit_for_stmt", "visit_while_stmt", "visit_if_stmt",
-    "visit_scope_stmt", "visit_yield_stmt", "visit_return_stmt"})
+    "mutate_yield_stmt", "mutate_return_stmt", "mutate_assign_stmt", "mutate_eval_stmt",
+    "visit_program", "visit_function", "visit_seq_stmts", "visit_for_stmt",
+    "visit_while_stmt", "visit_if_stmt", "visit_scope_stmt", "visit_yield_stmt",
+    "visit_return_stmt", "visit_assign_stmt", "visit_eval_stmt"})
 _STATEMENTS_ONLY: dict[tuple, bool] = {}
 
 
