@@ -331,12 +331,20 @@ def _vars_in(e: Any) -> list[Var]:
 
 def flatten(stmt: Stmt) -> list[Stmt]:
     """The statements of a (possibly nested) SeqStmts in order; nesting has no meaning."""
-    if isinstance(stmt, SeqStmts):
-        out: list[Stmt] = []
-        for s in stmt.stmts:
-            out.extend(flatten(s))
-        return out
-    return [stmt]
+    if not isinstance(stmt, SeqStmts):
+        return [stmt]
+    out: list[Stmt] = []
+    _flatten_into(stmt, out)
+    return out
+
+
+def _flatten_into(seq: SeqStmts, out: list[Stmt]) -> None:
+    # no list per statement: the verifier and the printer flatten every body they see
+    for s in seq.stmts:
+        if isinstance(s, SeqStmts):
+            _flatten_into(s, out)
+        else:
+            out.append(s)
 
 
 class _FunctionPrinter:

@@ -765,10 +765,18 @@ class _Calls(IRVisitor):
             self.found.append(node)
         super().visit_call(node)
 
+    def visit_def(self, var: Var) -> None:
+        pass
+
+    def visit_type(self, ty: Any) -> None:
+        pass
+
 
 def calls_in(node: Any, keep=lambda call: True) -> list[Call]:
-    """Every call under ``node`` (program, function, statement or expression; Submits
-    included) for which ``keep(call)`` holds, in program order."""
+    """Every call in the statements and expressions under ``node`` (program, function,
+    statement or expression; Submits included) for which ``keep(call)`` holds, in program
+    order. Types are not searched: dims and MemRefs hold index arithmetic, not the tile,
+    task and pipe ops callers look for."""
     finder = _Calls(keep)
     finder.visit(node)
     return finder.found
