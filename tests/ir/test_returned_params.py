@@ -47,3 +47,24 @@ def test_a_caller_may_change_the_list_it_got():
     first = returned_params(inner)
     first.append("mine")
     assert returned_params(inner) == [1]
+
+
+def test_a_function_that_calls_no_function_is_walked_once_for_every_program(monkeypatch):
+    """A kernel's answer cannot depend on the program when it calls no function: the task
+    passes ask about unchanged kernels while they rewrite the orchestration (a new program
+    each time) and must not walk the kernel again; a caller's answer still follows the
+    program."""
+    from ptoc.ir import aliases
+
+    program = pl.parse_program(SRC)
+    inner, outer = program.get_function("inner"), program.get_function("outer")
+    walks = []
+    real = aliases.tensor_aliases
+    monkeypatch.setattr(aliases, "tensor_aliases",
+                        lambda body, roots, prog=None: walks.append(body) or real(body, roots, prog))
+    rewritten = dataclasses.replace(program, functions=(inner, dataclasses.replace(outer)))
+    assert returned_params(inner, program) == [1] and returned_params(inner, rewritten) == [1]
+    assert returned_params(inner) == [1] and walks == [inner.body]
+    lone = dataclasses.replace(program, functions=(outer,))
+    assert returned_params(outer, program) == [1] and returned_params(outer, lone) == [None]
+    assert walks.count(outer.body) == 2

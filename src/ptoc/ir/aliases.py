@@ -58,6 +58,7 @@ class TensorAliases(IRVisitor):
         self.written: list[object] = []
         self.read: list[object] = []
         self.returned: list[object | None] = []
+        self.calls_functions = False   # the answer may depend on the program's functions
 
     def root_of(self, value) -> object | None:
         return self.root.get(id(value)) if isinstance(value, Var) else None
@@ -101,9 +102,10 @@ class TensorAliases(IRVisitor):
         super().visit_assign_stmt(stmt)
 
     def _callee(self, call: Call) -> Function | None:
-        if call.is_function and self.program is not None:
-            return self.program.get_function(call.op)
-        return None
+        if not call.is_function:
+            return None
+        self.calls_functions = True
+        return self.program.get_function(call.op) if self.program is not None else None
 
     def visit_call(self, node: Call) -> None:
         index = written_operand(node)
@@ -178,9 +180,11 @@ def tensor_aliases(body: SeqStmts | Expr, roots: dict[Var, object],
     return walker
 
 
-#: per function: ((the program's functions, or () without a program), its answer) pairs.
+#: per function: ((the program's functions, or () without a program), its answer) pairs;
+#: None for the functions when the body calls none (then the answer holds in any program).
 #: Every call of a kernel asks about the kernel's whole body, and the task passes ask again
-#: about kernels they left unchanged.
+#: about kernels they left unchanged (while the orchestration they rewrite changes the
+#: program).
 _RETURNED = IdentityMemo(256)
 
 
@@ -195,10 +199,13 @@ def returned_params(function: Function, program=None) -> list[int | None]:
     known = _RETURNED.get(function)
     answers = [] if known is MISSING else known
     for functions, returned in answers:
-        if len(functions) == len(context) and all(a is b for a, b in zip(functions, context)):
+        if functions is None or (len(functions) == len(context)
+                                 and all(a is b for a, b in zip(functions, context))):
             return list(returned)
-    returned = tensor_aliases(function.body, roots, program).returned
-    _RETURNED.put(function, [*answers[-1:], (context, tuple(returned))])
+    walker = tensor_aliases(function.body, roots, program)
+    returned = walker.returned
+    _RETURNED.put(function, [*answers[-1:], (context if walker.calls_functions else None,
+                                             tuple(returned))])
     return returned
 
 
