@@ -556,10 +556,15 @@ class IRMutator:
         return node if x is node.tuple else replace(node, tuple=x)
 
     def mutate_call(self, node: Call) -> Expr:
+        return self.rebuild_call(node, self.mutate_type(node.type))
+
+    def rebuild_call(self, node: Call, ty: Type) -> Call:
+        """``node`` with its arguments, keyword values and attrs mutated and type ``ty``
+        (the same node when nothing changed): ``mutate_call`` with the new type already
+        decided, for a rewrite that gives the call its result variable's type."""
         mutate = self.mutate
         args = tuple([mutate(a) for a in node.args])
         kwargs = tuple([(k, mutate(v)) for k, v in node.kwargs]) if node.kwargs else ()
-        ty = self.mutate_type(node.type)
         attrs = {k: mutate(v) if isinstance(v, Expr) else v
                  for k, v in node.attrs.items()} if node.attrs else node.attrs
         if _same(args, node.args) and ty is node.type \

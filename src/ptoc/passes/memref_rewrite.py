@@ -146,8 +146,23 @@ class Retyper(IRMutator):
             hooked = self.stmt_hook(node)
             if hooked is not node:
                 return hooked
-        value = self.mutate(node.value)
-        var = self.mutate_def(node.var)
+        value = node.value
+        if type(value) is Call and type(self).mutate_call is Retyper.mutate_call \
+                and isinstance(value.type, (TileType, TensorType)):
+            # one rebuild of the call, with the type its (retyped) variable gets; the
+            # variable first: in SSA form a value never reads its own variable
+            var = self.mutate_def(node.var)
+            if isinstance(var.type, (TileType, TensorType)):
+                value = self.rebuild_call(value, var.type)
+                if self.strip_membership:
+                    value = _without_membership(value)
+                if value is node.value and var is node.var:
+                    return node
+                return replace(node, var=var, value=value)
+            value = self.mutate(value)
+        else:
+            value = self.mutate(value)
+            var = self.mutate_def(node.var)
         if (isinstance(value, Call) and isinstance(var.type, (TileType, TensorType))
                 and isinstance(value.type, (TileType, TensorType)) and value.type is not var.type):
             value = replace(value, type=var.type)
