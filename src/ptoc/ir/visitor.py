@@ -780,8 +780,9 @@ class _Calls(IRVisitor):
 def calls_in(node: Any, keep=lambda call: True) -> list[Call]:
     """Every call in the statements and expressions under ``node`` (program, function,
     statement or expression; Submits included) for which ``keep(call)`` holds, in program
-    order. Types are not searched: dims and MemRefs hold index arithmetic, not the tile,
-    task and pipe ops callers look for."""
+    order. Types are not searched: dims, valid extents and MemRefs hold index arithmetic
+    (a valid extent's tile.min included), not the tile transfers, matmuls, task launches or
+    pipe set-ups callers look for."""
     finder = _Calls(keep)
     finder.visit(node)
     return finder.found
