@@ -249,6 +249,8 @@ def test_only_the_tasks_whose_gate_holds_run_and_a_skipped_band_keeps_its_conten
     np.testing.assert_array_equal(out, want_out)
     np.testing.assert_allclose(after, want_after, rtol=1e-6)
     ran = [runs(c + 1) for c in gates]
+    line = KERNELS.count("\n") + 3
+    assert result.skipped == [f"expert#{1 + e} at gates.py:{line}" for e in range(E) if not ran[e]]
     if chip:
         experts = result.chip.tasks[1:1 + E]
         assert [not t.skipped for t in experts] == ran

@@ -127,7 +127,7 @@ class CompiledProgram:
         memory = GlobalMemory()
         with out_of_memory_as_error(f"running {entry.name}", entry_tensor_bytes(self)):
             originals, values, dims = self._bind(entry, tensors, memory)
-            runs, chip = run_program(self, entry, values, memory, config, dims)
+            runs, chip, skipped = run_program(self, entry, values, memory, config, dims)
         outputs = {}
         for param, original, value in zip(entry.params, originals, values):
             if not isinstance(param.var.type, TensorType):
@@ -139,7 +139,7 @@ class CompiledProgram:
             elif original is not None:
                 _write_back_if_written(param, original, value)
         if chip is not None:
-            return self._chip_result(chip, outputs, config, values)
+            return self._chip_result(chip, outputs, config, values, skipped)
         busy: dict = {}
         for run in runs:
             for pipe, cycles in run.sim.pipe_busy.items():
@@ -154,9 +154,10 @@ class CompiledProgram:
         return RunResult(outputs=outputs, cycles=sum(run.sim.wall_cycles for run in runs),
                          pipe_busy=busy, races=races, runs=runs,
                          trace_path=traces[0] if traces else None,
-                         floor_cycles=self._floor(config, values, len(runs)))
+                         floor_cycles=self._floor(config, values, len(runs)), skipped=skipped)
 
-    def _chip_result(self, chip, outputs: dict, config: RunConfig, values: list):
+    def _chip_result(self, chip, outputs: dict, config: RunConfig, values: list,
+                     skipped: list[str]):
         """The RunResult of a chip run (its trace is ``trace/chip.json``)."""
         from ptoc.backend import get_profile
         from ptoc.runtime.execute import RunResult
@@ -172,7 +173,7 @@ class CompiledProgram:
         return RunResult(outputs=outputs, cycles=chip.wall_cycles, pipe_busy=chip.pipe_busy,
                          races=races, runs=[], trace_path=trace,
                          floor_cycles=staged / launch.staging_bytes_per_cycle if launch else 0.0,
-                         chip=chip)
+                         chip=chip, skipped=skipped)
 
     def _floor(self, config: RunConfig, values: list, launches: int) -> float:
         """Launch of every kernel call plus staging of the run's tensors, once."""

@@ -31,6 +31,8 @@ class RunResult:
     On the chip (``RunConfig(chip=True)``), ``chip`` is the ``ChipResult``, ``cycles`` its
     wall (launch and dispatch included) and ``floor_cycles`` the staging alone; ``runs`` is
     empty and ``races`` also holds the races between tasks (as ``("tasks", TaskRace)``).
+    ``skipped`` names the tasks whose dispatch predicate was false (``expert#3 at f.py:12``):
+    they ran nothing.
     """
 
     outputs: dict[str, np.ndarray]
@@ -41,6 +43,7 @@ class RunResult:
     trace_path: Path | None = None
     floor_cycles: float = 0.0
     chip: object = None
+    skipped: list[str] = field(default_factory=list)
 
     @property
     def total_cycles(self) -> float:
@@ -82,10 +85,11 @@ def _called_functions(program) -> set[str]:
 
 
 def run_program(compiled, entry: Function, values: list, memory: GlobalMemory,
-                config: RunConfig, dims: dict | None = None) -> tuple[list[KernelRun], object]:
+                config: RunConfig, dims: dict | None = None
+                ) -> tuple[list[KernelRun], object, list[str]]:
     """Interpret ``entry`` on ``values`` (GM tensors and scalars; ``dims``: the sizes of
     its ``pl.dynamic`` dimensions) and run its tasks; returns (one KernelRun per task run
-    alone, the ChipResult or None)."""
+    alone, the ChipResult or None, the tasks skipped at dispatch)."""
     from ptoc.sim.limits import DEFAULT_LIMITS
 
     limits = config.sim_limits or DEFAULT_LIMITS
@@ -98,7 +102,10 @@ def run_program(compiled, entry: Function, values: list, memory: GlobalMemory,
         dispatcher = InOrderDispatcher(target=compiled.target, profile=config.profile,
                                        mode=config.sim_mode, trace_dir=trace_dir, limits=limits)
     Orchestrator(compiled, memory, dispatcher, limits=limits).run(entry, values, dims)
-    return dispatcher.runs, dispatcher.finish()
+    chip = dispatcher.finish()
+    skipped = [f"{t.name} at {t.where}" for t in chip.tasks if t.skipped] if chip is not None \
+        else [task.label() for task in dispatcher.skipped]
+    return dispatcher.runs, chip, skipped
 
 
 __all__ = ["KernelRun", "RunResult", "entry_function", "run_program"]
