@@ -28,6 +28,7 @@ ALIASED = [
     ("pypto.ir.pass_manager", ptoc.passes),
     ("pypto.ir.builder", importlib.import_module("ptoc.ir.builder")),
     ("pypto.runtime.runner", ptoc.runtime),
+    ("pypto.backend.pto_backend", importlib.import_module("ptoc.errors")),
 ]
 
 

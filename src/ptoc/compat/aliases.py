@@ -41,6 +41,7 @@ MODULE_ALIASES = {
     "pypto.runtime.worker": "ptoc.runtime.worker",
     "pypto.runtime.device_tensor": "ptoc.runtime.worker",
     "pypto.backend": "ptoc.backend",
+    "pypto.backend.pto_backend": "ptoc.errors",
     "pypto.codegen": "ptoc.codegen",
     "pypto.jit": "ptoc.jit",
     "pypto.jit.specializer": "ptoc.jit.specialize",
@@ -57,8 +58,6 @@ UNSUPPORTED = {
     "pypto.runtime.distributed_runner": _DISTRIBUTED,
     "pypto.runtime.device_runner": _DEVICE,
     "pypto.runtime.kernel_compiler": _DEVICE,
-    "pypto.backend.pto_backend": "PyPTO's C++ code-generation backend: ptoc emits PTO from "
-                                 "its own codegen (ptoc.codegen)",
     "pypto.debug": "PyPTO's torch code generator for debugging",
 }
 

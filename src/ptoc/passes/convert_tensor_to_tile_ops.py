@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from ptoc.ir.nodes import replace
 from ptoc.dtypes import Direction, FunctionType, MemorySpace
-from ptoc.errors import PassError
+from ptoc.errors import PassError, UnwrittenOutputError
 from ptoc.ir.aliases import tensor_aliases
 from ptoc.ir.nodes import (
     AssignStmt, BinOp, Call, ConstInt, EvalStmt, Expr, ForStmt, Function, IfStmt, IterArg, WhileStmt,
@@ -95,7 +95,7 @@ def _check_no_rebound_outputs(host: Function, added: dict) -> None:
             if isinstance(call, Call) and call.is_function and call.op in added \
                     and stmt.var.name in outputs:
                 name = stmt.var.name
-                raise PassError(
+                raise UnwrittenOutputError(
                     f"'{name} = ...' rebinds the name of the output parameter '{name}' of "
                     f"'{host.name}' to a value computed in '{call.op}': nothing writes the "
                     "parameter, the caller's tensor would keep its old contents", stmt.loc,
