@@ -34,7 +34,7 @@ from ptoc.language.scopes import ScopeParser
 from ptoc.language.tasks import TaskParser, is_array
 from ptoc.language.scope import Scope
 from ptoc.ops import make_call, to_expr
-from ptoc.ops.checks import describe_type, shapes_equal
+from ptoc.ops.checks import describe_type, shapes_equal, valid_of
 
 Signature = tuple[list[tuple[str, Type]], tuple[Type, ...]]
 
@@ -184,6 +184,7 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser, Pred
         # integer scalars bound to index arithmetic (``r0 = i * 64``): slice windows fold
         # their sizes through them
         self.index_definitions: dict[Var, Expr] = {}
+        self.narrowed: dict[Var, tuple] = {}  # pl.set_validshape results: their valid extents
         # names bound to static dims (``M, N = x.shape``, ``K = x.shape[1]``): parse-time
         # constants, as PyPTO's jit specializer inlines them
         self.shape_names: dict[str, int] = {}
@@ -579,6 +580,8 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser, Pred
         self.scope.bind(name, var)
         if isinstance(expr, (BinOp, UnaryOp, Var, ConstInt)) and isinstance(ty, ScalarType):
             self.index_definitions[var] = expr
+        if _narrowing(expr):
+            self.narrowed[var] = _narrowing(expr)
         return AssignStmt(var, expr, self.ctx.loc(node))
 
     def subscript_assign(self, node: ast.Assign, target: ast.Subscript, value_node: ast.AST) -> Stmt:
@@ -589,10 +592,37 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser, Pred
         if not (isinstance(base, Expr) and isinstance(base.type, TensorType)):
             raise self.ctx.error(node, f"'{ast.unparse(target)} = ...' needs a Tensor on the left",
                                  hint="tiles are written with pl.tile.assemble")
-        _, offsets = self.slice_window(target, base.type.shape)
-        value = self.hoist(node, self.expr(value_node))
+        window, offsets = self.slice_window(target, base.type.shape)
+        value = self.expr(value_node)
+        narrowed = _narrowing(value) or (self.narrowed.get(value) if isinstance(value, Var)
+                                          else None)
+        value = self.hoist(node, value)
+        self.fills_window(node, target, window, value, narrowed)
         call = make_call("tensor.assemble", (base, value, offsets), {}, loc=self.ctx.loc(node))
         return self.bind_value(node, target.value.id, call, None)
+
+    def fills_window(self, node: ast.AST, target: ast.Subscript, window: list, value,
+                     narrowed: tuple | None) -> None:
+        """``out[a:b, c:d] = v``: ``v`` has the window's rank and, on each axis where both
+        sizes are constants, the window's size (or ``v``'s valid extent there), as PyPTO
+        checks at parse time; a smaller value would leave part of the window unwritten, a
+        larger one would write past it."""
+        ty = getattr(value, "type", None)
+        if not isinstance(ty, (TensorType, TileType)):
+            return
+        where = f"'{ast.unparse(target)} = ...'"
+        if len(ty.shape) != len(window):
+            raise self.ctx.error(node, f"{where} writes a {len(window)}-D window but the value is "
+                                 f"{describe_type(ty)}: it must be {len(window)}-D",
+                                 hint="reshape the value with pl.reshape to the window's rank")
+        valid = narrowed or (ty.valid_shape if isinstance(ty, TensorType) else
+                             (valid_of(ty) or ty.shape))
+        for axis, (size, dim, extent) in enumerate(zip(window, ty.shape, valid)):
+            if isinstance(size, int) and isinstance(dim, int) and size != dim                     and isinstance(extent, int) and extent != size:  # a run-time extent: trusted
+                raise self.ctx.error(
+                    node, f"{where}: shape mismatch on axis {axis}: the window is {size} wide but "
+                    f"the value is {describe_type(ty)}",
+                    hint=f"make the window's stop - start {dim} on axis {axis}, or slice the value")
 
     def _stmt_Return(self, node: ast.Return) -> list[Stmt]:
         if node.value is None:
@@ -1105,3 +1135,11 @@ _JUMPS_WHERE = ("break and continue work in pl.range loops without init_values, 
 def _reads_shape(node: ast.AST) -> bool:
     """Whether an expression mentions ``<value>.shape`` (its static dims fold to constants)."""
     return any(isinstance(n, ast.Attribute) and n.attr == "shape" for n in ast.walk(node))
+
+
+def _narrowing(value) -> tuple | None:
+    """The valid extents a ``pl.set_validshape(x, rows, cols)`` call declares (None for any
+    other value); a tensor's type does not carry them."""
+    if isinstance(value, Call) and value.op.endswith(".set_validshape") and len(value.args) == 3:
+        return tuple(getattr(a, "value", a) for a in value.args[1:])
+    return None
