@@ -540,9 +540,26 @@ class ExprParser:
             return self.static_item(node, base)
         if not _is_shaped(base):
             raise self.ctx.error(node, f"'{ast.unparse(node)}' subscripts a non-tile value")
+        items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if len(items) == len(base.type.shape) and not any(isinstance(i, ast.Slice) for i in items):
+            return self.element_read(node, base, items)
         shape, offsets = self.slice_window(node, base.type.shape)
         name = "tile.slice" if isinstance(base.type, TileType) else "tensor.slice"
         return make_call(name, (self.hoist(node, base), shape, offsets), {}, loc=self.ctx.loc(node))
+
+    def element_read(self, node: ast.Subscript, base: Expr, items: list) -> Call:
+        """``A[i, j]`` with an index per dimension: one element, ``pl.read(A, [i, j])``."""
+        indices = []
+        for item in items:
+            index = self.expr(item)
+            if not (_is_number(index) and not isinstance(index, float)) and not (
+                    isinstance(index, Expr) and isinstance(index.type, ScalarType)):
+                raise self.ctx.error(node, f"'{ast.unparse(item)}' in '{ast.unparse(node)}' is "
+                                     "not an index", hint="index with integers or scalars")
+            indices.append(self.hoist(node, index))
+        level = "tile" if isinstance(base.type, TileType) else "tensor"
+        return make_call(f"{level}.read", (self.hoist(node, base), indices), {},
+                         loc=self.ctx.loc(node))
 
     def static_item(self, node: ast.Subscript, base: tuple) -> Any:
         """``x.shape[1]``: one entry of a parse-time tuple (negative indices count from the end)."""
@@ -567,6 +584,15 @@ class ExprParser:
         """``x[a:b, c:d]`` -> (shape, offsets); every extent must fold to a constant, except
         ``:`` over a ``pl.dynamic`` dimension (the whole dimension)."""
         items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        index = next((i for i in items if not isinstance(i, ast.Slice)), None)
+        if index is not None:
+            one = ast.unparse(index)
+            raise self.ctx.error(
+                node, f"'{ast.unparse(node)}' indexes fewer dimensions than the value has or mixes "
+                "an index with windows: a view that drops a dimension (PyPTO's rank-reducing "
+                "subscript) is not supported",
+                hint=f"keep the dimension with a one-wide window '{one}:{one} + 1', or give an "
+                     "index for every dimension to read one element")
         if len(items) == 1 and _is_full_slice(items[0]):
             items = items * len(full)
         if len(items) != len(full):
@@ -574,9 +600,9 @@ class ExprParser:
                                  f"of a rank-{len(full)} value")
         shape, offsets = [], []
         for item, dim in zip(items, full):
-            if not isinstance(item, ast.Slice) or item.step is not None:
+            if item.step is not None:
                 raise self.ctx.error(node, "only 'start:stop' windows are supported in subscripts",
-                                     hint="element reads are not supported; load a tile instead")
+                                     hint="a step is not supported; load a tile instead")
             start = self.expr(item.lower) if item.lower is not None else 0
             stop = self.expr(item.upper) if item.upper is not None else dim
             extent = _extent(start, stop, self.index_definitions)
