@@ -650,6 +650,9 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser, Pred
         header, iter_args, stmts, return_vars, _ = self.carried_loop(
             node, node.body, init_values, ia_names, loop_var)
         start, stop, step = bounds
+        if isinstance(step, ConstInt) and step.value < 0:
+            loop_var, (start, stop, step), first = counted_down(loop_var, start, stop, step)
+            stmts = [first, *stmts]
         return header + [ForStmt(loop_var, start, stop, step, iter_args, SeqStmts(tuple(stmts)),
                         tuple(return_vars), kind, attrs, self.ctx.loc(node))]
 
@@ -1143,3 +1146,20 @@ def _narrowing(value) -> tuple | None:
     if isinstance(value, Call) and value.op.endswith(".set_validshape") and len(value.args) == 3:
         return tuple(getattr(a, "value", a) for a in value.args[1:])
     return None
+
+
+def counted_down(index: Var, start: Expr, stop: Expr, step: ConstInt):
+    """``pl.range(start, stop, -s)`` as PyPTO runs it (start, start - s, ... while > stop), in
+    the counted form every later stage takes (a PTO ``scf.for`` steps upwards): a count
+    ``n`` over ``0 .. ceil((start - stop) / s)`` and ``index = start - n * s`` first in the
+    body. Returns the count, its bounds and that first statement."""
+    down = -step.value
+    count = Var(f"{index.name}_n", index.type, index.loc)
+    if isinstance(start, ConstInt) and isinstance(stop, ConstInt):
+        trips = ConstInt(max(0, -(-(start.value - stop.value) // down)), DataType.INDEX)
+    else:  # a negative count runs no iteration, as an empty range does
+        span = BinOp("+", BinOp("-", start, stop), ConstInt(down - 1, DataType.INDEX))
+        trips = BinOp("//", span, ConstInt(down, DataType.INDEX))
+    first = AssignStmt(index, BinOp("-", start, BinOp("*", count, ConstInt(down, DataType.INDEX))),
+                       index.loc)
+    return count, (ConstInt(0, DataType.INDEX), trips, ConstInt(1, DataType.INDEX)), first
