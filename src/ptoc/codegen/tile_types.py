@@ -74,7 +74,9 @@ def tile_buf_type(ty: TileType, what: str, loc=None) -> TileBufType:
             f"{cols * ty.dtype.nbytes} bytes, but vector tiles need rows of a multiple of "
             f"{_ROW_ALIGN} bytes (or a single column)", loc,
             hint=f"allocate [{rows}, {per_row}] and narrow it with "
-            f"pl.TileView(valid_shape=[{rows}, {cols}])")
+            f"pl.TileView(valid_shape=[{rows}, {cols}]); for tensor ops on a pl.slice window, "
+            f"slice [{rows}, {per_row}] windows with valid_shape=[rows, {cols}] (the window may "
+            "reach past the tensor's last column: only the valid ones are read and written)")
     pad = 0
     view = ty.view
     if view is not None:
