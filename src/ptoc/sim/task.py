@@ -106,11 +106,13 @@ class DispatchPredicate:
         value = int(self.tensor.array()[self.index])
         return _COMPARE[self.op](value, self.target)
 
+    def element(self) -> GMTensor:
+        """The one-element region the dispatch point reads."""
+        return self.tensor.slice(self.index, (1,) * len(self.index))
+
     def byte_span(self) -> tuple[int, int]:
         """[lo, hi) of the element in its allocation (what the dispatch point reads)."""
-        offset = self.tensor.offset + sum(i * s for i, s in zip(self.index, self.tensor.strides))
-        item = self.tensor.dtype.nbytes
-        return offset * item, (offset + 1) * item
+        return self.element().byte_span()
 
 
 _COMPARE = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, ">": lambda a, b: a > b,

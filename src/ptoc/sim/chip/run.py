@@ -80,7 +80,9 @@ class ChipSimulator:
 
     ``mode``: ``reference`` or ``fast`` numerics (as ``simulate``). ``numerics=False`` runs
     timing only: no tile data is computed, GM keeps whatever it held, and identical tasks are
-    issued once (their record is re-timed on each task's own GM regions).
+    issued once (their record is re-timed on each task's own GM regions). A dispatch
+    predicate is then evaluated on GM as it was before the run: one whose element an earlier
+    task of the run writes is refused (``_check_pre_run``).
     """
 
     def __init__(self, *, target="a2a3", profile=None, mode: str = "reference",
@@ -102,6 +104,9 @@ class ChipSimulator:
         self._ready: dict[tuple, object] = {}
         self._records: dict[tuple, TaskStream] = {}
         self._replays: dict[tuple, _Replay] = {}
+        # timing only: per allocation, the regions run tasks declared written (skipped tasks
+        # write none)
+        self._written: dict[str, list[tuple[GMTensor, Task]]] = {}
         # tasks run one at a time while submitted: they share one core's buffers, which keep
         # what earlier tasks left in them (as a core's buffers do between kernels)
         self._buffers = BufferMemory(dict(self.tgt.capacities), self.tgt.address_alignment)
@@ -118,12 +123,17 @@ class ChipSimulator:
                                   "not earlier tasks", task.loc,
                                   hint="a task can only wait for tasks submitted before it")
         deps = self.depmap.add(task)
+        if task.predicate is not None and not self.numerics:
+            self._check_pre_run(task)
         if task.predicate is not None and not task.predicate.holds():
             # data is computed in program order, so the element holds what every earlier
             # task wrote: what the dispatch point reads when its producer is a dependency
             # (when it is not, the race check reports the read)
             self.submitted.append(_Submitted(task, deps, TaskStream((), SKIPPED), 0.0, False))
             return
+        if not self.numerics:
+            for region in task.writes:
+                self._written.setdefault(region.name, []).append((region, task))
         key = self._key(task)
         record = self._records.get(key)
         if record is not None and record.fits(task.args):
@@ -147,6 +157,25 @@ class ChipSimulator:
         else:
             self._records[key] = stream
         self.submitted.append(_Submitted(task, deps, stream, alone, False))
+
+    def _check_pre_run(self, task: Task) -> None:
+        """Without numerics GM holds what it held before the run, so a dispatch predicate is
+        evaluated on those contents. That is its value at the dispatch point only when no
+        earlier task of the run wrote (or may have written: its declared ``Out``/``InOut``
+        regions) the element; otherwise the timing would be for a guessed set of tasks."""
+        pred = task.predicate
+        element = pred.element()
+        for region, writer in self._written.get(element.name, ()):
+            if region.overlaps(element):
+                raise ChipConfigError(
+                    f"task {task.label()}: its dispatch predicate ({pred.text}) reads "
+                    f"element {list(pred.index)} of '{element.name}', which task {writer.label()} of this "
+                    "run writes; a timing-only run (numerics=False) computes no data, so the "
+                    "predicate would be evaluated on the contents from before the run and "
+                    "the timing could be for the wrong set of tasks", task.loc,
+                    hint="run with numerics (ChipSimulator(numerics=True), the default, or "
+                         "RunConfig(chip=True)), or gate on a tensor the run does not write "
+                         "(a host input)")
 
     def _key(self, task: Task) -> tuple:
         """Tasks with one key run the same instructions. A region overhanging its allocation
