@@ -78,3 +78,17 @@ def test_invalid_python_is_a_syntax_error_as_in_pypto():
     assert isinstance(err, ParseError) and isinstance(err, ValueError)
     assert (err.lineno, err.filename) == (3, "<string>")
     assert str(err).startswith("<string>:3:") and "invalid Python syntax" in str(err)
+
+
+def test_a_codegen_refusal_is_pypto_s_partial_codegen_error():
+    # PyPTO's ir.compile raises PartialCodegenError (a RuntimeError) when codegen refuses a
+    # kernel; ptoc's codegen refusals are that class too (and still ValueErrors)
+    from ptoc import ir
+    from ptoc.codegen.errors import CodegenError
+
+    source = KERNEL.format(line="t = pl.load(x, [0, 0], [16, 64])\n        "
+                                "w = pl.add(pl.slice(t, [8, 32], [0, 48]), 1.0)")
+    with pytest.raises(errors.PartialCodegenError) as info:
+        ir.compile(pl.parse_program(source))
+    assert isinstance(info.value, CodegenError) and isinstance(info.value, RuntimeError)
+    assert isinstance(info.value, ValueError) and info.value.files == {}

@@ -133,21 +133,19 @@ class PassError(PtocError, ValueError):
     """A pass cannot transform the program (bad options, unsupported form)."""
 
 
-class CodegenError(PtocError, RuntimeError):
-    """A program PyPTO's code generator refuses: PyPTO's ``ir.compile`` raises
-    ``PartialCodegenError`` (a ``RuntimeError``) there, whichever ptoc stage finds it.
-    ``files`` is what PyPTO had generated before the failure; ptoc writes none (empty)."""
+class PartialCodegenError(PtocError, RuntimeError):
+    """A program PyPTO's code generator refuses (PyPTO's ``pypto.backend.pto_backend`` class, a
+    ``RuntimeError`` its ``ir.compile`` raises): every refusal of ptoc's codegen
+    (``ptoc.codegen.errors.CodegenError``) and the ones ptoc finds earlier that PyPTO's
+    codegen would. ``files`` is what PyPTO had generated before the failure; ptoc writes
+    none (empty)."""
 
     @property
     def files(self) -> dict[str, str]:
         return {}
 
 
-#: PyPTO's name (``pypto.backend.pto_backend.PartialCodegenError``).
-PartialCodegenError = CodegenError
-
-
-class UnwrittenOutputError(PassError, CodegenError):
+class UnwrittenOutputError(PassError, PartialCodegenError):
     """An output parameter's name rebound to a value computed elsewhere: nothing writes the
     caller's tensor (PyPTO's code generator is where PyPTO refuses it)."""
 

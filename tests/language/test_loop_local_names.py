@@ -72,3 +72,13 @@ def test_a_loop_that_reads_the_name_first_still_reports_the_type_change():
 ])
 def test_written_before_read(body, expected):
     assert written_before_read("t", ast.parse(body).body) is expected
+
+
+def test_a_name_first_assigned_inside_a_loop_has_no_value_after_it():
+    # PyPTO carries it out with an undefined entry value; ptoc says where it was assigned
+    source = SOURCE.format(after="").replace(
+        "        total = pl.store(t, [0, 0], total)\n",
+        "        total = pl.store(c, [0, 0], total)\n")
+    with pytest.raises(ParseError, match=r"name 'c' has no value here: it is first assigned "
+                                         r"inside the loop at line 10"):
+        pl.parse_program(source, filename="chunks.py")

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ptoc.errors import PtocError
+from ptoc.errors import PartialCodegenError
 
 
-class CodegenError(PtocError, ValueError):
+class CodegenError(PartialCodegenError, ValueError):
     """The IR cannot be lowered to PTO as it stands; the message names the op or variable and
     the location is the DSL statement, the hint says which pass or rewrite fixes it."""

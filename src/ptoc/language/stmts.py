@@ -729,6 +729,12 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser, Pred
             outer.bind(name, rv)
         self._bind_escaping_stores(body, stmts, body_scope, outer,
                                    dict(zip(iter_args, return_vars)))
+        for name in body_scope.bindings:
+            if outer.lookup(name) is None and outer.retired_reason(name) is None \
+                    and (loop_var is None or name != loop_var.name):
+                outer.retire(name, f"it is first assigned inside the loop at line {node.lineno}, "
+                             "so it has no value before the loop (nor if the loop runs no "
+                             "iteration); assign it before the loop to carry it out")
         return header, iter_args, stmts, return_vars, cond
 
     # --- while loops --------------------------------------------------------------------
