@@ -2,7 +2,8 @@
 ``with pl.spmd(n) [as tid]:`` body that reads the block index does the per-block work itself
 and is outlined into one per-block kernel, as the ``for i in pl.spmd(n):`` form is; tile and
 tensor ops inside run on the blocks (against numpy, in order and on the chip, race-free),
-and a body that neither reads the index nor calls a kernel is refused."""
+a body that neither reads the index nor calls a kernel is refused, and so is one that
+calls more than one kernel (as in PyPTO)."""
 
 from __future__ import annotations
 
@@ -109,3 +110,42 @@ with pl.spmd(2):
     with pytest.raises(PtocError, match=r"spmd.py:\d+:\d+: `with pl.spmd\(...\)` body neither "
                                         r"reads the per-block index"):
         program(2, body)
+
+
+TWO_KERNELS = """
+import ptoc.language as pl
+
+@pl.program
+class S:
+    @pl.function(type=pl.FunctionType.InCore)
+    def double(self, x: pl.Tensor[[32, 32], pl.FP32], y: pl.Out[pl.Tensor[[32, 32], pl.FP32]]
+               ) -> pl.Tensor[[32, 32], pl.FP32]:
+        b = pl.tile.get_block_idx()
+        t = pl.load(x, [b * 16, 0], [16, 32])
+        y = pl.store(pl.add(t, t), [b * 16, 0], y)
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[32, 32], pl.FP32], y: pl.Out[pl.Tensor[[32, 32], pl.FP32]]
+             ) -> pl.Tensor[[32, 32], pl.FP32]:
+        with pl.spmd(2):
+            y = self.double(x, y)
+{second}
+        return y
+"""
+
+
+@pytest.mark.parametrize("second", [
+    "            y = self.double(y, y)",
+    "            for r in pl.range(2):\n                y = self.double(y, y)",
+])
+def test_an_spmd_dispatch_body_with_two_kernel_calls_is_refused_as_pypto_does(second):
+    """PyPTO launches the first kernel of a dispatch body and refuses a second call site
+    rather than drop it. ptoc could run both, but a program it accepted would not run
+    under PyPTO, so it refuses too, naming both calls."""
+    with pytest.raises(PtocError) as err:
+        pl.parse_program(TWO_KERNELS.format(second=second), filename="two.py")
+    text = str(err.value)
+    assert "`with pl.spmd(...)` dispatch body launches 2 kernels" in text
+    assert "self.double at line 18, self.double at line" in text
+    assert "one `with pl.spmd(...)` scope per kernel" in text

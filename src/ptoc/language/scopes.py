@@ -119,23 +119,43 @@ class ScopeParser:
         """A ``with pl.spmd(n):`` body as PyPTO shapes it: one written ``pl.at`` region is the
         per-block kernel; a body that reads the block index does the per-block work inline
         and becomes one (an InCore region, outlined like the ``for i in pl.spmd(n)`` form); a
-        body that calls kernels dispatches them (they read the index themselves). A body
-        that does neither would run the same work on every block."""
+        body that calls a kernel dispatches it (the kernel reads the index itself) — one
+        kernel, as in PyPTO. A body that does neither would run the same work on every
+        block."""
         if len(node.body) == 1 and isinstance(node.body[0], ast.With) \
                 and self._scope_func(node.body[0].items[0].context_expr) == "at":
             return stmts
         if _calls(node.body, lambda f: isinstance(f, ast.Attribute) and f.attr == "get_block_idx"
                   or isinstance(f, ast.Name) and f.id == "get_block_idx"):
             return [ScopeStmt(ScopeKind.InCore, SeqStmts(tuple(stmts)), {}, loc=self.ctx.loc(node))]
-        if not _calls(node.body, lambda f: isinstance(f, ast.Attribute)
-                      and isinstance(f.value, ast.Name) and f.value.id == "self"):
+        dispatches = sorted(_call_sites(node.body, self._dispatches),
+                            key=lambda c: (c.lineno, c.col_offset))
+        if not dispatches:
             raise self.ctx.error(node, "`with pl.spmd(...)` body neither reads the per-block "
                                  "index via `pl.tile.get_block_idx()` nor dispatches a "
                                  "`self.<kernel>(...)` call, so every block would run identical "
                                  "work", hint="add `i = pl.tile.get_block_idx()` inside the "
                                  "scope, dispatch a kernel that reads it, or use `for i in "
                                  "pl.spmd(n):` to bind the block index")
+        if len(dispatches) > 1:
+            # PyPTO lowers a dispatch body by its first call and refuses a second one rather
+            # than drop it; ptoc could run them all, but such a program would not run there
+            calls = ", ".join(f"{ast.unparse(c.func)} at line {self.ctx.loc(c).line}"
+                              for c in dispatches)
+            raise self.ctx.error(node, f"`with pl.spmd(...)` dispatch body launches "
+                                 f"{len(dispatches)} kernels ({calls}); PyPTO launches one "
+                                 "kernel per SPMD scope",
+                                 hint="use one `with pl.spmd(...)` scope per kernel (a later "
+                                 "one reading an earlier one's output waits for it), or read "
+                                 "`pl.tile.get_block_idx()` in the body so the whole body "
+                                 "becomes one per-block kernel")
         return stmts
+
+    def _dispatches(self, func: ast.expr) -> bool:
+        """A kernel launch: ``self.<kernel>(...)`` or a module-level ``@pl.function`` by name."""
+        return (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+                and func.value.id == "self"
+                or isinstance(func, ast.Name) and func.id in self.ctx.externals)
 
     def _scope_func(self, call: ast.AST) -> str | None:
         if isinstance(call, ast.Call):
@@ -375,10 +395,15 @@ def task_dependencies(parser, node: ast.AST, value) -> list[Expr]:
     return deps
 
 
+def _call_sites(body: list[ast.stmt], callee):
+    """The calls in ``body`` (nested ones too) whose function expression ``callee`` accepts."""
+    return (n for stmt in body for n in ast.walk(stmt)
+            if isinstance(n, ast.Call) and callee(n.func))
+
+
 def _calls(body: list[ast.stmt], callee) -> bool:
     """Whether any call in ``body`` has a function expression ``callee`` accepts."""
-    return any(isinstance(n, ast.Call) and callee(n.func)
-               for stmt in body for n in ast.walk(stmt))
+    return next(_call_sites(body, callee), None) is not None
 
 
 def _assigned(body: list[ast.stmt]) -> list[str]:
