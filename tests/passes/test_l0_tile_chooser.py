@@ -588,21 +588,39 @@ def test_wall_beyond_exact_integers_is_rejected():
         choose_l0_tile(L0TileConfig(M=64, N=64, K=64, bw_a=1e-300))
 
 
+def _oracle_rankings():
+    """The ranking of every oracle problem the chooser accepts, with every gate open."""
+    from ptoc.passes.l0_tile_chooser import L0TileRanking
+
+    for case in _oracle_cases():
+        try:
+            yield L0TileRanking(dataclasses.replace(L0TileConfig(**case["config"]), **ALL_GATES))
+        except PassError:
+            continue
+
+
 @pytest.mark.skipif(not ORACLE.exists(), reason="PyPTO oracle data not available")
 def test_top_orders_only_the_lowest_walls_and_equals_the_full_order():
     """``L0TileRanking.top(count)`` sorts only the points within the ``count`` lowest walls:
     on every oracle problem, with every gate open, each class's top 1 / 5 / 12 is the head
     of the whole ranking of that class."""
-    from ptoc.passes.l0_tile_chooser import L0TileRanking
-
-    for case in _oracle_cases():
-        cfg = dataclasses.replace(L0TileConfig(**case["config"]), **ALL_GATES)
-        try:
-            ranking = L0TileRanking(cfg)
-        except PassError:
-            continue
+    for ranking in _oracle_rankings():
         everything = sum(len(t) for t in ranking.tables)
         for dbc in (None, True, False):
             whole = ranking.top(everything, dbc)
             for count in (1, 5, 12):
                 assert ranking.top(count, dbc) == whole[:count]
+
+
+@pytest.mark.skipif(not ORACLE.exists(), reason="PyPTO oracle data not available")
+def test_decision_best_per_class_read_from_the_shown_head():
+    """The dbC record's best dbC / single-accumulator points, taken from the shown top 5
+    (all points, or the single-accumulator ones when the gate is closed) when it holds one,
+    are ``top(1, class)`` on every oracle problem."""
+    from ptoc.passes.auto_tile_decisions import TOP, _first
+
+    for ranking in _oracle_rankings():
+        for shown_class in (None, False):
+            shown = ranking.top(TOP, shown_class)
+            for dbc in (True, False):
+                assert _first(ranking, shown, dbc) == next(iter(ranking.top(1, dbc)), None)

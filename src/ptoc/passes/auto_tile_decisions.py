@@ -22,6 +22,15 @@ def _candidate(c) -> dict:
     return d
 
 
+def _first(ranking, shown: list, double_buffer_c: bool):
+    """The best point with (without) dbC: the first such point of ``shown`` (a head of the
+    ranking, or of its single-accumulator points) when it has one, else asked for."""
+    for c in shown:
+        if c.double_buffer_c is double_buffer_c:
+            return c
+    return next(iter(ranking.top(1, double_buffer_c)), None)
+
+
 def _tile(r) -> str:
     return f"(m, n, k) = ({r.m}, {r.n}, {r.k})"
 
@@ -44,10 +53,10 @@ def record_tile_choice(site, result, target, ctx, *, note: str | None = None,
         ranking = L0TileRanking(cfg)
     except PtocError:
         ranking = None
-    alternatives = [] if ranking is None else \
-        [_candidate(c) for c in ranking.top(TOP, None if allowed else False)]
+    shown = [] if ranking is None else ranking.top(TOP, None if allowed else False)
     best_dbc, best_single = (None, None) if ranking is None else (
-        next(iter(ranking.top(1, True)), None), next(iter(ranking.top(1, False)), None))
+        _first(ranking, shown, True), _first(ranking, shown, False))
+    alternatives = [_candidate(c) for c in shown]
     summary = (f"{site.describe()}: {_tile(result)}, {result.stationarity.name}, "
                f"dbC={'2' if result.double_buffer_c else '1'}, estimated wall "
                f"{result.estimated_cost_cycles} cycles")

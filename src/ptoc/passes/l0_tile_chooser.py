@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import enum
+import operator
 from dataclasses import dataclass, fields, replace
 from typing import Iterator, NamedTuple
 
@@ -437,6 +438,8 @@ _ALL_REGIMES = tuple(_Regime(s, d) for s in (Stationarity.OutputStationary,
 
 #: the regime gates decide which regimes are searched, not how one regime's tiles score
 _GATES = frozenset({"allow_a_stationary", "allow_b_stationary", "allow_double_buffer_c"})
+#: the fields that key a regime's table (in field order): all but the gates
+_TABLE_KEY = operator.attrgetter(*(f.name for f in fields(L0TileConfig) if f.name not in _GATES))
 _SHARED: contextvars.ContextVar[dict | None] = contextvars.ContextVar("l0_tables", default=None)
 
 
@@ -459,7 +462,7 @@ def _regime_tables(cfg: L0TileConfig, wanted: list[tuple[_Regime, int]]) -> list
     shared = _SHARED.get()
     if shared is None:
         return _score_regimes(cfg, wanted)
-    common = tuple(getattr(cfg, f.name) for f in fields(cfg) if f.name not in _GATES)
+    common = _TABLE_KEY(cfg)
     keys = [(regime,) + common for regime, _ in wanted]
     missing = [(w, key) for w, key in zip(wanted, keys) if key not in shared]
     if missing:
