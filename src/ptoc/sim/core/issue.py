@@ -316,6 +316,14 @@ class ScalarUnit(TileOps):
         addr = self._int(addr_v, "addr")
         vr = ty.v_row if ty.v_row is not None else self._opt_int(op.attr("valid_row"), ty.rows)
         vc = ty.v_col if ty.v_col is not None else self._opt_int(op.attr("valid_col"), ty.cols)
+        if (vr == 0 or vc == 0) and vr <= ty.rows and vc <= ty.cols:
+            raise SimProgramError(
+                f"tile %{op.result.name}: valid shape {vr}x{vc} of {ty.rows}x{ty.cols}: its "
+                "window holds no data (a valid extent computed at run time, such as "
+                "clamp(valid - offset, 0, window), is 0), and a tile needs at least one valid "
+                "row and column (pto-isa)", self._loc(op),
+                hint="skip empty windows: bound the loop by the valid extent, e.g. "
+                     "pl.range(0, pl.min(m - i, T), step), or guard the window with an if")
         if not (0 < vr <= ty.rows and 0 < vc <= ty.cols):
             raise SimProgramError(
                 f"tile %{op.result.name}: valid shape {vr}x{vc} must be within its physical "
