@@ -29,6 +29,7 @@ ALIASED = [
     ("pypto.ir.builder", importlib.import_module("ptoc.ir.builder")),
     ("pypto.runtime.runner", ptoc.runtime),
     ("pypto.backend.pto_backend", importlib.import_module("ptoc.errors")),
+    ("pypto.language.parser.diagnostics.exceptions", importlib.import_module("ptoc.errors")),
 ]
 
 
@@ -52,6 +53,17 @@ def test_from_imports_give_ptoc_objects():
     assert BackendType.Ascend910B is ptoc.backend.BackendType.Ascend910B
     assert PassManager is ptoc.passes.PassManager
     assert OptimizationStrategy.Default is ptoc.passes.OptimizationStrategy.Default
+
+
+def test_a_module_standing_for_a_package_takes_submodule_imports_and_is_left_as_it_was():
+    """pypto.language.parser.diagnostics is ptoc.errors, a plain module: importing the
+    'exceptions' module below it needs a package (was 'diagnostics is not a package'); the
+    __path__ that makes it one is taken away again afterwards."""
+    errors = importlib.import_module("ptoc.errors")
+    with pypto_aliases():
+        from pypto.language.parser.diagnostics.exceptions import ParserError  # noqa: F401
+        import pypto.language.parser.diagnostics as diagnostics
+    assert diagnostics is errors and not hasattr(errors, "__path__")
 
 
 def test_aliases_are_gone_afterwards():

@@ -124,7 +124,14 @@ class PyptoAliasFinder(importlib.abc.MetaPathFinder):
             parent = resolve(parent_name)
             if not hasattr(parent, child):
                 self.added_attributes.append((parent, child))
-        return importlib.util.spec_from_loader(fullname, _AliasLoader(module))
+        # A plain ptoc module that stands for a PyPTO package with aliased children
+        # (pypto.language.parser.diagnostics is ptoc.errors) must look like a package, or
+        # Python refuses to import 'diagnostics.exceptions' below it ('not a package').
+        is_package = any(name.startswith(fullname + ".") for name in MODULE_ALIASES)
+        if is_package and not hasattr(module, "__path__"):
+            self.added_attributes.append((module, "__path__"))
+        return importlib.util.spec_from_loader(fullname, _AliasLoader(module),
+                                               is_package=is_package)
 
     def uninstall(self) -> None:
         """Remove the finder, the ``pypto*`` entries of ``sys.modules`` and added attributes."""
