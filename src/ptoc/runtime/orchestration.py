@@ -43,13 +43,11 @@ from ptoc.runtime.dims import DimBindings
 from ptoc.sim.core.memory import MemoryAccessError
 from ptoc.sim.errors import SimLimitError
 from ptoc.sim.global_memory import GlobalMemory, GMTensor
-from ptoc.sim.task import DispatchPredicate, Task
+from ptoc.sim.task import COMPARE, DispatchPredicate, Task
 
 _ARITH = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
           "//": lambda a, b: a // b, "%": lambda a, b: a % b, "/": lambda a, b: a / b,
-          "==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
-          "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
-          "and": lambda a, b: a and b, "or": lambda a, b: a or b}
+          **COMPARE, "and": lambda a, b: a and b, "or": lambda a, b: a or b}
 
 #: a predicate written constant-first (``0 < t[i]``), as the runtime's ``t[i] OP c``
 _FLIPPED = {"==": "==", "!=": "!=", ">": "<", "<": ">", ">=": "<=", "<=": ">="}

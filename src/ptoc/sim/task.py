@@ -10,6 +10,7 @@ states explicitly.
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
 
 from ptoc.errors import SimulationError, SourceLoc
@@ -104,7 +105,7 @@ class DispatchPredicate:
     def holds(self) -> bool:
         """The comparison on the element's current value."""
         value = int(self.tensor.array()[self.index])
-        return _COMPARE[self.op](value, self.target)
+        return COMPARE[self.op](value, self.target)
 
     def element(self) -> GMTensor:
         """The one-element region the dispatch point reads."""
@@ -115,8 +116,9 @@ class DispatchPredicate:
         return self.element().byte_span()
 
 
-_COMPARE = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, ">": lambda a, b: a > b,
-            "<": lambda a, b: a < b, ">=": lambda a, b: a >= b, "<=": lambda a, b: a <= b}
+#: the comparisons a dispatch predicate (and an orchestration expression) may make
+COMPARE = {"==": operator.eq, "!=": operator.ne, ">": operator.gt, "<": operator.lt,
+           ">=": operator.ge, "<=": operator.le}
 
 
 class UndeclaredWriteError(SimulationError):
