@@ -81,3 +81,32 @@ def backwards(a: pl.Tensor[[128, 64], pl.FP32], out: pl.Out[pl.Tensor[[128, 64],
 def test_a_window_with_stop_before_start_is_refused():
     with pytest.raises(ParseError, match=r"window '\(i \+ 1\) \* 32:i \* 32' has size -32"):
         backwards(x, np.zeros_like(x))
+
+
+WINDOW_HEAD = """
+import ptoc.language as pl
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16, 32], pl.FP32], o: pl.Out[pl.Tensor[[16, 32], pl.FP32]]
+             ) -> pl.Tensor[[16, 32], pl.FP32]:
+        {line}
+        return o
+"""
+
+
+@pytest.mark.parametrize("line, message", [
+    # a fractional bound was truncated where the window is written: a silent shift
+    ("o[0.5:16.5, :] = a", r"window '0.5:16.5' in 'o\[0.5:16.5, :\]' has a bound that is not an "
+                           r"integer"),
+    ("o[:, False:True] = a[:, 0:1]", r"window 'False:True' .* not an integer"),
+    ("o = pl.exp(a[0:16.0, :])", r"window '0:16.0' .* not an integer"),
+    # a constant window past either end was only reported by the generated code, with no line
+    ("o[8:24, :] = a", r"window '8:24' in 'o\[8:24, :\]' covers \[8, 24\) but the dimension has "
+                       r"16 elements"),
+    ("o = pl.exp(a[-8:8, :])", r"window '-8:8' .* covers \[-8, 8\)"),
+])
+def test_a_constant_window_is_integer_and_inside_the_tensor(line, message):
+    with pytest.raises(ParseError, match=message) as caught:
+        pl.parse_program(WINDOW_HEAD.format(line=line))
+    assert caught.value.loc.line == 8    # the line written

@@ -605,6 +605,10 @@ class ExprParser:
                                      hint="a step is not supported; load a tile instead")
             start = self.expr(item.lower) if item.lower is not None else 0
             stop = self.expr(item.upper) if item.upper is not None else dim
+            if any(isinstance(b, (float, bool)) for b in (start, stop)):
+                raise self.ctx.error(node, f"the window '{ast.unparse(item)}' in "
+                                     f"'{ast.unparse(node)}' has a bound that is not an integer",
+                                     hint="window bounds are integers or integer scalars")
             extent = _extent(start, stop, self.index_definitions)
             if extent is None and _is_full_slice(item) and isinstance(dim, Expr):
                 shape.append(dim)          # the whole of a pl.dynamic dimension
@@ -618,6 +622,11 @@ class ExprParser:
             if extent <= 0:
                 raise self.ctx.error(node, f"the window '{ast.unparse(item)}' has size {extent}",
                                      hint="a window needs stop > start")
+            if isinstance(start, int) and isinstance(dim, int) and not 0 <= start <= dim - extent:
+                raise self.ctx.error(node, f"the window '{ast.unparse(item)}' in "
+                                     f"'{ast.unparse(node)}' covers [{start}, {start + extent}) "
+                                     f"but the dimension has {dim} elements",
+                                     hint=f"keep the window within 0..{dim}")
             shape.append(extent)
             offsets.append(start)
         return shape, offsets
