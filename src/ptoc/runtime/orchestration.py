@@ -158,8 +158,9 @@ class Orchestrator:
         if not all(isinstance(b, (int, np.integer)) for b in (start, stop, step)) or step <= 0:
             raise RuntimeConfigError(
                 f"orchestration loop {stmt.loop_var.name} runs from {start!r} to {stop!r} in "
-                f"steps of {step!r}", stmt.loc, hint="loop bounds are integers and the step "
-                "is positive")
+                f"steps of {step!r}", stmt.loc, hint="loop bounds are integers and a run-time "
+                "step is positive; to count down, write a constant negative step "
+                "(pl.range(7, -1, -2))")
         trips = len(range(start, stop, step))
         self.steps += trips
         if self.steps > self.limits.max_scalar_steps:
