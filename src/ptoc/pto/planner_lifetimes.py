@@ -158,23 +158,30 @@ class _Walk:
             self.next_pos()
             return
         here = self.next_pos()
-        if isinstance(op, Instruction) and op.opcode == "pto.alloc_tile":
+        if type(op) is not Instruction:   # sync, yield, condition: every use is a read
+            for value in op.uses:
+                self.access(value, here, here + 1, loops, read=True)
+            return
+        opcode = op.opcode
+        if opcode == "pto.alloc_tile":
             self.define(op, here, loops)
             return
-        if isinstance(op, Instruction) and op.opcode in VIEW_OPS:
+        if opcode in VIEW_OPS:
             self.join(op.results[0], op.ins[0])
             self.access(op.ins[0], here, here + 1, loops, read=True)
             return
-        ins = set(op.ins) if isinstance(op, Instruction) else set(op.uses)
-        outs = set(op.outs) if isinstance(op, Instruction) else set()
-        in_place = _in_place_reads(op) if self.in_place and isinstance(op, Instruction) else set()
+        ins, outs = op.ins, op.outs
+        in_place = _in_place_reads(op) if self.in_place else ()
+        accesses = self.accesses
         for value in op.uses:
-            read = value in ins or value not in outs
+            if type(value.type) is not TileBufType:
+                continue
             if value in outs:
-                lo = here if read else here + 1
-                self.access(value, lo, here + 1, loops, read=read)
+                read = value in ins
+                accesses.append((value.name, here if read else here + 1, here + 1, loops, read))
             else:
-                self.access(value, here, here if value in in_place else here + 1, loops, read=True)
+                accesses.append((value.name, here, here if value in in_place else here + 1,
+                                 loops, True))
 
     def define(self, inst: Instruction, here: int, loops: tuple[int, ...]) -> None:
         value = inst.result

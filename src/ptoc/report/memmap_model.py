@@ -15,6 +15,7 @@ Two rectangles of *different* storage that overlap in bytes and in lifetime are 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from ptoc.backend.targets import Target, align_up, get_target
 from ptoc.dtypes import MemorySpace
@@ -98,10 +99,11 @@ class SpacePanel:
     buffers: list[Buffer]
     conflicts: list[Conflict]
 
-    @property
+    @cached_property
     def high_water(self) -> int:
-        """Highest byte used (what must fit in the capacity)."""
-        return max((b.hi for b in self.buffers), default=0)
+        """Highest byte used (what must fit in the capacity). Computed once: a panel is
+        built whole by ``map_from_tiles`` and only read after (the page asks often)."""
+        return max((b.addr + b.nbytes for b in self.buffers), default=0)
 
     @property
     def usage(self) -> float:
@@ -111,7 +113,7 @@ class SpacePanel:
     def full(self) -> bool:
         return self.usage >= FULL_THRESHOLD
 
-    @property
+    @cached_property
     def peak_live(self) -> int:
         """Most bytes live at one program position (union of ranges, aliases counted once)."""
         best = 0
@@ -205,9 +207,12 @@ def _rectangles(tiles: list[TileSpan]) -> list[Buffer]:
             current = Buffer(key, t.space, addr, nbytes, t.start, t.end, [t])
             out.append(current)
     out.sort(key=lambda b: (b.addr, b.start, b.nbytes))
+    by_storage: dict[str, list[Buffer]] = {}
     for b in out:
-        b.view = any(o is not b and o.storage == b.storage and o.shares_life(b)
-                     and o.addr <= b.addr and b.hi <= o.hi and o.nbytes > b.nbytes for o in out)
+        by_storage.setdefault(b.storage, []).append(b)
+    for b in out:
+        b.view = any(o is not b and o.shares_life(b) and o.addr <= b.addr and b.hi <= o.hi
+                     and o.nbytes > b.nbytes for o in by_storage[b.storage])
     return out
 
 
