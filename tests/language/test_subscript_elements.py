@@ -7,7 +7,7 @@ import pytest
 
 import ptoc.language as pl
 from ptoc import ir
-from ptoc.errors import ParseError
+from ptoc.errors import ParseError, TypeCheckError
 
 SOURCE = """
 @pl.program
@@ -39,3 +39,16 @@ def test_an_index_that_would_drop_a_dimension_is_refused(read):
     with pytest.raises(ParseError, match="drops a dimension") as info:
         pl.parse(SOURCE.format(read=read))
     assert "one-wide window" in str(info.value)
+
+
+@pytest.mark.parametrize("read, shown", [
+    ("a[True, 5]", "True of type BOOL"), ("a[r, False]", "False of type BOOL"),
+    ("pl.read(a, [1, True])", "True of type BOOL"),
+    ("a[pl.read(a, [0, 0]), 5]", "a scalar of type FP32")])
+def test_an_index_that_is_not_an_integer_is_refused(read, shown):
+    """A bool is a Python int, so ``a[True, 5]`` used to read row 1 without a word; a float
+    scalar index was only refused by code generation, far from the line."""
+    with pytest.raises(TypeCheckError, match="not an integer") as info:
+        pl.parse(SOURCE.format(read=read))
+    assert shown in str(info.value)
+    assert info.value.loc is not None

@@ -22,6 +22,13 @@ def _indices(op: str, value, shape, loc) -> None:
                              f"{len(items)}", loc)
     for i, item in enumerate(items):
         checks.scalar_like(op, "indices", item, loc)
+        if not item.type.dtype.is_int:     # True would index 1, 1.5 nothing defined
+            shown = getattr(item, "value", None)
+            what = repr(shown) if shown is not None else "a scalar"
+            raise TypeCheckError(f"pl.{op}: the index for dimension {i} is {what} of type "
+                                 f"{item.type.dtype.value}, not an integer", loc,
+                                 hint="index with integers or integer scalars (pl.INDEX, "
+                                      "pl.INT32, ...); convert a float with pl.cast")
         static = getattr(item, "value", None)
         bound = shape[i] if len(items) == len(shape) else None
         if isinstance(static, int) and isinstance(bound, int) and not 0 <= static < bound:
