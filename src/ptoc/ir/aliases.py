@@ -180,6 +180,26 @@ def tensor_aliases(body: SeqStmts | Expr, roots: dict[Var, object],
     return walker
 
 
+class _ReturnedRoots(TensorAliases):
+    """``TensorAliases`` reduced to what ``returned`` depends on: the root links that
+    assignments, loops and branches make. Reads and writes inside expressions and types
+    (``visit_call`` / ``visit_var`` / definitions' types) only fill ``read`` / ``written``,
+    so they are skipped; a function call in an assigned value still sets
+    ``calls_functions`` (one anywhere else does not change ``returned``)."""
+
+    def visit_call(self, node: Call) -> None:
+        pass
+
+    def visit_var(self, node: Var) -> None:
+        pass
+
+    def visit_def(self, var: Var) -> None:
+        pass
+
+    def visit_type(self, ty) -> None:
+        pass
+
+
 #: per function: ((the program's functions, or () without a program), its answer) pairs;
 #: None for the functions when the body calls none (then the answer holds in any program).
 #: Every call of a kernel asks about the kernel's whole body, and the task passes ask again
@@ -194,7 +214,7 @@ def returned_params(function: Function, program=None) -> list[int | None]:
     ``get_function`` (e.g. a pass's table of functions under construction: not remembered)."""
     roots = {p.var: i for i, p in enumerate(function.params)}
     if program is not None and not isinstance(program, Program):
-        return tensor_aliases(function.body, roots, program).returned
+        return _returned_roots(function, roots, program).returned
     context = tuple(program.functions) if program is not None else ()
     known = _RETURNED.get(function)
     answers = [] if known is MISSING else known
@@ -202,11 +222,17 @@ def returned_params(function: Function, program=None) -> list[int | None]:
         if functions is None or (len(functions) == len(context)
                                  and all(a is b for a, b in zip(functions, context))):
             return list(returned)
-    walker = tensor_aliases(function.body, roots, program)
+    walker = _returned_roots(function, roots, program)
     returned = walker.returned
     _RETURNED.put(function, [*answers[-1:], (context if walker.calls_functions else None,
                                              tuple(returned))])
     return returned
+
+
+def _returned_roots(function: Function, roots: dict[Var, object], program) -> TensorAliases:
+    walker = _ReturnedRoots(roots, program)
+    walker.visit(function.body)
+    return walker
 
 
 __all__ = ["TensorAliases", "returned_params", "tensor_aliases", "written_operand"]

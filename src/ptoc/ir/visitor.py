@@ -137,10 +137,14 @@ class IRVisitor:
     #: node class -> the function ``visit`` calls (per visitor class: ``__init_subclass__``)
     _visit_table: dict[type, Any] = {}
 
+    #: whether ``visit`` is this class's own (``visit_all`` then dispatches inline)
+    _plain_visit = True
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls._visit_table = {}
         cls._shape_key = _shape_key(cls)
+        cls._plain_visit = cls.visit is IRVisitor.visit
 
     def visit(self, node: Any) -> None:
         if node is None:
@@ -183,6 +187,24 @@ class IRVisitor:
         for s in node.stmts:
             self.visit(s)
 
+    def visit_all(self, items) -> None:
+        """``self.visit(x)`` for every ``x`` of ``items``, skipping the ones the class sends
+        to IRVisitor's own no-op hooks (constants, a Var use when ``visit_var`` is not
+        overridden): the same calls, without two per leaf."""
+        if not self._plain_visit:
+            for x in items:
+                self.visit(x)
+            return
+        table = self._visit_table
+        for x in items:
+            fn = table.get(type(x), _UNSET)
+            if fn is None or fn in _VISIT_NOOP:
+                continue
+            if fn is _UNSET:
+                self.visit(x)
+            else:
+                fn(self, x)
+
     def visit_assign_stmt(self, node: AssignStmt) -> None:
         self.visit(node.value)
         self.visit_def(node.var)
@@ -191,12 +213,10 @@ class IRVisitor:
         self.visit(node.expr)
 
     def visit_yield_stmt(self, node: YieldStmt) -> None:
-        for v in node.values:
-            self.visit(v)
+        self.visit_all(node.values)
 
     def visit_return_stmt(self, node: ReturnStmt) -> None:
-        for v in node.values:
-            self.visit(v)
+        self.visit_all(node.values)
 
     def visit_for_stmt(self, node: ForStmt) -> None:
         self.visit(node.start)
@@ -274,8 +294,7 @@ class IRVisitor:
         self.visit_make_tuple(node)
 
     def visit_make_tuple(self, node: ListExpr) -> None:
-        for item in node.items:
-            self.visit(item)
+        self.visit_all(node.items)
 
     def visit_tuple_get_item(self, node: TupleGetItem) -> None:
         self.visit_tuple_get_item_expr(node)
@@ -284,10 +303,9 @@ class IRVisitor:
         self.visit(node.tuple)
 
     def visit_call(self, node: Call) -> None:
-        for a in node.args:
-            self.visit(a)
-        for _, v in node.kwargs:
-            self.visit(v)
+        self.visit_all(node.args)
+        if node.kwargs:
+            self.visit_all([v for _, v in node.kwargs])
         for v in node.attrs.values():  # a launch spec (core_num) may be an expression
             if isinstance(v, Expr):
                 self.visit(v)
@@ -335,10 +353,14 @@ class IRMutator:
     #: node class -> the function ``mutate`` calls (per mutator class: ``__init_subclass__``)
     _mutate_table: dict[type, Any] = {}
 
+    #: whether ``mutate`` is this class's own (``mutate_all`` then dispatches leaves inline)
+    _plain_mutate = True
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls._mutate_table = {}
         cls._shape_key = _shape_key(cls)
+        cls._plain_mutate = cls.mutate is IRMutator.mutate
 
     def mutate(self, node: Any) -> Any:
         """A PyPTO-style subclass's overridden ``visit_*`` hook for ``node`` if any, else
@@ -548,8 +570,8 @@ class IRMutator:
         return node if x is node.operand else replace(node, operand=x)
 
     def mutate_list_expr(self, node: ListExpr) -> Expr:
-        items = tuple(self.mutate(i) for i in node.items)
-        return node if _same(items, node.items) else replace(node, items=items)
+        items = self.mutate_all(node.items)
+        return node if items is node.items else replace(node, items=items)
 
     def mutate_tuple_get_item(self, node: TupleGetItem) -> Expr:
         x = self.mutate(node.tuple)
@@ -562,17 +584,54 @@ class IRMutator:
         """``node`` with its arguments, keyword values and attrs mutated and type ``ty``
         (the same node when nothing changed): ``mutate_call`` with the new type already
         decided, for a rewrite that gives the call its result variable's type."""
-        mutate = self.mutate
-        args = tuple([mutate(a) for a in node.args])
-        kwargs = tuple([(k, mutate(v)) for k, v in node.kwargs]) if node.kwargs else ()
-        attrs = {k: mutate(v) if isinstance(v, Expr) else v
-                 for k, v in node.attrs.items()} if node.attrs else node.attrs
-        if _same(args, node.args) and ty is node.type \
-                and (not kwargs or all(a[1] is b[1] for a, b in zip(kwargs, node.kwargs))) \
-                and (attrs is node.attrs or all(attrs[k] is v for k, v in node.attrs.items())):
+        args = self.mutate_all(node.args)
+        kwargs = node.kwargs
+        if kwargs:
+            values = tuple([v for _, v in kwargs])
+            new_values = self.mutate_all(values)
+            if new_values is not values:
+                kwargs = tuple([(k, v) for (k, _), v in zip(kwargs, new_values)])
+        attrs = node.attrs
+        if attrs:
+            for v in attrs.values():
+                if isinstance(v, Expr):   # a launch spec (core_num) may be an expression
+                    mutate = self.mutate
+                    new_attrs = {k: mutate(v) if isinstance(v, Expr) else v
+                                 for k, v in attrs.items()}
+                    if not all(new_attrs[k] is v for k, v in attrs.items()):
+                        attrs = new_attrs
+                    break
+        if args is node.args and ty is node.type and kwargs is node.kwargs \
+                and attrs is node.attrs:
             return node
         return replace(node, args=args, kwargs=kwargs, type=ty,
                        attrs=dict(attrs) if attrs is node.attrs else attrs)
+
+    def mutate_all(self, items: tuple) -> tuple:
+        """``tuple(self.mutate(x) for x in items)``, or ``items`` itself when every item
+        comes back unchanged. A use of a Var and a constant are resolved here when the
+        class routes them to IRMutator's own ``mutate_var`` / constant hooks (the same
+        result as ``mutate``, without two calls per leaf)."""
+        if not self._plain_mutate:
+            out = tuple([self.mutate(x) for x in items])
+            return items if _same(out, items) else out
+        table = self._mutate_table
+        var_map = self.var_map
+        out = None
+        for i, x in enumerate(items):
+            fn = table.get(type(x), _UNSET)
+            if fn is _MUTATE_VAR:
+                y = var_map.get(x, x)
+            elif fn is None or fn in _MUTATE_LEAF:
+                y = x
+            else:
+                y = self.mutate(x)
+            if out is not None:
+                out.append(y)
+            elif y is not x:
+                out = list(items[:i])
+                out.append(y)
+        return items if out is None else tuple(out)
 
     def mutate_submit(self, node) -> Expr:
         call = self.mutate_call(node)
@@ -588,11 +647,15 @@ class IRMutator:
         valid extents); returns ``ty`` itself if nothing changed."""
         if isinstance(ty, (TensorType, TileType)):
             shape = ty.shape
-            if not all(type(d) is int for d in shape):
-                shape = tuple(self.mutate(d) if isinstance(d, Expr) else d for d in shape)
-            memref = self.mutate_memref(ty.memref) if ty.memref is not None else None
+            for d in shape:
+                if type(d) is not int:
+                    shape = self.mutate_all(shape)   # plain ints come back as they are
+                    break
+            memref = ty.memref
+            if memref is not None:
+                memref = self.mutate_memref(memref)
             view = self.mutate_view(ty.view) if ty.view else ty.view
-            if _same(shape, ty.shape) and memref is ty.memref and view is ty.view:
+            if shape is ty.shape and memref is ty.memref and view is ty.view:
                 return ty
             return replace(ty, shape=shape, memref=memref, view=view)
         if isinstance(ty, TupleType):
@@ -603,19 +666,25 @@ class IRMutator:
     def mutate_view(self, view):
         """A tensor or tile view with its valid_shape substituted (the same view if
         unchanged)."""
-        fields = tuple((k, tuple(self.mutate(x) if isinstance(x, Expr) else x for x in v)
-                        if isinstance(v, tuple) else v) for k, v in view.fields)
-        if all(_same(a[1], b[1]) if isinstance(a[1], tuple) else a[1] is b[1]
-               for a, b in zip(fields, view.fields)):
-            return view
-        return replace(view, fields=fields)
+        fields = view.fields
+        for i, (k, v) in enumerate(fields):
+            if isinstance(v, tuple):
+                new = self.mutate_all(v)   # plain values come back as they are
+                if new is not v:
+                    if fields is view.fields:
+                        fields = list(fields)
+                    fields[i] = (k, new)
+        return view if fields is view.fields else replace(view, fields=tuple(fields))
 
     def mutate_memref(self, m: MemRef) -> MemRef:
         base = m.base
         if isinstance(base, Var):
             new_base = self.var_map.get(base, base)
             base = new_base if isinstance(new_base, Var) else base
-        offset = self.mutate(m.offset)
+        offset = m.offset
+        if type(offset) is not ConstInt or self._mutate_table.get(ConstInt) is not _CONST_INT \
+                or not self._plain_mutate:
+            offset = self.mutate(offset)
         if base is m.base and offset is m.offset:
             return m
         return replace(m, base=base, offset=offset)
@@ -675,7 +744,8 @@ def _statements_only(cls: type) -> bool:
             names.update(vars(klass))
         known = _STATEMENTS_ONLY[_shape(cls)] = not any(
             name in names and name not in _STATEMENT_LEVEL and not name.startswith("__")
-            and name not in ("_mutate_table", "_shape_key") for name in vars(IRMutator))
+            and name not in ("_mutate_table", "_shape_key", "_plain_mutate")
+            for name in vars(IRMutator))
     return known
 
 
@@ -717,6 +787,17 @@ def fold_constants(node: BinOp) -> Expr:
     if value is None:
         return node
     return ConstBool(value) if isinstance(value, bool) else ConstInt(value, lhs.dtype)
+
+
+#: IRVisitor's hooks that do nothing: ``visit_all`` skips the leaves routed to them
+_VISIT_NOOP = frozenset({IRVisitor.visit_var, IRVisitor.visit_const_int,
+                         IRVisitor.visit_const_float, IRVisitor.visit_const_bool})
+
+#: IRMutator's own leaf hooks: ``mutate_all`` resolves what they would return inline
+_MUTATE_VAR = IRMutator.mutate_var
+_CONST_INT = IRMutator.mutate_const_int
+_MUTATE_LEAF = frozenset({IRMutator.mutate_const_int, IRMutator.mutate_const_float,
+                          IRMutator.mutate_const_bool})
 
 
 def _same(a, b) -> bool:
