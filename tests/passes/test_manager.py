@@ -301,3 +301,46 @@ def test_full_run_on_parsed_oracle_program(tmp_path, dump):
     assert json.loads((tmp_path / "report" / "pipeline_profile.json").read_text())["pass_count"] == 3
     hints = (tmp_path / "report" / "perf_hints.log").read_text().splitlines()
     assert all(h.startswith("[perf_hint PH001] ") for h in hints)  # the post-pipeline check
+
+
+def test_tile_checkers_look_inside_loops():
+    """The MemRefsAssigned / MemoryInferred checkers find the tiles without a MemRef (memory
+    space) when those are defined only inside loop bodies (nested ones included); a function
+    once seen to hold is remembered, and that never answers for a different function."""
+    import sys
+    from pathlib import Path
+
+    from ptoc.ir import nodes
+    from ptoc.ir.types import TileType
+    from ptoc.ir.visitor import IRMutator
+    from ptoc.runtime.compile import lower_ir
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from _programs import direct_store
+
+    lowered = lower_ir(direct_store(160, 64, 160))   # a pipelined grid: tiles in loops
+
+    class _Strip(IRMutator):
+        """Drop the MemRef and memory space of the tiles defined at loop depth >= 1."""
+
+        depth = 0
+
+        def mutate_for_stmt(self, node):
+            self.depth += 1
+            try:
+                return super().mutate_for_stmt(node)
+            finally:
+                self.depth -= 1
+
+        def mutate_type(self, ty):
+            if self.depth and isinstance(ty, TileType):
+                return nodes.replace(ty, memref=None, memory_space=None)
+            return super().mutate_type(ty)
+
+    stripped = _Strip().mutate(lowered)
+    assert stripped is not lowered
+    for _ in range(2):   # the second round answers from the remembered functions
+        assert properties_mod.tiles_have_memref(lowered)
+        assert properties_mod.tiles_have_memory_space(lowered)
+        assert not properties_mod.tiles_have_memref(stripped)
+        assert not properties_mod.tiles_have_memory_space(stripped)

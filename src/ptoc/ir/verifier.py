@@ -198,7 +198,10 @@ class _FunctionVerifier:
         return type_mismatch(expected, actual, static_dims_only=static_dims_only)
 
     # ---- scopes ----------------------------------------------------------------------
-    def define(self, var: Var, what: str) -> None:
+    def define(self, var: Var, what: str, checked_type: Type | None = None) -> None:
+        """Bring ``var`` into scope. ``checked_type`` is a type object whose uses were just
+        checked at this point (an assignment's call type): the same object is not checked
+        again (nothing in scope changed between the two checks)."""
         if not isinstance(var, Var):
             raise self.error(f"{what} is {type(var).__name__}, not a variable",
                              "bind results to ptoc.ir.Var objects")
@@ -212,7 +215,8 @@ class _FunctionVerifier:
                 f"variable '{var.name}' is defined twice{where}; the IR must be in SSA form",
                 "create a fresh Var for every new value (ptoc.ir.visitor.clone_with_fresh_vars "
                 "copies a body with fresh variables)")
-        self.check_type_uses(var.type, f"the type of '{var.name}'")
+        if var.type is not checked_type:
+            self.check_type_uses(var.type, f"the type of '{var.name}'")
         self.defined[var] = self.loc
         self.scopes[-1].append(var)
         self.visible.add(var)
@@ -311,7 +315,8 @@ class _FunctionVerifier:
             if isinstance(s.value, Call) and s.value.op == "tile.alloc" and \
                     len(s.value.args) >= 2 and isinstance(s.value.args[1], int):
                 self.alloc_bytes[s.var] = s.value.args[1]
-            self.define(s.var, "the assignment target")
+            self.define(s.var, "the assignment target",
+                        s.value.type if type(s.value) is Call else None)
             why = self.mismatch(s.var.type, s.value.type)
             if why:
                 raise self.error(
@@ -478,6 +483,9 @@ class _FunctionVerifier:
             self.use(e)
         elif kind is ConstInt or kind is int:
             pass
+        elif kind is ListExpr:
+            for item in e.items:
+                self.expr(item)
         elif isinstance(e, Var):
             self.use(e)
         elif isinstance(e, (ConstInt, ConstFloat, ConstBool)):
@@ -504,8 +512,10 @@ class _FunctionVerifier:
         # plain values (static call arguments) need no checks
 
     def call(self, c: Call) -> None:
+        visible = self.visible
         for a in c.args:
-            self.expr(a)
+            if type(a) is not Var or a not in visible:  # an argument in scope: nothing to do
+                self.expr(a)
         for _, v in c.kwargs:
             self.expr(v)
         self.check_type_uses(c.type, f"the type of the call of {c.op}")
@@ -651,7 +661,7 @@ class _StructureVerifier(_FunctionVerifier):
     def expr(self, e) -> None:
         pass
 
-    def define(self, var: Var, what: str) -> None:
+    def define(self, var: Var, what: str, checked_type: Type | None = None) -> None:
         pass
 
     def check_type_uses(self, ty, what: str) -> None:

@@ -201,10 +201,12 @@ def program_pass(*, name: str, required: Iterable = (), produced: Iterable = (),
 
         init_mem_ref()(program)   # run alone under the current PassContext
     """
+    declared = [to_property_set(props) for props in (required, produced, invalidated)]
+
     def wrap(fn: Callable[..., Program]) -> PassFactory:
         def build(**options: Any) -> Pass:
-            return FunctionPass(name, fn, required=required, produced=produced,
-                                invalidated=invalidated, options=options,
+            return FunctionPass(name, fn, required=declared[0], produced=declared[1],
+                                invalidated=declared[2], options=options,
                                 handles_while_loops=handles_while_loops)
         return PassFactory(name, build, fn.__doc__)
     return wrap

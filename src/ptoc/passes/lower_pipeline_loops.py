@@ -110,11 +110,11 @@ class _Lowerer:
         body = SeqStmts(tuple(stmts), loop.body.loc)
         out: list[Stmt] = []
         values = list(carried)
+        carry_sources = carried_accumulator_sources(loop, yield_stmt)
         for k in range(count):
             mapping: dict[Var, Expr] = {loop.loop_var: _offset(base, k * step)}
             mapping.update(zip(loop.iter_args, values))
-            cloner = _MembershipTagger(f"{group}:{k}", dbc, mapping,
-                                       carried_accumulator_sources(loop, yield_stmt))
+            cloner = _MembershipTagger(f"{group}:{k}", dbc, mapping, carry_sources)
             out.extend(cloner.body(body).stmts)
             var_map = cloner.var_map
             if yield_stmt is not None:

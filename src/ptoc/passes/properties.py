@@ -13,6 +13,7 @@ import enum
 from typing import Callable, Iterable
 
 from ptoc.errors import PassError
+from ptoc.ir.memo import IdentityMemo
 
 
 class IRProperty(enum.Enum):
@@ -68,6 +69,8 @@ def to_property_set(values: Iterable[IRProperty | str] | IRProperty | str | None
     """Normalise a declaration (one property, a string, an iterable or None) to a frozenset."""
     if values is None:
         return frozenset()
+    if type(values) is frozenset and all(type(v) is IRProperty for v in values):
+        return values   # already normalised (a pass factory converts its declarations once)
     if isinstance(values, (IRProperty, str)):
         values = (values,)
     return frozenset(to_property(v) for v in values)
@@ -117,56 +120,66 @@ def check_property(prop: IRProperty, program) -> bool | None:
 
 # ---- built-in checkers for properties that are plain facts about tile types ------------------
 
-def _kernel_vars(program, *, ring_tiles_exempt: bool = False):
-    """Every variable bound in a kernel function (InCore/AIC/AIV): params and definitions
-    (without the tiles popped from cross-core pipes when ``ring_tiles_exempt``)."""
-    from ptoc.dtypes import FunctionType
+def _function_vars(fn, *, ring_tiles_exempt: bool = False) -> list:
+    """Every variable bound in ``fn``: params and definitions (without the tiles popped from
+    cross-core pipes when ``ring_tiles_exempt``), in one explicit walk."""
     from ptoc.ir.nodes import AssignStmt, ForStmt, IfStmt, SeqStmts, WhileStmt
     from ptoc.passes.init_mem_ref import is_ring_tile
 
-    kernels = (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV)
-
-    def walk(stmt):
-        if isinstance(stmt, SeqStmts):
-            for s in stmt.stmts:
-                yield from walk(s)
-        elif isinstance(stmt, AssignStmt):
+    found = [p.var for p in fn.params]
+    stack = [fn.body]
+    while stack:
+        stmt = stack.pop()
+        kind = type(stmt)
+        if kind is SeqStmts:
+            stack.extend(reversed(stmt.stmts))
+        elif kind is AssignStmt:
             if not (ring_tiles_exempt and is_ring_tile(stmt.value)):
-                yield stmt.var
-        elif isinstance(stmt, (ForStmt, WhileStmt)):
-            yield from stmt.iter_args
-            yield from walk(stmt.body)
-            yield from stmt.return_vars
-        elif isinstance(stmt, IfStmt):
-            yield from walk(stmt.then_body)
+                found.append(stmt.var)
+        elif kind is ForStmt or kind is WhileStmt:
+            found.extend(stmt.iter_args)
+            found.extend(stmt.return_vars)
+            stack.append(stmt.body)
+        elif kind is IfStmt:
+            found.extend(stmt.return_vars)
             if stmt.else_body is not None:
-                yield from walk(stmt.else_body)
-            yield from stmt.return_vars
-
-    for fn in program.functions:
-        if fn.func_type in kernels:
-            yield from (p.var for p in fn.params)
-            yield from walk(fn.body)
+                stack.append(stmt.else_body)
+            stack.append(stmt.then_body)
+    return found
 
 
-def _kernel_tile_types(program):
+def _kernel_tiles_hold(program, holds, memo, *, ring_tiles_exempt: bool = False) -> bool:
+    """``holds(tile_type)`` for every tile bound in a kernel function (InCore/AIC/AIV). A
+    function (immutable) once seen to hold is remembered in ``memo``: passes return most
+    functions unchanged, and the check runs after each pass producing the property."""
+    from ptoc.dtypes import FunctionType
     from ptoc.ir.types import TileType
 
-    return (v.type for v in _kernel_vars(program) if isinstance(v.type, TileType))
+    kernels = (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV)
+    for fn in program.functions:
+        if fn.func_type not in kernels or memo.get(fn) is True:
+            continue
+        for v in _function_vars(fn, ring_tiles_exempt=ring_tiles_exempt):
+            if isinstance(v.type, TileType) and not holds(v.type):
+                return False
+        memo.put(fn, True)
+    return True
+
+
+_HAVE_SPACE = IdentityMemo(256)
+_HAVE_MEMREF = IdentityMemo(256)
 
 
 def tiles_have_memory_space(program) -> bool:
     """MemoryInferred: every tile in a kernel function has a memory space."""
-    return all(t.memory_space is not None for t in _kernel_tile_types(program))
+    return _kernel_tiles_hold(program, lambda t: t.memory_space is not None, _HAVE_SPACE)
 
 
 def tiles_have_memref(program) -> bool:
     """MemRefsAssigned: every tile in a kernel function carries a MemRef (but a tile popped
     from a cross-core pipe, which lives in the pipe's ring)."""
-    from ptoc.ir.types import TileType
-
-    return all(v.type.memref is not None for v in _kernel_vars(program, ring_tiles_exempt=True)
-               if isinstance(v.type, TileType))
+    return _kernel_tiles_hold(program, lambda t: t.memref is not None, _HAVE_MEMREF,
+                              ring_tiles_exempt=True)
 
 
 register_property_checker(IRProperty.MemoryInferred, tiles_have_memory_space)

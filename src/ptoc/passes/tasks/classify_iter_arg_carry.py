@@ -187,20 +187,26 @@ def classify_iter_arg_carry(program: Program, ctx) -> Program:
 register_default_pass(classify_iter_arg_carry)
 
 
+class _StampCheck(IRVisitor):
+    """Clears ``ok`` at a loop with an unstamped carry (a module-level class: the check runs
+    after every pass producing the property)."""
+
+    def __init__(self):
+        self.ok = True
+
+    def visit_for_stmt(self, node: ForStmt) -> None:
+        self.ok = self.ok and all(REBIND.format(i) in node.attrs
+                                  for i in range(len(node.iter_args)))
+        super().visit_for_stmt(node)
+
+
 def iter_arg_carry_classified(program: Program) -> bool:
     """IterArgCarryClassified: every carry of an orchestration loop has its stamp."""
-    ok = True
-
-    class _Check(IRVisitor):
-        def visit_for_stmt(self, node: ForStmt) -> None:
-            nonlocal ok
-            ok = ok and all(REBIND.format(i) in node.attrs for i in range(len(node.iter_args)))
-            super().visit_for_stmt(node)
-
+    check = _StampCheck()
     for fn in program.functions:
         if fn.func_type is FunctionType.Orchestration:
-            _Check().visit(fn.body)
-    return ok
+            check.visit(fn.body)
+    return check.ok
 
 
 register_property_checker(IRProperty.IterArgCarryClassified, iter_arg_carry_classified)
