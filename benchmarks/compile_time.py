@@ -9,7 +9,10 @@ the dbC check adds when the chooser takes dbC=2 (a second, flag-off compile and 
 simulation of both programs: ``ptoc.runtime.dbc_check``). Best of ``--repeat`` runs.
 Milliseconds. The totals are given as wall-clock time and as this process's CPU time
 (``time.process_time``): on a shared machine the wall clock also counts the time other
-processes held the CPU, so the CPU total is the one to compare between runs.
+processes held the CPU, so the CPU total is the one to compare between runs. The L0 tile
+chooser remembers its answers per matmul problem for the life of the process, so repeated
+compiles of one program reuse them; the row below the CPU total clears that memo before each
+compile (the cost of the first compile of a matmul shape).
 
 Run: python benchmarks/compile_time.py [--repeat 3] [--quick]
 """
@@ -38,14 +41,19 @@ def flagships(quick: bool):
             ("256x64x256 BF16", mat_scratch_chain)]
 
 
-def measure(build, dbc: bool, repeat: int, check_dbc: bool = False
+def measure(build, dbc: bool, repeat: int, check_dbc: bool = False, cold: bool = False
             ) -> tuple[float, dict[str, float], float]:
-    """(best wall ms, that run's per-pass ms, best CPU ms) over ``repeat`` compiles."""
+    """(best wall ms, that run's per-pass ms, best CPU ms) over ``repeat`` compiles.
+    ``cold``: the L0 chooser's process-wide memo is cleared before each compile (as for the
+    first compile of a matmul shape in a process)."""
     from ptoc import ir
+    from ptoc.passes.l0_tile_chooser import clear_chooser_memo
 
     best, best_cpu = None, None
     for _ in range(repeat):
         program = build()
+        if cold:
+            clear_chooser_memo()
         with tempfile.TemporaryDirectory() as out:
             t0, c0 = time.perf_counter(), time.process_time()
             compiled = ir.compile(program, out, dump_passes=False, profiling=True,
@@ -62,11 +70,12 @@ def measure(build, dbc: bool, repeat: int, check_dbc: bool = False
 def run(quick: bool = False, full: bool = False, repeat: int | None = None) -> list[Table]:
     repeat = repeat or (1 if quick else 3)
     measure(lambda: direct_store(32, 32, 32), False, 1)  # warm-up: imports, registries, caches
-    columns, results, checks = [], [], []
+    columns, results, checks, colds = [], [], [], []
     for label, build in flagships(quick):
         for dbc in (False, True):
             columns.append(f"{label} dbC{'2' if dbc else '1'}")
             results.append(measure(build, dbc, repeat))
+            colds.append(measure(build, dbc, repeat, cold=True)[2])
             checks.append(max(0.0, measure(build, dbc, repeat, check_dbc=True)[0]
                               - results[-1][0]) if dbc else 0.0)
     names = list(dict.fromkeys(n for _, passes, _ in results for n in passes))
@@ -78,6 +87,7 @@ def run(quick: bool = False, full: bool = False, repeat: int | None = None) -> l
     table.add("total (ir.compile) without the dbC check", *[total for total, _, _ in results])
     table.add("total CPU time (process) without the dbC check",
               *[cpu for _, _, cpu in results])
+    table.add("  the same, L0 chooser memo cleared before each compile", *colds)
     table.add("+ dbC check (default check_dbc=True)", *checks)
     table.notes.append(f"best of {repeat}; wall-clock milliseconds on this machine "
                        "(includes decision recording), except the CPU-time row")

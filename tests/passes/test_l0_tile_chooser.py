@@ -21,7 +21,9 @@ from ptoc.backend.targets import get_target
 from ptoc.dtypes import MemorySpace
 from ptoc.errors import PassError, PtocError
 from ptoc.passes import L0TileConfig, L0TileResult, Stationarity, choose_l0_tile
-from ptoc.passes.l0_tile_chooser import L0TileCandidate, rank_l0_tiles, shared_tables
+from ptoc.passes.l0_tile_chooser import (
+    L0TileCandidate, L0TileRanking, clear_chooser_memo, rank_l0_tiles,
+)
 from oracle_data import ORACLE_ROOT
 
 OS, AS, BS = Stationarity.OutputStationary, Stationarity.AStationary, Stationarity.BStationary
@@ -269,11 +271,11 @@ def test_traffic_metadata_matches_held_operands():
 # rank_l0_tiles
 
 @pytest.mark.skipif(not ORACLE.exists(), reason="PyPTO oracle data not available")
-def test_shared_tables_change_no_answer():
-    """Inside ``shared_tables`` (one AutoTileMatmulL0 run) a regime is scored once per
-    problem whatever the regime gates: every flag combination of every oracle problem,
-    asked in one block in a shuffled order, gives the choice (or error) and the top-12
-    ranking it gives alone."""
+def test_memo_changes_no_answer():
+    """The process-wide memo scores a regime once per problem whatever the regime gates,
+    and keeps each choice and ranking: every flag combination of every oracle problem,
+    asked in a shuffled order with everything remembered (and each ask twice), gives the
+    choice (or error) and the top-12 ranking it gives computed afresh."""
     flags = ("allow_a_stationary", "allow_b_stationary", "allow_double_buffer_c",
              "allow_k_boundary")   # the last one does change scores: it must not be shared
     asks = [dataclasses.replace(L0TileConfig(**case["config"]), **dict(zip(flags, bits)))
@@ -283,14 +285,43 @@ def test_shared_tables_change_no_answer():
     random.Random(7).shuffle(asks)
     def answer(c):
         try:
-            return choose_l0_tile(c), rank_l0_tiles(c, top=12)
+            return choose_l0_tile(c), rank_l0_tiles(c, top=12), L0TileRanking.of(c).top(3, True)
         except PassError as exc:
             return str(exc)
 
-    alone = [answer(c) for c in asks]
-    with shared_tables():
-        shared = [answer(c) for c in asks]
-    assert shared == alone
+    def alone(c):
+        clear_chooser_memo()
+        return answer(c)
+
+    fresh = [alone(c) for c in asks]
+    clear_chooser_memo()
+    assert [answer(c) for c in asks] == fresh
+    assert [answer(c) for c in asks] == fresh
+
+
+def test_memo_is_keyed_on_every_field():
+    """A remembered answer is never given to a config that differs in any field: the same
+    problem on another target, with other element sizes or another cost constant."""
+    base = L0TileConfig.for_target("a2a3", M=256, N=256, K=256, **ALL_GATES)
+    variants = [base, L0TileConfig.for_target("a5", M=256, N=256, K=256, **ALL_GATES),
+                dataclasses.replace(base, bytes_a=4, bytes_b=4),
+                dataclasses.replace(base, bw_drain=base.bw_drain / 4),
+                dataclasses.replace(base, allow_double_buffer_c=False)]
+    clear_chooser_memo()
+    warm = [(choose_l0_tile(c), rank_l0_tiles(c, top=12)) for c in variants]
+    cold = []
+    for c in variants:
+        clear_chooser_memo()
+        cold.append((choose_l0_tile(c), rank_l0_tiles(c, top=12)))
+    assert warm == cold
+    assert len({(r.m, r.n, r.k, r.estimated_cost_cycles) for r, _ in warm}) > 1
+
+
+def test_memoised_tables_are_read_only():
+    clear_chooser_memo()
+    ranking = L0TileRanking.of(L0TileConfig(M=256, N=256, K=64, **ALL_GATES))
+    with pytest.raises(ValueError):
+        ranking.tables[0].wall[0] = 0
 
 # ---------------------------------------------------------------------------------------
 

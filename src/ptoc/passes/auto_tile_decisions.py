@@ -50,7 +50,7 @@ def record_tile_choice(site, result, target, ctx, *, note: str | None = None,
     cfg = chooser_config(site, target, ctx, force_output_stationary=force_output_stationary,
                          double_buffer_c=True)
     try:
-        ranking = L0TileRanking(cfg)
+        ranking = L0TileRanking.of(cfg)
     except PtocError:
         ranking = None
     shown = [] if ranking is None else ranking.top(TOP, None if allowed else False)

@@ -44,7 +44,7 @@ from ptoc.passes.auto_tile_pipeline_dbc import apply_pipeline_dbc, build_pipelin
 from ptoc.passes.auto_tile_split_k import rewrite_canonical_split_k
 from ptoc.passes.base import program_pass, with_functions
 from ptoc.passes.context import MemoryPlanner, PassContext
-from ptoc.passes.l0_tile_chooser import L0TileResult, Stationarity, shared_tables
+from ptoc.passes.l0_tile_chooser import L0TileResult, Stationarity
 from ptoc.passes.manager import register_default_pass
 
 Mem = MemorySpace
@@ -66,11 +66,10 @@ def auto_tile_matmul_l0(program: Program, ctx: PassContext, *, spread_dbc_tails:
     target = ctx.get_backend()
     hints = HintLog()
     functions = []
-    with shared_tables():
-        for fn in program.functions:
-            if fn.func_type in KERNEL_TYPES:
-                fn = _transform_function(fn, target, ctx, hints, spread_dbc_tails)
-            functions.append(fn)
+    for fn in program.functions:
+        if fn.func_type in KERNEL_TYPES:
+            fn = _transform_function(fn, target, ctx, hints, spread_dbc_tails)
+        functions.append(fn)
     hints.emit(ctx)
     return with_functions(program, functions)
 

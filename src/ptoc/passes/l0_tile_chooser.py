@@ -16,12 +16,10 @@ rule below follow reference/pypto-passes.md §2 so that ptoc's decisions equal P
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import enum
 import operator
 from dataclasses import dataclass, fields, replace
-from typing import Iterator, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
@@ -440,37 +438,55 @@ _ALL_REGIMES = tuple(_Regime(s, d) for s in (Stationarity.OutputStationary,
 _GATES = frozenset({"allow_a_stationary", "allow_b_stationary", "allow_double_buffer_c"})
 #: the fields that key a regime's table (in field order): all but the gates
 _TABLE_KEY = operator.attrgetter(*(f.name for f in fields(L0TileConfig) if f.name not in _GATES))
-_SHARED: contextvars.ContextVar[dict | None] = contextvars.ContextVar("l0_tables", default=None)
+#: every field: the key of a choice and of a ranking
+_CONFIG_KEY = operator.attrgetter(*(f.name for f in fields(L0TileConfig)))
 
 
-@contextlib.contextmanager
-def shared_tables() -> Iterator[None]:
-    """Within the block a regime's table is scored once per problem: AutoTileMatmulL0's
-    chooser, its Mat-scratch re-choice and the decision report's ranking (gates open) all
-    ask for the same regimes of the same matmul. Tables are never changed once built."""
-    token = _SHARED.set({})
-    try:
-        yield
-    finally:
-        _SHARED.reset(token)
+class _Memo(dict):
+    """A bounded process-wide memo of the search's pure results: a table, choice or ranking
+    is a function of the config's fields alone (capacities, alignments and cost constants
+    of the target included), so it is computed once per problem in a process: for the
+    chooser, its Mat-scratch re-choice and the decision ranking of one compile (which ask
+    for the same regimes under other gates), for the dbC check's second compile, and for
+    every later compile of the same matmul shape. Nothing stored is ever changed (tables
+    hold read-only arrays; choices and candidates are frozen). Starts over when full."""
+
+    def __init__(self, limit: int):
+        super().__init__()
+        self.limit = limit
+
+    def put(self, key, value):
+        if len(self) >= self.limit:
+            self.clear()
+        self[key] = value
+        return value
+
+
+_TABLES = _Memo(384)      # (regime, *non-gate fields) -> _Table (index as first scored)
+_CHOICES = _Memo(256)     # every field -> L0TileResult
+_RANKINGS = _Memo(128)    # every field -> L0TileRanking
+
+
+def clear_chooser_memo() -> None:
+    """Forget every memoised table, choice and ranking (the next ask computes afresh)."""
+    for memo in (_TABLES, _CHOICES, _RANKINGS):
+        memo.clear()
 
 
 def _regime_tables(cfg: L0TileConfig, wanted: list[tuple[_Regime, int]]) -> list[_Table]:
     """Every legal tile of each ``(regime, index)`` scored with §2.6 (core cycles); ``index``
     is the regime's place in the search's visiting order (ties go to the earlier regime).
-    The regimes not already scored in this ``shared_tables`` block are scored together."""
-    shared = _SHARED.get()
-    if shared is None:
-        return _score_regimes(cfg, wanted)
+    The regimes not scored yet for this problem are scored together."""
     common = _TABLE_KEY(cfg)
     keys = [(regime,) + common for regime, _ in wanted]
-    missing = [(w, key) for w, key in zip(wanted, keys) if key not in shared]
+    found = {key: _TABLES[key] for key in keys if key in _TABLES}
+    missing = [(w, key) for w, key in zip(wanted, keys) if key not in found]
     if missing:
-        # the other regimes a later ask in the block may want (other gates, the decision
-        # ranking) ride along: one broadcast instead of one per ask
+        # the other regimes a later ask may want (other gates, the decision ranking) ride
+        # along: one broadcast instead of one per ask
         asked = {key for _, key in missing}
         extra = [((regime, 0), (regime,) + common) for regime in _ALL_REGIMES
-                 if (regime,) + common not in shared and (regime,) + common not in asked
+                 if (regime,) + common not in _TABLES and (regime,) + common not in asked
                  and regime.holds_min_tile(cfg, regime.budgets(cfg)[2])]
         try:
             tables = _score_regimes(cfg, [w for w, _ in missing + extra])
@@ -480,9 +496,9 @@ def _regime_tables(cfg: L0TileConfig, wanted: list[tuple[_Regime, int]]) -> list
             extra = []   # a regime nobody asked for failed: fail only as the asked ones do
             tables = _score_regimes(cfg, [w for w, _ in missing])
         for (_, key), table in zip(missing + extra, tables):
-            shared[key] = table
+            found[key] = _TABLES.put(key, table)
     return [table if table.index == index else replace(table, index=index)
-            for (_, index), table in zip(wanted, (shared[key] for key in keys))]
+            for (_, index), table in zip(wanted, (found[key] for key in keys))]
 
 
 def _score_regimes(cfg: L0TileConfig, wanted: list[tuple[_Regime, int]]) -> list[_Table]:
@@ -526,8 +542,10 @@ def _score_regimes(cfg: L0TileConfig, wanted: list[tuple[_Regime, int]]) -> list
     k_blocks = _cdiv(cfg.K, k)
     padded = tm * m * tn * n * k_blocks * k
     bounds = np.searchsorted(r, np.arange(len(regimes) + 1))
-    return [_Table(regime, index, *(a[lo:hi] for a in (m, n, k, wall, load, mad, drain, padded,
-                                                       k_blocks, holds_a)))
+    columns = (m, n, k, wall, load, mad, drain, padded, k_blocks, holds_a)
+    for column in columns:   # tables are shared (_TABLES): never written after this
+        column.flags.writeable = False
+    return [_Table(regime, index, *(a[lo:hi] for a in columns))
             for (regime, index), lo, hi in zip(wanted, bounds[:-1], bounds[1:])]
 
 
@@ -582,6 +600,10 @@ def _no_tile_error(cfg: L0TileConfig) -> PassError:
 def choose_l0_tile(config: L0TileConfig) -> L0TileResult:
     """Pick the L0 tile, stationarity and dbC with the lowest estimated wall (§2.8): each
     regime's §2.7 winner replaces the baseline's only on a strictly lower wall."""
+    key = _CONFIG_KEY(config)
+    known = _CHOICES.get(key)
+    if known is not None:
+        return known
     _validate(config)
     best = None
     for table in _searched_tables(config):
@@ -590,7 +612,7 @@ def choose_l0_tile(config: L0TileConfig) -> L0TileResult:
             best = table.candidate(i)
     if best is None:
         raise _no_tile_error(config)
-    return _to_result(config, best)
+    return _CHOICES.put(key, _to_result(config, best))
 
 
 class L0TileRanking:
@@ -612,11 +634,27 @@ class L0TileRanking:
         self._keys += [np.concatenate([np.full(len(t), t.index) for t in self.tables]),
                        self._wall]
         self._dbc = np.concatenate([np.full(len(t), t.regime.dbc == 2) for t in self.tables])
+        self._tops: dict[tuple, tuple[L0TileCandidate, ...]] = {}
+
+    @classmethod
+    def of(cls, config: L0TileConfig) -> "L0TileRanking":
+        """``config``'s ranking, built once per process (``_Memo``)."""
+        key = _CONFIG_KEY(config)
+        known = _RANKINGS.get(key)
+        return known if known is not None else _RANKINGS.put(key, cls(config))
 
     def top(self, count: int, double_buffer_c: bool | None = None) -> list[L0TileCandidate]:
         """The ``count`` best points; with ``double_buffer_c`` True (False) dbC (single-
-        accumulator) points only. Only the points whose wall is within the ``count`` lowest
-        are ordered (the wall is the primary key, so they hold the first ``count``)."""
+        accumulator) points only. Each ask is ordered once (the points are frozen)."""
+        known = self._tops.get((count, double_buffer_c))
+        if known is None:
+            known = self._tops[(count, double_buffer_c)] = tuple(
+                self._order(count, double_buffer_c))
+        return list(known)
+
+    def _order(self, count: int, double_buffer_c: bool | None) -> list[L0TileCandidate]:
+        """Only the points whose wall is within the ``count`` lowest are ordered (the wall
+        is the primary key, so they hold the first ``count``)."""
         points = np.arange(len(self._wall)) if double_buffer_c is None else \
             np.flatnonzero(self._dbc == double_buffer_c)
         if count <= 0 or not len(points):
@@ -634,7 +672,7 @@ def rank_l0_tiles(config: L0TileConfig, top: int = 5) -> list[L0TileCandidate]:
     (``L0TileRanking``)."""
     if top <= 0:
         raise _fail(f"top={top} must be >= 1", "ask for at least one alternative")
-    return L0TileRanking(config).top(top)
+    return L0TileRanking.of(config).top(top)
 
 
 def _to_result(cfg: L0TileConfig, best: L0TileCandidate) -> L0TileResult:
