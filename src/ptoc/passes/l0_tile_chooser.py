@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import enum
 import operator
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from typing import NamedTuple
 
 import numpy as np
@@ -336,10 +336,20 @@ class _Table:
     def __len__(self) -> int:
         return len(self.m)
 
-    def order_keys(self) -> tuple:
-        """§2.7 keys for ``np.lexsort`` (last is primary); position breaks exact ties."""
-        return (np.arange(len(self)), -self.k, -(self.m * self.n), self.load, self.k_blocks,
-                self.padded)
+    def at(self, index: int) -> "_Table":
+        """The table as the regime ``index``-th in a search's visiting order (the arrays are
+        shared: tables are never written)."""
+        if index == self.index:
+            return self
+        twin = object.__new__(_Table)
+        twin.__dict__.update(self.__dict__, index=index)
+        return twin
+
+    def rank_key(self, i: int) -> tuple:
+        """Point ``i``'s §2.7 key after the wall: padded work, K-blocks, loads, larger area,
+        larger k (lower is better), then its position (the first enumerated wins a tie)."""
+        return (int(self.padded[i]), int(self.k_blocks[i]), float(self.load[i]),
+                -int(self.m[i]) * int(self.n[i]), -int(self.k[i]), i)
 
     def best(self) -> int | None:
         """Position of the regime's §2.7 winner (the first enumerated on an exact tie)."""
@@ -348,7 +358,7 @@ class _Table:
         tied = np.flatnonzero(self.wall == self.wall.min())   # the primary key first
         if len(tied) == 1:
             return int(tied[0])
-        return int(tied[np.lexsort(tuple(key[tied] for key in self.order_keys()))[0]])
+        return min(map(int, tied), key=self.rank_key)   # a handful: ordered as tuples
 
     def candidate(self, i: int) -> L0TileCandidate:
         return L0TileCandidate(
@@ -478,15 +488,16 @@ def _regime_tables(cfg: L0TileConfig, wanted: list[tuple[_Regime, int]]) -> list
     is the regime's place in the search's visiting order (ties go to the earlier regime).
     The regimes not scored yet for this problem are scored together."""
     common = _TABLE_KEY(cfg)
-    keys = [(regime,) + common for regime, _ in wanted]
+    keys = [_regime_key(regime) + common for regime, _ in wanted]
     found = {key: _TABLES[key] for key in keys if key in _TABLES}
     missing = [(w, key) for w, key in zip(wanted, keys) if key not in found]
     if missing:
         # the other regimes a later ask may want (other gates, the decision ranking) ride
         # along: one broadcast instead of one per ask
         asked = {key for _, key in missing}
-        extra = [((regime, 0), (regime,) + common) for regime in _ALL_REGIMES
-                 if (regime,) + common not in _TABLES and (regime,) + common not in asked
+        extra = [((regime, 0), key) for regime, key in
+                 ((regime, _regime_key(regime) + common) for regime in _ALL_REGIMES)
+                 if key not in _TABLES and key not in asked
                  and regime.holds_min_tile(cfg, regime.budgets(cfg)[2])]
         try:
             tables = _score_regimes(cfg, [w for w, _ in missing + extra])
@@ -497,8 +508,12 @@ def _regime_tables(cfg: L0TileConfig, wanted: list[tuple[_Regime, int]]) -> list
             tables = _score_regimes(cfg, [w for w, _ in missing])
         for (_, key), table in zip(missing + extra, tables):
             found[key] = _TABLES.put(key, table)
-    return [table if table.index == index else replace(table, index=index)
-            for (_, index), table in zip(wanted, (found[key] for key in keys))]
+    return [found[key].at(index) for (_, index), key in zip(wanted, keys)]
+
+
+def _regime_key(regime: _Regime) -> tuple[str, int]:
+    """A regime as plain values for the memo's keys (hashing an enum member runs Python)."""
+    return regime.stationarity.value, regime.dbc
 
 
 def _score_regimes(cfg: L0TileConfig, wanted: list[tuple[_Regime, int]]) -> list[_Table]:
@@ -627,13 +642,8 @@ class L0TileRanking:
             raise _no_tile_error(config)
         sizes = [len(t) for t in self.tables]
         self._starts = np.cumsum([0] + sizes[:-1])
-        columns = [t.order_keys() for t in self.tables]
         self._wall = np.concatenate([t.wall for t in self.tables])
-        self._keys = [np.arange(sum(sizes))] + [np.concatenate([c[j] for c in columns])
-                                                for j in range(1, 6)]
-        self._keys += [np.concatenate([np.full(len(t), t.index) for t in self.tables]),
-                       self._wall]
-        self._dbc = np.concatenate([np.full(len(t), t.regime.dbc == 2) for t in self.tables])
+        self._dbc = np.repeat([t.regime.dbc == 2 for t in self.tables], sizes)
         self._tops: dict[tuple, tuple[L0TileCandidate, ...]] = {}
 
     @classmethod
@@ -654,7 +664,8 @@ class L0TileRanking:
 
     def _order(self, count: int, double_buffer_c: bool | None) -> list[L0TileCandidate]:
         """Only the points whose wall is within the ``count`` lowest are ordered (the wall
-        is the primary key, so they hold the first ``count``)."""
+        is the primary key, so they hold the first ``count``), as tuples: wall, regime
+        visiting order, the §2.7 key (``_Table.rank_key``), then the point's position."""
         points = np.arange(len(self._wall)) if double_buffer_c is None else \
             np.flatnonzero(self._dbc == double_buffer_c)
         if count <= 0 or not len(points):
@@ -662,9 +673,13 @@ class L0TileRanking:
         walls = self._wall[points]
         if count < len(points):
             points = points[walls <= np.partition(walls, count - 1)[count - 1]]
-        order = points[np.lexsort([key[points] for key in self._keys])][:count]
-        which = np.searchsorted(self._starts, order, side="right") - 1
-        return [self.tables[w].candidate(int(p - self._starts[w])) for p, w in zip(order, which)]
+        which = np.searchsorted(self._starts, points, side="right") - 1
+        keyed = []
+        for p, w in zip(points.tolist(), which.tolist()):
+            table, i = self.tables[w], p - int(self._starts[w])
+            keyed.append((int(table.wall[i]), table.index, *table.rank_key(i)[:-1], p, w, i))
+        keyed.sort()
+        return [self.tables[key[-2]].candidate(key[-1]) for key in keyed[:count]]
 
 
 def rank_l0_tiles(config: L0TileConfig, top: int = 5) -> list[L0TileCandidate]:
