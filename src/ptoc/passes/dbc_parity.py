@@ -51,7 +51,7 @@ def has_spread_tails(function: Function) -> bool:
 
 def _spread_tail(call: Call) -> bool:
     membership = call.attrs.get(MEMBERSHIP, "")
-    return any(int(p.partition(":")[0]) >= TAIL_GROUP_BASE
+    return membership != "" and any(int(p.partition(":")[0]) >= TAIL_GROUP_BASE
                for p in membership.split(";") if p.partition(":")[0].isdigit())
 
 
