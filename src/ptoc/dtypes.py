@@ -7,13 +7,19 @@ name the PTO text uses; these are facts of the number format, not of any chip.
 from __future__ import annotations
 
 import enum
+from functools import cached_property
 
 import ml_dtypes
 import numpy as np
 
 
 class DataType(enum.Enum):
-    """An element type. ``value`` is the DSL spelling (``pl.FP32``)."""
+    """An element type. ``value`` is the DSL spelling (``pl.FP32``).
+
+    The derived facts are ``cached_property``s: a member keeps each in its ``__dict__`` after
+    the first use, so reading one is an attribute lookup (codegen, the printers and the
+    passes ask for ``pto_name`` / ``is_float`` / ``nbytes`` tens of thousands of times a
+    compile, and a plain property went through the enum's Python-level ``__hash__``)."""
 
     FP32 = "FP32"
     FP16 = "FP16"
@@ -27,7 +33,7 @@ class DataType(enum.Enum):
     INDEX = "INDEX"
     TASK_ID = "TASK_ID"  # an orchestration handle on a launched task (never in a kernel)
 
-    @property
+    @cached_property
     def bits(self) -> int:
         return _BITS[self]
 
@@ -35,7 +41,7 @@ class DataType(enum.Enum):
         """Byte width (the PyPTO spelling)."""
         return max(1, self.bits // 8)
 
-    @property
+    @cached_property
     def nbytes(self) -> int:
         return self.get_byte()
 
@@ -43,15 +49,15 @@ class DataType(enum.Enum):
     def numpy(self) -> np.dtype:
         return np.dtype(_NUMPY[self])
 
-    @property
+    @cached_property
     def pto_name(self) -> str:
         return _PTO[self]
 
-    @property
+    @cached_property
     def is_float(self) -> bool:
         return self in (DataType.FP32, DataType.FP16, DataType.BF16)
 
-    @property
+    @cached_property
     def is_int(self) -> bool:
         return not self.is_float and self is not DataType.BOOL
 
@@ -109,7 +115,7 @@ class MemorySpace(enum.Enum):
     def __repr__(self) -> str:
         return f"pl.Mem.{self.value}"
 
-    @property
+    @cached_property
     def lower(self) -> str:
         return self.value.lower()
 
@@ -133,7 +139,7 @@ class FunctionType(DslEnum):
     Group = "Group"
     Spmd = "Spmd"
 
-    @property
+    @cached_property
     def is_kernel(self) -> bool:
         return self in (FunctionType.InCore, FunctionType.AIC, FunctionType.AIV)
 

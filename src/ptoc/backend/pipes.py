@@ -8,6 +8,7 @@ prints and parses the same way the PTO dialect and the pto-isa headers spell it.
 from __future__ import annotations
 
 import enum
+from functools import cached_property
 
 from ptoc.errors import PtocError
 
@@ -21,6 +22,8 @@ class Pipe(enum.IntEnum):
 
     Values are the hardware ids [S] (hw-model.md §2.1: pto-isa include/pto/common/cpu_stub.hpp;
     pypto include/pypto/ir/pipe.h). ``PIPE_ALL`` is only a barrier operand.
+    The names are ``cached_property``s (kept in the member's ``__dict__``: the PTO printer
+    and the sync passes read them for every flag).
     """
 
     PIPE_S = 0      # scalar unit: issue, address arithmetic, flags
@@ -32,17 +35,17 @@ class Pipe(enum.IntEnum):
     PIPE_ALL = 6    # barrier operand meaning "every pipe"
     PIPE_FIX = 7    # FIXPIPE: L0C drains to GM / L1 / UB
 
-    @property
+    @cached_property
     def pto_name(self) -> str:
         """Spelling in PTO text, e.g. ``PIPE_MTE2``."""
         return self.name
 
-    @property
+    @cached_property
     def short(self) -> str:
         """Name without the ``PIPE_`` prefix (``MTE2``, ``M``, ``FIX``)."""
         return self.name[len("PIPE_"):]
 
-    @property
+    @cached_property
     def lane(self) -> str:
         """Trace lane label, as the PyPTO trace cleaner names the lanes."""
         return _LANES[self]

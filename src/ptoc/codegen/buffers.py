@@ -162,8 +162,13 @@ class BufferBinding:
         space = var.type.memory_space
         base = memref.base if isinstance(memref.base, str) else id(memref.base)
         name = memref.base if isinstance(memref.base, str) else memref.base.name
-        extent = self._extents.setdefault((space, base), [addr, addr + memref.size, name])
-        extent[0], extent[1] = min(extent[0], addr), max(extent[1], addr + memref.size)
+        extent = self._extents.get((space, base))
+        if extent is None:
+            extent = self._extents[(space, base)] = [addr, addr + memref.size, name]
+        elif extent[0] <= addr and addr + memref.size <= extent[1]:
+            return  # inside its allocation as claimed so far, which overlaps no other
+        else:
+            extent[0], extent[1] = min(extent[0], addr), max(extent[1], addr + memref.size)
         for (other_space, other), (lo, hi, other_name) in self._extents.items():
             if other_space is space and other != base and lo < extent[1] and extent[0] < hi:
                 raise CodegenError(

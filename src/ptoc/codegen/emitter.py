@@ -43,7 +43,7 @@ from ptoc.ir.visitor import IRVisitor
 from ptoc.ir.types import ScalarType as IrScalarType, TensorType, TileType
 from ptoc.pto.model import (
     ConditionOp, EnumAttr, ForOp, IfOp, Instruction, Kernel, Op, PtrType, ScalarType, Value,
-    WhileOp, YieldOp,
+    WhileOp, YieldOp, with_loc,
 )
 
 from ptoc.codegen.block_ops import BLOCK_OPS
@@ -103,6 +103,7 @@ class KernelEmitter(ScalarLowering, BufferBinding):
         self._path: tuple[int, ...] = ()  # ids of the regions enclosing the current op
         self._regions = 0
         self.saw_spaces: set[MemorySpace] = set()
+        self._pto_loc_of: dict[int, SourceLoc] = {}  # id(IR loc) -> PTO loc (_pto_loc)
 
     # ---- entry -------------------------------------------------------------------------
     def build(self) -> Kernel:
@@ -164,17 +165,21 @@ class KernelEmitter(ScalarLowering, BufferBinding):
         return None
 
     def _pto_loc(self, loc: SourceLoc | None) -> SourceLoc | None:
-        """PTO locs name ``loc_file`` (if set) and count columns from 1, as MLIR does."""
+        """PTO locs name ``loc_file`` (if set) and count columns from 1, as MLIR does
+        (one PTO loc per IR loc: the ops of one statement share theirs)."""
         if loc is None or not self.options.emit_loc:
             return None
-        return SourceLoc(self.options.loc_file or loc.file, loc.line, loc.col + 1)
+        found = self._pto_loc_of.get(id(loc))   # each held by an op of the kernel meanwhile
+        if found is None:
+            found = self._pto_loc_of[id(loc)] = SourceLoc(self.options.loc_file or loc.file,
+                                                          loc.line, loc.col + 1)
+        return found
 
     def _pto_locs(self, ops) -> tuple:
         out = []
         for op in ops:
-            if type(op) is Instruction:   # most ops: built directly, not by field lookup
-                out.append(Instruction(op.opcode, op.results, op.ins, op.outs, op.attrs,
-                                       self._pto_loc(op.loc), op.line))
+            if type(op) is Instruction:   # most ops: no regions
+                out.append(with_loc(op, self._pto_loc(op.loc)))
                 continue
             changes = {"loc": self._pto_loc(op.loc)}
             if isinstance(op, ForOp):

@@ -105,8 +105,7 @@ class ConstantPool:
 
     def __init__(self, names: SsaNames):
         self._names = names
-        self._values: dict[tuple, Value] = {}
-        self._order: list[tuple] = []
+        self._values: dict[tuple, Value] = {}   # in first-use order
 
     def get(self, value, dtype: DataType) -> Value:
         if dtype is DataType.BOOL:
@@ -115,7 +114,7 @@ class ConstantPool:
             value = float(value)
         else:
             value = int(value)
-        key = (type(value).__name__, value, dtype)
+        key = (value, dtype)   # the dtype decides the value's Python type (bool/float/int)
         found = self._values.get(key)
         if found is not None:
             return found
@@ -126,19 +125,14 @@ class ConstantPool:
             self._names.reserve(name)
         v = Value(name, ScalarType(dtype))
         self._values[key] = v
-        self._order.append(key)
         return v
 
     def instructions(self) -> list[Instruction]:
         """The constants, i64 first, then index, then others, each in first-use order."""
-        keys = sorted(self._order, key=lambda k: (_GROUP_ORDER.get(k[2], 2),
-                                                  self._order.index(k)))
-        out = []
-        for key in keys:
-            _, value, _dtype = key
-            out.append(Instruction("arith.constant", results=(self._values[key],),
-                                   attrs=(("value", value),)))
-        return out
+        # a stable sort: within a group the keys keep their (first-use) order
+        keys = sorted(self._values, key=lambda k: _GROUP_ORDER.get(k[1], 2))
+        return [Instruction("arith.constant", results=(self._values[key],),
+                            attrs=(("value", key[0]),)) for key in keys]
 
 
 def describe(node) -> str:

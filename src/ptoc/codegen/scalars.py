@@ -43,23 +43,7 @@ class ScalarLowering:
         ``want`` converts constants (and casts integer values) to that type; ``name`` names
         the result of the top-level arithmetic op (default: a numbered temporary).
         """
-        if isinstance(expr, bool):
-            expr = ConstBool(expr)
-        elif isinstance(expr, int):
-            expr = ConstInt(expr, want or DataType.INDEX)
-        elif isinstance(expr, float):
-            expr = ConstFloat(expr, want or DataType.FP32)
-        if isinstance(expr, ConstBool):
-            return self.const(expr.value, DataType.BOOL)
-        if isinstance(expr, ConstInt):
-            dtype = want if want is not None and not want.is_float else expr.dtype
-            if want is not None and want.is_float:
-                return self.const(float(expr.value), want)
-            return self.const(expr.value, dtype)
-        if isinstance(expr, ConstFloat):
-            return self.const(expr.value, want if want is not None and want.is_float
-                              else expr.dtype)
-        if isinstance(expr, Var):
+        if isinstance(expr, Var):   # first: most operands are variables or integers
             value = self.scalars.get(expr)
             if value is None:
                 raise CodegenError(
@@ -67,6 +51,21 @@ class ScalarLowering:
                     hint="scalars must be kernel parameters, loop variables or assigned "
                     "before use")
             return self._cast(value, want, loc)
+        if isinstance(expr, bool):
+            expr = ConstBool(expr)
+        elif isinstance(expr, int):
+            expr = ConstInt(expr, want or DataType.INDEX)
+        elif isinstance(expr, float):
+            expr = ConstFloat(expr, want or DataType.FP32)
+        if isinstance(expr, ConstInt):
+            if want is not None and want.is_float:
+                return self.const(float(expr.value), want)
+            return self.const(expr.value, want if want is not None else expr.dtype)
+        if isinstance(expr, ConstBool):
+            return self.const(expr.value, DataType.BOOL)
+        if isinstance(expr, ConstFloat):
+            return self.const(expr.value, want if want is not None and want.is_float
+                              else expr.dtype)
         if isinstance(expr, BinOp):
             return self._binop(expr, want, loc, name)
         if isinstance(expr, UnaryOp):

@@ -116,3 +116,16 @@ class KwargPairs(KeyedTuple):
     @staticmethod
     def value_of(item: Any) -> Any:
         return item[1]
+
+    # ``dict(call.kwargs)`` (how every caller of ``OpDef.bind`` and many passes read them)
+    # goes through ``keys`` and one ``[name]`` per key: both direct for plain names
+    def keys(self) -> list:
+        return [item[0] for item in tuple.__iter__(self)]
+
+    def __getitem__(self, index):
+        if type(index) is str:
+            for key, value in tuple.__iter__(self):
+                if key == index:
+                    return value
+            raise KeyError(index)
+        return KeyedTuple.__getitem__(self, index)

@@ -159,7 +159,13 @@ class OpDef:
         result: dict[str, Any] = {}
         for spec in self.params:
             if spec.name in bound:
-                result[spec.name] = _canonical(self, spec, bound[spec.name], loc)
+                value = bound[spec.name]
+                kind = spec.kind
+                if kind == "any" or (kind == "expr" and isinstance(value, Expr)) or (
+                        kind == "list" and isinstance(value, ListExpr)):
+                    result[spec.name] = value  # canonical as given (a stored call's args)
+                else:
+                    result[spec.name] = _canonical(self, spec, value, loc)
             elif spec.default is REQUIRED:
                 raise TypeCheckError(
                     f"pl.{self.name} is missing its required argument '{spec.name}'", loc,

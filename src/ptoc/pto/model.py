@@ -22,6 +22,7 @@ naming the DSL source) is part of equality because it must survive round trips.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Iterator, Union
 
 from ptoc.backend.pipes import Pipe
@@ -112,6 +113,12 @@ class TileBufType:
     compact: int | None = None
 
     def __str__(self) -> str:
+        return self._text
+
+    @cached_property
+    def _text(self) -> str:
+        """The text, made once per type object: a buffer's type is printed at its
+        ``alloc_tile`` and again with every operand list that reads or writes it."""
         v_row = "?" if self.v_row is None else str(self.v_row)
         v_col = "?" if self.v_col is None else str(self.v_col)
         text = (f"!pto.tile_buf<loc={self.loc.lower}, dtype={self.dtype.pto_name}, "
@@ -473,15 +480,38 @@ class Module:
         raise KeyError(name)
 
 
+def at_line(op: Op, line: int) -> Op:
+    """``op`` (a leaf op: no regions) carrying ``line``, as parsing its printed text gives it."""
+    return _with_field(op, "line", line)
+
+
+def with_loc(op: Op, loc: SourceLoc | None) -> Op:
+    """``op`` (a leaf op: no regions) with the ``loc(...)`` annotation ``loc``."""
+    return _with_field(op, "loc", loc)
+
+
+def _with_field(op: Op, name: str, value) -> Op:
+    # the fields copied as they are, without the generated frozen __init__ (one
+    # object.__setattr__ per field, twice the cost): the printer numbers every op of a
+    # kernel this way and codegen gives every op its PTO loc (the model's op classes keep
+    # their fields in __dict__, have no __post_init__ and cache nothing there)
+    new = object.__new__(type(op))
+    state = new.__dict__
+    state.update(op.__dict__)
+    state[name] = value
+    return new
+
+
 def walk(body: tuple[Op, ...]) -> Iterator[Op]:
     """Yield each op of ``body`` in program order, recursing into regions (pre-order)."""
     for op in body:
         yield op
-        if isinstance(op, ForOp):
+        kind = type(op)   # the op classes have no subclasses; most ops are leaves
+        if kind is ForOp:
             yield from walk(op.body)
-        elif isinstance(op, WhileOp):
-            yield from walk(op.cond)
-            yield from walk(op.body)
-        elif isinstance(op, IfOp):
+        elif kind is IfOp:
             yield from walk(op.then_body)
             yield from walk(op.else_body)
+        elif kind is WhileOp:
+            yield from walk(op.cond)
+            yield from walk(op.body)

@@ -7,12 +7,14 @@ the function's indent, nested regions two spaces deeper), so printing a parsed P
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from ptoc.errors import SourceLoc
 
 from ptoc.pto.lexer import escape
 from ptoc.pto.model import (
     Attr, ConditionOp, EnumAttr, ForOp, IfOp, Instruction, Kernel, Module, Op, SyncOp, Value,
-    WhileOp, YieldOp,
+    WhileOp, YieldOp, at_line,
 )
 from ptoc.pto.ops import OP_TABLE
 
@@ -53,6 +55,8 @@ def print_op(op: Op, indent: str = "") -> str:
 
 
 def attr_value(value: Attr) -> str:
+    if isinstance(value, Value):   # first: shape / offset / size lists are lists of values
+        return "%" + value.name
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float)):
@@ -61,10 +65,8 @@ def attr_value(value: Attr) -> str:
         return '"' + escape(value) + '"'
     if isinstance(value, EnumAttr):
         return str(value)
-    if isinstance(value, Value):
-        return str(value)
     if isinstance(value, tuple):
-        return "[" + ", ".join(attr_value(v) for v in value) + "]"
+        return "[" + ", ".join([attr_value(v) for v in value]) + "]"
     return str(value)
 
 
@@ -75,7 +77,13 @@ def attr_dict(attrs) -> str:
 def loc_suffix(loc: SourceLoc | None) -> str:
     if loc is None:
         return ""
-    return f' loc("{escape(loc.file)}":{loc.line}:{loc.col})'
+    return f' loc("{_escaped_file(loc.file)}":{loc.line}:{loc.col})'
+
+
+@lru_cache(maxsize=256)
+def _escaped_file(name: str) -> str:
+    """``escape`` of a loc's file name (one or two names per module, on every op)."""
+    return escape(name)
 
 
 def _kernel(kernel: Kernel, lines: list[str], indent: str,
@@ -100,11 +108,20 @@ def _ops(ops, lines: list[str], indent: str, number: bool) -> tuple:
         for op in ops:
             _op(op, lines, indent, False)
         return ops
-    return tuple(_op(op, lines, indent, True) for op in ops)
+    return tuple([_op(op, lines, indent, True) for op in ops])
+
+
+def _names(values) -> str:
+    """``%a, %b`` (the printer's hottest text: every operand list)."""
+    return ", ".join(["%" + v.name for v in values])
+
+
+def _types(values) -> str:
+    return ", ".join([str(v.type) for v in values])
 
 
 def _results(values) -> str:
-    return ", ".join(str(v) for v in values) + " = " if values else ""
+    return _names(values) + " = " if values else ""
 
 
 def _op(op: Op, lines: list[str], indent: str, number: bool = False) -> Op | None:
@@ -113,19 +130,16 @@ def _op(op: Op, lines: list[str], indent: str, number: bool = False) -> Op | Non
     line = len(lines) + 1
     if isinstance(op, Instruction):
         lines.append(indent + instruction_text(op) + loc_suffix(op.loc))
-        return Instruction(op.opcode, op.results, op.ins, op.outs, op.attrs, op.loc,
-                           line) if number else None
+        return at_line(op, line) if number else None
     if isinstance(op, SyncOp):
         lines.append(indent + sync_text(op) + loc_suffix(op.loc))
-        return SyncOp(op.kind, op.src, op.dst, op.event, op.pipe, op.loc,
-                      line) if number else None
+        return at_line(op, line) if number else None
     if isinstance(op, YieldOp):
         text = "scf.yield"
         if op.values:
-            text += " " + ", ".join(str(v) for v in op.values) + " : " + ", ".join(
-                str(v.type) for v in op.values)
+            text += " " + _names(op.values) + " : " + _types(op.values)
         lines.append(indent + text + loc_suffix(op.loc))
-        return YieldOp(op.values, op.loc, line) if number else None
+        return at_line(op, line) if number else None
     if isinstance(op, ForOp):
         head = (f"{indent}{_results(op.results)}scf.for {op.iv} = {op.lower} to {op.upper} "
                 f"step {op.step}")
@@ -140,10 +154,9 @@ def _op(op: Op, lines: list[str], indent: str, number: bool = False) -> Op | Non
     if isinstance(op, ConditionOp):
         text = f"scf.condition({op.cond})"
         if op.values:
-            text += " " + ", ".join(str(v) for v in op.values) + " : " + ", ".join(
-                str(v.type) for v in op.values)
+            text += " " + _names(op.values) + " : " + _types(op.values)
         lines.append(indent + text + loc_suffix(op.loc))
-        return ConditionOp(op.cond, op.values, op.loc, line) if number else None
+        return at_line(op, line) if number else None
     if isinstance(op, WhileOp):
         types = ", ".join(str(a.type) for a, _ in op.iter_args)
         inits = ", ".join(f"{a} = {i}" for a, i in op.iter_args)
@@ -185,8 +198,7 @@ def sync_text(op: SyncOp) -> str:
 def _group(key: str, values: tuple[Value, ...]) -> str:
     if not values:
         return f"{key}()"
-    return (f"{key}(" + ", ".join(str(v) for v in values) + " : "
-            + ", ".join(str(v.type) for v in values) + ")")
+    return f"{key}({_names(values)} : {_types(values)})"
 
 
 def instruction_text(inst: Instruction) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ptoc.dtypes import MemorySpace
-from ptoc.ir.nodes import AssignStmt, Function, Var
+from ptoc.ir.nodes import AssignStmt, EvalStmt, Function, Var
 from ptoc.ir.types import TensorType, TileType
 from ptoc.ir.visitor import IRVisitor
 
@@ -27,6 +27,11 @@ class Allocation:
 
 
 class _MemRefCollector(IRVisitor):
+    """The ``tile.alloc`` statements and the first MemRef offset defined for each base.
+
+    Only statements define variables, so the walk does not descend into the expressions
+    of assignments and evaluations (the calls and their arguments: most of the IR)."""
+
     def __init__(self):
         super().__init__()
         self.offsets: dict[int, int] = {}
@@ -37,7 +42,10 @@ class _MemRefCollector(IRVisitor):
         if getattr(value, "op", None) == "tile.alloc":
             space, size = value.args[0], value.args[1]
             self.allocs.append((stmt.var, space, int(size)))
-        super().visit_assign_stmt(stmt)
+        self.visit_def(stmt.var)
+
+    def visit_eval_stmt(self, stmt: EvalStmt) -> None:
+        pass
 
     def visit_def(self, var: Var) -> None:
         ty = var.type
