@@ -21,7 +21,7 @@ naming the DSL source) is part of equality because it must survive round trips.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from functools import cached_property
 from typing import Iterator, Union
 
@@ -29,12 +29,42 @@ from ptoc.backend.pipes import Pipe
 from ptoc.dtypes import DataType, MemorySpace
 from ptoc.errors import SourceLoc
 
+
+def _model_class(cls):
+    """``@dataclass(frozen=True)`` whose ``__init__`` writes the fields straight into the
+    instance ``__dict__``: the generated frozen ``__init__`` calls ``object.__setattr__`` once
+    per field, twice the cost of a whole construction here (codegen, InsertSync and the
+    printer make every op and value of a kernel). Same parameters, defaults, equality, hash
+    and immutability (a class with a ``__post_init__``, a default factory or a non-init
+    field keeps the generated one)."""
+    cls = dataclass(frozen=True)(cls)
+    own = fields(cls)
+    if hasattr(cls, "__post_init__") or any(
+            not f.init or f.default_factory is not MISSING for f in own):
+        return cls
+    params, stores, defaults = [], [], {}
+    for f in own:
+        if f.default is MISSING:
+            params.append(f.name)
+        else:
+            defaults[f"_d_{f.name}"] = f.default
+            params.append(f"{f.name}=_d_{f.name}")
+        stores.append(f"    d[{f.name!r}] = {f.name}")
+    source = (f"def __init__(self, {', '.join(params)}):\n    d = self.__dict__\n"
+              + "\n".join(stores))
+    namespace: dict = {}
+    exec(source, defaults, namespace)  # noqa: S102 - code made from the class's own fields
+    init = namespace["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    cls.__init__ = init
+    return cls
+
 # ---------------------------------------------------------------------------------------------
 # Types
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@_model_class
 class ScalarType:
     """A scalar SSA type: ``index``, ``i1``, ``i32``, ``i64``, ``f32``, ``f16``, ``bf16`` ..."""
 
@@ -44,7 +74,7 @@ class ScalarType:
         return self.dtype.pto_name
 
 
-@dataclass(frozen=True)
+@_model_class
 class PtrType:
     """A GM pointer kernel parameter: ``!pto.ptr<f32>``."""
 
@@ -54,7 +84,7 @@ class PtrType:
         return f"!pto.ptr<{self.dtype.pto_name}>"
 
 
-@dataclass(frozen=True)
+@_model_class
 class TensorViewType:
     """A GM tensor descriptor ``!pto.tensor_view<?x?xf32>``; ``None`` dims print as ``?``."""
 
@@ -65,7 +95,7 @@ class TensorViewType:
         return f"!pto.tensor_view<{_dims(self.shape)}x{self.dtype.pto_name}>"
 
 
-@dataclass(frozen=True)
+@_model_class
 class PartitionViewType:
     """A static window of a tensor view: ``!pto.partition_tensor_view<160x64xf32>``."""
 
@@ -84,7 +114,7 @@ class PartitionViewType:
         return self.shape[-1] if self.shape else 1
 
 
-@dataclass(frozen=True)
+@_model_class
 class TileBufType:
     """An on-chip tile buffer ``!pto.tile_buf<loc=..., dtype=..., rows=..., cols=..., ...>``.
 
@@ -151,7 +181,7 @@ def _dims(shape: tuple[int | None, ...]) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@_model_class
 class Value:
     """An SSA value: ``name`` without the ``%`` and its type.
 
@@ -176,7 +206,7 @@ class Value:
 Param = Value
 
 
-@dataclass(frozen=True)
+@_model_class
 class EnumAttr:
     """A dialect enum attribute ``#<kind><<value>>``, e.g. ``#pto.layout<nd>`` is
     ``EnumAttr("pto.layout", "nd")`` and ``#pto.kernel_kind<cube>`` is
@@ -207,7 +237,7 @@ def _attr_get(attrs: tuple[tuple[str, Attr], ...], name: str, default: Attr = No
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@_model_class
 class Instruction:
     """One operation (everything except control flow and sync).
 
@@ -262,7 +292,7 @@ class Instruction:
 SYNC_KINDS = ("set_flag", "wait_flag", "barrier")
 
 
-@dataclass(frozen=True)
+@_model_class
 class SyncOp:
     """Level-3 synchronisation.
 
@@ -289,7 +319,7 @@ class SyncOp:
         return (self.event,) if isinstance(self.event, Value) else ()
 
 
-@dataclass(frozen=True)
+@_model_class
 class YieldOp:
     """``scf.yield %a, %b : index, index`` ending a ForOp/IfOp body that has results."""
 
@@ -306,7 +336,7 @@ class YieldOp:
         return self.values
 
 
-@dataclass(frozen=True)
+@_model_class
 class ForOp:
     """``scf.for %iv = %lower to %upper step %step [iter_args(%a = %init) -> (T)] { body }``.
 
@@ -336,7 +366,7 @@ class ForOp:
         return (self.lower, self.upper, self.step, *(init for _, init in self.iter_args))
 
 
-@dataclass(frozen=True)
+@_model_class
 class IfOp:
     """``[%r = ] scf.if %cond [-> (T)] { then } [else { else }]`` on an ``i1`` condition."""
 
@@ -358,7 +388,7 @@ class IfOp:
         return (self.cond,)
 
 
-@dataclass(frozen=True)
+@_model_class
 class ConditionOp:
     """``scf.condition(%c) %a, %b : index, f32`` ending the condition region of a WhileOp:
     the loop goes on while ``%c`` holds, handing ``values`` to the body (or, when it does
@@ -378,7 +408,7 @@ class ConditionOp:
         return (self.cond, *self.values)
 
 
-@dataclass(frozen=True)
+@_model_class
 class WhileOp:
     """``%r = scf.while (%b = %init) : (T) -> (T) { cond } do { ^bb0(%a: T): body }``.
 
@@ -419,7 +449,7 @@ LOOP_OPS = (ForOp, WhileOp)
 REGION_OPS = (ForOp, WhileOp, IfOp)
 
 
-@dataclass(frozen=True)
+@_model_class
 class Kernel:
     """``func.func @name(%arg0: !pto.ptr<f32>, %n: index) attributes {...} { body return }``.
 
@@ -450,7 +480,7 @@ class Kernel:
         return walk(self.body)
 
 
-@dataclass(frozen=True)
+@_model_class
 class Module:
     """``module attributes {pto.target_arch = "a2a3"} { kernels }``.
 
