@@ -61,6 +61,10 @@ class DataType(enum.Enum):
     def is_int(self) -> bool:
         return not self.is_float and self is not DataType.BOOL
 
+    # members are singletons that compare by identity: hash them by identity too, in C (the
+    # enum's own __hash__ hashes the name in Python; dtypes key dicts all over the compiler)
+    __hash__ = object.__hash__
+
     def __repr__(self) -> str:
         return f"pl.{self.value}"
 
@@ -111,6 +115,8 @@ class MemorySpace(enum.Enum):
     Right = "Right"
     Acc = "Acc"
     Bias = "Bias"
+
+    __hash__ = object.__hash__   # as DataType's
 
     def __repr__(self) -> str:
         return f"pl.Mem.{self.value}"

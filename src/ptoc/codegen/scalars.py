@@ -53,8 +53,10 @@ class ScalarLowering:
             return self._cast(value, want, loc)
         if isinstance(expr, bool):
             expr = ConstBool(expr)
-        elif isinstance(expr, int):
-            expr = ConstInt(expr, want or DataType.INDEX)
+        elif isinstance(expr, int):   # as ConstInt(expr, want or INDEX) would lower
+            if want is not None and want.is_float:
+                return self.const(float(expr), want)
+            return self.const(expr, want or DataType.INDEX)
         elif isinstance(expr, float):
             expr = ConstFloat(expr, want or DataType.FP32)
         if isinstance(expr, ConstInt):

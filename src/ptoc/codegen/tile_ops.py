@@ -34,8 +34,7 @@ the call's location) writing into that buffer through ``outs(...)``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, NamedTuple
 
 from ptoc.dtypes import AtomicType, DataType, MemorySpace
 from ptoc.ir.nodes import Call, ConstBool, ConstInt, ListExpr, Stmt, Var
@@ -55,9 +54,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from ptoc.codegen.emitter import KernelEmitter
 
 
-@dataclass(frozen=True)
-class Site:
-    """Where a call is: ``stmt`` locates its allocation, ``op`` the instructions."""
+class Site(NamedTuple):
+    """Where a call is: ``stmt`` locates its allocation, ``op`` the instructions (a named
+    tuple: one is made per lowered call)."""
 
     stmt: object
     op: object

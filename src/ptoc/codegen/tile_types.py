@@ -86,8 +86,9 @@ def tile_buf_type(ty: TileType, what: str, loc=None) -> TileBufType:
         pad_value = view.get("pad", 0)
         pad = pad_value.value if isinstance(pad_value, PadValue) else (
             pad_value if isinstance(pad_value, int) else 0)
-    return TileBufType(loc=space, dtype=ty.dtype, rows=rows, cols=cols, v_row=None, v_col=None,
-                       blayout=blayout, slayout=slayout, fractal=fractal, pad=pad)
+    # loc, dtype, rows, cols, v_row, v_col, blayout, slayout, fractal, pad (by position: one
+    # per tile of every kernel)
+    return TileBufType(space, ty.dtype, rows, cols, None, None, blayout, slayout, fractal, pad)
 
 
 def valid_shape(ty: TileType, fallback: tuple | None = None) -> tuple:
