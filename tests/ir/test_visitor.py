@@ -422,3 +422,45 @@ def test_an_assignment_hook_is_statement_level_and_sees_every_assignment():
     tagged = [s for s in out.functions[0].body.stmts
               if isinstance(s, AssignStmt) and s.var.name == "c_init"]
     assert tagged[0].loc is tag and out is not program
+
+
+def test_leaves_reach_every_hook_a_class_overrides():
+    """The traversal resolves a Var use and a constant inline only when the class leaves
+    them to IRVisitor's / IRMutator's own hooks: an override of the leaf hook, or of
+    ``visit`` / ``mutate`` itself, still sees every leaf (call arguments, list items,
+    yielded values, a MemRef offset)."""
+    program = make_matmul_program(with_memref=True)
+
+    class _Everything(IRVisitor):
+        def __init__(self):
+            self.seen = []
+
+        def visit(self, node):
+            self.seen.append(node)
+            super().visit(node)
+
+    class _Consts(IRVisitor):
+        def __init__(self):
+            self.seen = []
+
+        def visit_const_int(self, node):
+            self.seen.append(node)
+
+    everything, consts = _Everything(), _Consts()
+    everything.visit(program)
+    consts.visit(program)
+    assert consts.seen and all(c in everything.seen for c in consts.seen)
+
+    class _Bump(IRMutator):
+        def mutate_const_int(self, node):
+            return ConstInt(node.value + 1, node.dtype)
+
+    class _BumpAll(IRMutator):
+        def mutate(self, node):
+            out = super().mutate(node)
+            return ConstInt(out.value + 1, out.dtype) if type(out) is ConstInt else out
+
+    for mutator in (_Bump(), _BumpAll()):
+        bumped = _Consts()
+        bumped.visit(mutator.mutate(program))
+        assert [c.value for c in bumped.seen] == [c.value + 1 for c in consts.seen]

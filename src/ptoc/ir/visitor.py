@@ -402,8 +402,8 @@ class IRMutator:
         return replace(node, functions=fns)
 
     def mutate_function(self, node: Function) -> Function:
-        params = tuple(self._param(p) for p in node.params)
-        rets = tuple(self.mutate_type(t) for t in node.return_types)
+        params = tuple([self._param(p) for p in node.params])
+        rets = tuple([self.mutate_type(t) for t in node.return_types])
         body = self.mutate_body(node.body)
         if _same(params, node.params) and _same(rets, node.return_types) and body is node.body:
             return node
@@ -426,19 +426,28 @@ class IRMutator:
         return out
 
     def mutate_seq_stmts(self, node: SeqStmts) -> SeqStmts:
-        out: list[Stmt] = []
-        changed = False
-        for s in node.stmts:
-            new = self.mutate(s)
-            if new is not s:
-                changed = True
+        out: list[Stmt] | None = None   # made at the first statement that changes
+        stmts = node.stmts
+        table = self._mutate_table if self._plain_mutate else None
+        for i, s in enumerate(stmts):
+            fn = table.get(type(s), _UNSET) if table is not None else _UNSET
+            if fn is _UNSET or fn is _SLOW:
+                new = self.mutate(s)
+            else:   # what ``mutate`` would call
+                new = s if fn is None else fn(self, s)
+            if new is s:
+                if out is not None:
+                    out.append(s)
+                continue
+            if out is None:
+                out = list(stmts[:i])
             if new is None:
                 continue
-            if isinstance(new, SeqStmts) and new is not s:
+            if isinstance(new, SeqStmts):
                 out.extend(new.stmts)
             else:
                 out.append(new)
-        if not changed:
+        if out is None:
             return node
         return replace(node, stmts=tuple(out))
 
@@ -458,15 +467,16 @@ class IRMutator:
         return node if e is node.expr else replace(node, expr=e)
 
     def mutate_yield_stmt(self, node: YieldStmt) -> Stmt | None:
-        vals = tuple(self.mutate(v) for v in node.values)
-        return node if _same(vals, node.values) else replace(node, values=vals)
+        vals = self.mutate_all(node.values)
+        return node if vals is node.values else replace(node, values=vals)
 
     def mutate_return_stmt(self, node: ReturnStmt) -> Stmt | None:
-        vals = tuple(self.mutate(v) for v in node.values)
-        return node if _same(vals, node.values) else replace(node, values=vals)
+        vals = self.mutate_all(node.values)
+        return node if vals is node.values else replace(node, values=vals)
 
     def mutate_for_stmt(self, node: ForStmt) -> Stmt | None:
-        start, stop, step = (self.mutate(e) for e in (node.start, node.stop, node.step))
+        mutate = self.mutate
+        start, stop, step = mutate(node.start), mutate(node.stop), mutate(node.step)
         inits = [self.mutate(ia.init) for ia in node.iter_args]
         loop_var = self.mutate_def(node.loop_var)
         iter_args = tuple(self._iter_arg(ia, init) for ia, init in zip(node.iter_args, inits))
@@ -850,6 +860,9 @@ class _Calls(IRVisitor):
         if self.keep(node):
             self.found.append(node)
         super().visit_call(node)
+
+    def visit_assign_stmt(self, node: AssignStmt) -> None:
+        self.visit(node.value)   # the definition holds no call (visit_def below)
 
     def visit_def(self, var: Var) -> None:
         pass

@@ -35,7 +35,7 @@ from ptoc.ir.nodes import (
     AssignStmt, Call, ConstInt, ForStmt, Function, IfStmt, ListExpr, ScopeStmt, SeqStmts, Stmt, Var,
     WhileStmt,
 )
-from ptoc.ir.types import MemRef, TensorType, TileType
+from ptoc.ir.types import MemRef, PtrType, TensorType, TileType
 from ptoc.ops import get_op, make_call
 from ptoc.ops.registry import has_op
 from ptoc.passes.base import function_pass
@@ -63,9 +63,24 @@ def init_mem_ref(fn: Function, ctx) -> Function:
     if not planner.memrefs:
         return fn
     out = retype_function(fn, lambda v: planner.type_for(v))
-    allocs = tuple(AssignStmt(ptr, make_call("tile.alloc", (space, size)))
-                   for ptr, space, size in planner.allocs)
-    return replace(out, body=replace(out.body, stmts=allocs + out.body.stmts))
+    return replace(out, body=replace(out.body, stmts=_alloc_stmts(planner.allocs)
+                                      + out.body.stmts))
+
+
+def _alloc_stmts(allocs: list[tuple[Var, MemorySpace, int]]) -> tuple[AssignStmt, ...]:
+    """``ptr = tile.alloc(space, size)`` per allocation. The op binds and checks its
+    arguments once per space; the other calls of the space are that call with their own
+    size (what ``make_call`` gives them: no keyword, a PtrType result)."""
+    first: dict[MemorySpace, Call] = {}
+    stmts = []
+    for ptr, space, size in allocs:
+        made = first.get(space)
+        if made is None:
+            call = first[space] = make_call("tile.alloc", (space, size))
+        else:
+            call = replace(made, args=(space, size), type=PtrType(), attrs={})
+        stmts.append(AssignStmt(ptr, call))
+    return tuple(stmts)
 
 
 class _MemRefPlanner:

@@ -49,7 +49,8 @@ class _TopDownRetargeter:
         self.fn = fn
         self.defs: dict[Var, AssignStmt] = {}
         self.phi: dict[Var, tuple[IfStmt, int]] = {}
-        for s in walk_stmts(fn.body):
+        self.stmts = walk_stmts(fn.body)
+        for s in self.stmts:
             if isinstance(s, AssignStmt):
                 self.defs[s.var] = s
             elif isinstance(s, IfStmt):
@@ -61,7 +62,7 @@ class _TopDownRetargeter:
         return self.target.get(var) or memref_of(var)
 
     def run(self) -> None:
-        for s in walk_stmts(self.fn.body):
+        for s in self.stmts:
             if not isinstance(s, (ForStmt, WhileStmt)):
                 continue
             y = last_yield(s.body)
@@ -126,15 +127,18 @@ def _defined(stmt) -> set:
     return out
 
 
+class _Reads(IRVisitor):
+    def __init__(self):
+        self.found: set = set()
+
+    def visit_var(self, var):
+        self.found.add(var)
+
+
 def _read(stmt) -> set:
-    found: set = set()
-
-    class _Reads(IRVisitor):
-        def visit_var(self, var):
-            found.add(var)
-
-    _Reads().visit(stmt)
-    return found
+    reads = _Reads()
+    reads.visit(stmt)
+    return reads.found
 
 
 register_default_pass(materialize_semantic_aliases)

@@ -102,18 +102,24 @@ def analyze_lifetimes(fn: Function) -> list[Interval]:
             iv = Interval(len(intervals), s.var, alloc_space(s), alloc_size(s),
                           pinned=bool(s.value.kwarg("pinned", False)))
             by_base[s.var] = iv
+    all_pieces, calls = walker.pieces, walker.calls
     for var in walker.def_order:
         m = memref_of(var)
         iv = by_base.get(m.base) if m is not None and isinstance(m.base, Var) else None
         if iv is None:
             continue
         iv.vars.append(var)
-        pieces = walker.pieces[var]
-        iv.def_point = min(a for a, _ in pieces) if iv.def_point < 0 else \
-            min([iv.def_point] + [a for a, _ in pieces])
-        iv.last_use = max([iv.last_use] + [b for _, b in pieces])
-        iv.ranges.extend((a, b, var) for a, b in pieces)
-        call = walker.calls.get(var)
+        pieces = all_pieces[var]
+        lo, last, ranges = pieces[0][0], iv.last_use, iv.ranges
+        for a, b in pieces:
+            if a < lo:
+                lo = a
+            if b > last:
+                last = b
+            ranges.append((a, b, var))
+        iv.def_point = lo if iv.def_point < 0 or lo < iv.def_point else iv.def_point
+        iv.last_use = last
+        call = calls.get(var)
         if call is not None:
             iv.calls.append(call)
             if not iv.membership and membership_of(call):
@@ -140,13 +146,6 @@ class _Reads(IRVisitor):
 
     def visit_type(self, ty) -> None:
         pass
-
-
-def _reads(exprs: Iterable[Expr]) -> list[Var]:
-    r = _Reads()
-    for e in exprs:
-        r.visit(e)
-    return r.found
 
 
 def value_ranges(fn: Function) -> "_OrderWalker":
@@ -179,7 +178,8 @@ class _OrderWalker:
         self.calls: dict[Var, Call] = {}
         self.reads: list[tuple[Var, int, tuple[int, ...]]] = []
         self.loops: list[list[int]] = []      # [start, end] per loop
-        self.loop_stack: list[int] = []
+        self.loop_stack: tuple[int, ...] = ()   # the enclosing loops, outermost first
+        self._reader = _Reads()
         self.carries: list[Join] = []         # yield value -> iter-arg
         self.phis: list[Join] = []            # else-yield value -> if result
         self.spans: dict[int, tuple[int, int]] = {}   # id(for/if stmt) -> (start, end)
@@ -194,8 +194,12 @@ class _OrderWalker:
             self.def_order.append(var)
 
     def read(self, exprs: Iterable[Expr], at: int) -> None:
-        for v in _reads(exprs):
-            self.reads.append((v, at, tuple(self.loop_stack)))
+        r = self._reader
+        r.found = []
+        r.visit_all(exprs)
+        stack, add = self.loop_stack, self.reads.append
+        for v in r.found:
+            add((v, at, stack))
 
     def block(self, body: SeqStmts | None) -> None:
         if body is None:
@@ -229,9 +233,10 @@ class _OrderWalker:
         self.loops.append([start, start])
         for ia in s.iter_args:
             self.define(ia, start)
-        self.loop_stack.append(loop_id)
+        outer = self.loop_stack
+        self.loop_stack = outer + (loop_id,)
         self.block(s.body)
-        self.loop_stack.pop()
+        self.loop_stack = outer
         end = max(self.order - 2, start)
         self.loops[loop_id][1] = end
         self.spans[id(s)] = (start, end)
@@ -263,19 +268,30 @@ class _OrderWalker:
 
     def finish(self) -> None:
         positions: dict[Var, list[int]] = {}
+        defs, loops, last_use = self.defs, self.loops, self.last_use
         for var, at, stack in self.reads:
             use = at
-            d = self.defs.get(var)
-            for loop_id in stack:
-                start, end = self.loops[loop_id]
-                if d is not None and d < start:
-                    use = max(use, end)
-            self.last_use[var] = max(self.last_use.get(var, -1), use)
-            positions.setdefault(var, []).append(use)
+            if stack:
+                d = defs.get(var)
+                if d is not None:
+                    for loop_id in stack:
+                        start, end = loops[loop_id]
+                        if d < start and end > use:
+                            use = end
+            if use > last_use.get(var, -1):
+                last_use[var] = use
+            found = positions.get(var)
+            if found is None:
+                positions[var] = [use]
+            else:
+                found.append(use)
         arrivals = {join.target: join.end for join in self.carries}
-        for var, d in self.defs.items():
-            pieces = self._cut_then_holes(d, max(self.last_use.get(var, d), d),
-                                          positions.get(var, []))
+        cut = self.then_spans
+        for var, d in defs.items():
+            u = last_use.get(var, d)
+            if u < d:
+                u = d
+            pieces = self._cut_then_holes(d, u, positions.get(var, [])) if cut else [(d, u)]
             if var in arrivals:  # the next trip's carried value lands before the yield
                 pieces.append((arrivals[var] - 1, arrivals[var]))
             self.pieces[var] = pieces

@@ -53,7 +53,12 @@ def pack(intervals: list[Interval], can_share: Callable[[Interval, Interval], bo
         home = None
         if not cand.pinned:
             for buf in buffers:
-                if not buf.pinned and all(can_share(cand, m) for m in buf.members):
+                if buf.pinned:
+                    continue
+                for m in buf.members:
+                    if not can_share(cand, m):
+                        break
+                else:
                     home = buf
                     break
         if home is None:

@@ -8,7 +8,7 @@ of an assignment equal to its variable's type (as the printed IR shows a single 
 
 from __future__ import annotations
 
-from typing import Callable, Iterator
+from typing import Callable
 
 from ptoc.ir.nodes import replace
 from ptoc.dtypes import DataType, MemorySpace
@@ -60,34 +60,40 @@ def alloc_size(stmt: AssignStmt) -> int:
     return int(stmt.value.args[1])
 
 
-def walk_stmts(stmt: Stmt | None) -> Iterator[Stmt]:
-    """Every statement in program order, descending into loops and branches."""
-    if stmt is None:
-        return
-    if isinstance(stmt, SeqStmts):
-        for s in stmt.stmts:
-            yield from walk_stmts(s)
-        return
-    yield stmt
-    if isinstance(stmt, (ForStmt, WhileStmt)):
-        yield from walk_stmts(stmt.body)
-    elif isinstance(stmt, IfStmt):
-        yield from walk_stmts(stmt.then_body)
-        yield from walk_stmts(stmt.else_body)
+def walk_stmts(stmt: Stmt | None) -> list[Stmt]:
+    """Every statement in program order, descending into loops and branches (a list, made
+    with an explicit stack: nested generators re-yield each statement once per level)."""
+    out: list[Stmt] = []
+    stack = [stmt]
+    pop, push, extend, add = stack.pop, stack.append, stack.extend, out.append
+    while stack:
+        s = pop()
+        if s is None:
+            continue
+        if isinstance(s, SeqStmts):
+            extend(reversed(s.stmts))
+            continue
+        add(s)
+        if isinstance(s, (ForStmt, WhileStmt)):
+            push(s.body)
+        elif isinstance(s, IfStmt):
+            push(s.else_body)
+            push(s.then_body)
+    return out
 
 
-def defined_vars(fn: Function) -> Iterator[Var]:
+def defined_vars(fn: Function) -> list[Var]:
     """Every variable the function defines, params first, in program order."""
-    for p in fn.params:
-        yield p.var
+    out = [p.var for p in fn.params]
     for s in walk_stmts(fn.body):
         if isinstance(s, AssignStmt):
-            yield s.var
+            out.append(s.var)
         elif isinstance(s, (ForStmt, WhileStmt)):
-            yield from s.iter_args
-            yield from s.return_vars
+            out += s.iter_args
+            out += s.return_vars
         elif isinstance(s, IfStmt):
-            yield from s.return_vars
+            out += s.return_vars
+    return out
 
 
 def membership_of(call: Expr) -> str:
@@ -117,6 +123,8 @@ class Retyper(IRMutator):
         self.new_type = new_type
         self.stmt_hook = stmt_hook
         self.strip_membership = strip_membership
+        #: an assignment's call is rebuilt with its variable's type in one step
+        self._one_rebuild = type(self).mutate_call is Retyper.mutate_call
 
     def mutate_call(self, node: Call):
         out = super().mutate_call(node)
@@ -127,8 +135,10 @@ class Retyper(IRMutator):
         if isinstance(mapped, Var):
             return mapped
         ty = self.new_type(var)
-        if ty is None or ty is var.type:
-            return super().mutate_def(var)
+        if ty is None or ty is var.type:   # IRMutator.mutate_def from here on
+            ty = self.mutate_type(var.type)
+            if ty is var.type and not self.fresh:
+                return var
         new = replace(var, type=ty)
         self.var_map[var] = new
         return new
@@ -147,7 +157,7 @@ class Retyper(IRMutator):
             if hooked is not node:
                 return hooked
         value = node.value
-        if type(value) is Call and type(self).mutate_call is Retyper.mutate_call \
+        if type(value) is Call and self._one_rebuild \
                 and isinstance(value.type, (TileType, TensorType)):
             # one rebuild of the call, with the type its (retyped) variable gets; the
             # variable first: in SSA form a value never reads its own variable
@@ -194,9 +204,10 @@ def physical_bytes(ty: TileType | TensorType, target) -> int | None:
     For an Acc tile the penultimate dim is M (padded to the target's row alignment for the
     dtype), the last is N, and leading dims multiply. None when a dimension is dynamic.
     """
-    dims = tuple(ty.shape)
-    if not all(isinstance(d, int) for d in dims):
-        return None
+    dims = ty.shape
+    for d in dims:
+        if not isinstance(d, int):
+            return None
     nbytes = ty.dtype.get_byte()
     if isinstance(ty, TileType) and ty.memory_space is MemorySpace.Acc and len(dims) >= 2:
         batch = 1

@@ -109,8 +109,11 @@ class PipelineGate:
 
     def blocks(self, a: Interval, b: Interval) -> bool:
         """True when ``a`` and ``b`` must not share a buffer because of their stages."""
-        ma, mb = self.members.get(a.index, {}), self.members.get(b.index, {})
-        if not ma or not mb:
+        ma = self.members.get(a.index)
+        if not ma:
+            return False
+        mb = self.members.get(b.index)
+        if not mb:
             return False
         if self.gated:
             for g, sa in ma.items():

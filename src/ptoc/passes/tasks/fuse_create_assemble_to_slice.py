@@ -77,31 +77,39 @@ class _Visible(IRVisitor):
         self.scope.pop()
 
 
+class _Find(IRVisitor):
+    """The ``tensor.create`` statements, and the assembles of each root (``roots``)."""
+
+    def __init__(self, roots: BufferRoots):
+        self.roots = roots
+        self.creates: dict[Var, AssignStmt] = {}
+        self.assembles: dict[Var, list[AssignStmt]] = {}
+
+    def visit_assign_stmt(self, s: AssignStmt) -> None:
+        value = s.value
+        if isinstance(value, Call) and value.op == "tensor.create":
+            self.creates[s.var] = s
+        elif isinstance(value, Call) and value.op == "tensor.assemble":
+            source = value.args[1]
+            root = self.roots.root(source)
+            if root is not None and not self.roots.is_ambiguous(source):
+                self.assembles.setdefault(root, []).append(s)
+        super().visit_assign_stmt(s)
+
+
 def fusible_pairs(program: Program, fn: Function) -> dict[Var, AssignStmt]:
     """create Var -> the one assemble statement that writes it back (fusible ones only)."""
-    roots = BufferRoots(program, fn)
-    creates: dict[Var, AssignStmt] = {}
-    assembles: dict[Var, list[AssignStmt]] = {}
-
-    class _Find(IRVisitor):
-        def visit_assign_stmt(self, s: AssignStmt) -> None:
-            value = s.value
-            if isinstance(value, Call) and value.op == "tensor.create":
-                creates[s.var] = s
-            elif isinstance(value, Call) and value.op == "tensor.assemble":
-                source = value.args[1]
-                root = roots.root(source)
-                if root is not None and not roots.is_ambiguous(source):
-                    assembles.setdefault(root, []).append(s)
-            super().visit_assign_stmt(s)
-
-    _Find().visit(fn.body)
-    visible = _Visible(fn).at
+    found = _Find(BufferRoots(program, fn))
+    found.visit(fn.body)
+    creates, assembles = found.creates, found.assembles
+    visible = None   # worked out when a pair is a candidate (a walk of the whole function)
     pairs = {}
     for var, uses in assembles.items():
         create = creates.get(var)
         if create is None or len(uses) != 1:
             continue
+        if visible is None:
+            visible = _Visible(fn).at
         target, offset = uses[0].value.args[0], uses[0].value.args[2]
         if len(target.type.shape) < len(var.type.shape):
             continue
