@@ -489,7 +489,7 @@ def _regime_tables(cfg: L0TileConfig, wanted: list[tuple[_Regime, int]]) -> list
     The regimes not scored yet for this problem are scored together."""
     common = _TABLE_KEY(cfg)
     keys = [_regime_key(regime) + common for regime, _ in wanted]
-    found = {key: _TABLES[key] for key in keys if key in _TABLES}
+    found = {key: table for key in keys if (table := _TABLES.get(key)) is not None}
     missing = [(w, key) for w, key in zip(wanted, keys) if key not in found]
     if missing:
         # the other regimes a later ask may want (other gates, the decision ranking) ride
