@@ -374,7 +374,9 @@ def _legal_grids(cfg: L0TileConfig, regimes: list[_Regime]):
     """§2.5: the legal (m, n, k) of several regimes in one broadcast (a leading regime axis:
     numpy's per-call cost, not the grid size, dominates a regime), flattened regime by
     regime in enumeration order; returns each tile's regime position, m, n, k and full-K
-    output-stationary orientation (hold A unless holding B is cheaper)."""
+    output-stationary orientation (hold A unless holding B is cheaper). m, n and k come as
+    (axis values, each tile's index into them): a quantity of one dimension is computed on
+    its few axis values and gathered."""
     budgets = np.array([regime.budgets(cfg) for regime in regimes], dtype=np.int64)
     a0, b0, c0 = (budgets[:, j][:, None, None] for j in range(3))          # (R, 1, 1)
     stat = [regime.stationarity for regime in regimes]
@@ -420,23 +422,24 @@ def _legal_grids(cfg: L0TileConfig, regimes: list[_Regime]):
     # out regime by regime, m, n and k ascending
     rc, ic, jc = np.nonzero(mn_ok)
     k2 = ks[None, :]
-    ok = k2 <= k_hi[rc, ic, jc][:, None]
+    ok = k2 <= k_hi[mn_ok][:, None]     # the passing cells' bounds, in nonzero's order
     if not (cfg.allow_padding or (cfg.allow_k_boundary and cfg.K % cfg.align_k == 0)):
         ok &= (cfg.K % k2) == 0
     whole_k = k2 == cfg.K
     ok &= ~full[rc][:, None] | whole_k
-    # the N caps of pipelined full-K grids (k = K with m or n split)
-    grid = (ms[ic] != cfg.M) | (ns[jc] != cfg.N)
-    capped = np.zeros(len(rc), dtype=bool)
-    if cfg.max_n_pipelined:
-        capped |= ~is_b[rc, 0, 0] & grid & (ns[jc] > cfg.max_n_pipelined)
-    if cfg.max_n_nested_pipelined:
-        capped |= (is_os[rc, 0, 0] & grid & holds_a[0, ic, jc]
-                   & (ns[jc] > cfg.max_n_nested_pipelined))
-    ok &= ~(capped[:, None] & whole_k)
+    # the N caps of pipelined full-K grids (k = K with m or n split), when set
+    if cfg.max_n_pipelined or cfg.max_n_nested_pipelined:
+        grid = (ms[ic] != cfg.M) | (ns[jc] != cfg.N)
+        capped = np.zeros(len(rc), dtype=bool)
+        if cfg.max_n_pipelined:
+            capped |= ~is_b[rc, 0, 0] & grid & (ns[jc] > cfg.max_n_pipelined)
+        if cfg.max_n_nested_pipelined:
+            capped |= (is_os[rc, 0, 0] & grid & holds_a[0, ic, jc]
+                       & (ns[jc] > cfg.max_n_nested_pipelined))
+        ok &= ~(capped[:, None] & whole_k)
     cell, q = np.nonzero(ok)
     i, j = ic[cell], jc[cell]
-    return rc[cell], ms[i], ns[j], ks[q], holds_a[0, i, j]
+    return rc[cell], (ms, i), (ns, j), (ks, q), holds_a[0, i, j]
 
 
 #: every regime a search can visit, in visiting order (``_regimes`` with all gates open)
@@ -520,10 +523,13 @@ def _score_regimes(cfg: L0TileConfig, wanted: list[tuple[_Regime, int]]) -> list
     if not wanted:
         return []
     regimes = [regime for regime, _ in wanted]
-    r, m, n, k, holds_a = _legal_grids(cfg, regimes)
-    tm, tn = _cdiv(cfg.M, m), _cdiv(cfg.N, n)
+    r, (ms, i), (ns, j), (ks, q), holds_a = _legal_grids(cfg, regimes)
+    m, n, k = ms[i], ns[j], ks[q]
+    # the terms of one dimension are computed on its axis and gathered (same values, same
+    # order of operations: a tenth of the integer divisions)
+    tm, tn = _cdiv(cfg.M, ms)[i], _cdiv(cfg.N, ns)[j]
     tiles = tm * tn
-    full_k = k >= cfg.K
+    full_k = (ks >= cfg.K)[q]
     a_stat = np.array([regime.stationarity is Stationarity.AStationary for regime in regimes])[r]
     b_stat = np.array([regime.stationarity is Stationarity.BStationary for regime in regimes])[r]
     a_held = a_stat | (~b_stat & full_k & holds_a)
@@ -534,19 +540,19 @@ def _score_regimes(cfg: L0TileConfig, wanted: list[tuple[_Regime, int]]) -> list
     # C_mad: a head per K-block plus passes x fractals; a K tail is charged at its width
     kt = max(1, cfg.mad_k_fractal_bytes // cfg.bytes_a)
     passes = cfg.mad_fp32_passes if cfg.bytes_a == 4 else max(1, cfg.bytes_a // 2)
-    num_full = cfg.K // k
-    tail = cfg.K - num_full * k
+    num_full = cfg.K // ks
+    tail = cfg.K - num_full * ks
     has_tail = tail > 0
-    blocks = num_full + has_tail
-    fractals = num_full * _cdiv(k, kt) + np.where(has_tail, _cdiv(tail, kt), 0)
+    blocks = (num_full + has_tail)[q]
+    fractals = (num_full * _cdiv(ks, kt) + np.where(has_tail, _cdiv(tail, kt), 0))[q]
     mad = tiles * (blocks * cfg.mad_head
-                   + passes * _cdiv(m, cfg.align_m) * fractals * _cdiv(n, cfg.align_n))
+                   + passes * _cdiv(ms, cfg.align_m)[i] * fractals * _cdiv(ns, cfg.align_n)[j])
     # C_drain: per tile a fixed cost plus a per-row cost with a floor, and a penalty when the
     # number of C0 column groups is not a power of two
-    groups = _cdiv(n, max(1, cfg.drain_c0_bytes // cfg.bytes_c))
+    groups = _cdiv(ns, max(1, cfg.drain_c0_bytes // cfg.bytes_c))
     odd = groups // (groups & -groups)
-    per_row = (np.maximum(cfg.drain_row_cycles, cfg.bytes_c * n / cfg.bw_drain)
-               + cfg.drain_penalty_cycles * (odd - 1))
+    per_row = (np.maximum(cfg.drain_row_cycles, cfg.bytes_c * ns / cfg.bw_drain)
+               + cfg.drain_penalty_cycles * (odd - 1))[j]
     drain = tiles * (cfg.drain_fixed_cycles + m * per_row)
     # wall: one accumulator exposes the drain; two overlap it, leaving a one-tile bubble
     compute = np.maximum(load, mad)
@@ -554,7 +560,7 @@ def _score_regimes(cfg: L0TileConfig, wanted: list[tuple[_Regime, int]]) -> list
     wall = np.where(two, np.maximum(compute, drain) + np.minimum(compute, drain) / tiles,
                     compute + drain)
     wall = _round_cycles(wall)
-    k_blocks = _cdiv(cfg.K, k)
+    k_blocks = _cdiv(cfg.K, ks)[q]
     padded = tm * m * tn * n * k_blocks * k
     bounds = np.searchsorted(r, np.arange(len(regimes) + 1))
     columns = (m, n, k, wall, load, mad, drain, padded, k_blocks, holds_a)
