@@ -180,10 +180,12 @@ after = self.shift(out, after)
     ("g[-1, 0] > 0", "predicate index must be non-negative, got -1"),
     ("g[0:1, 0] > 0", "is a window"),
     ("gt[0] > 0", "must be a tensor variable"),
+    ("self.gate[0, 0] > 0", "must be a tensor variable, got a function of the program"),
 ])
 def test_anything_but_one_element_against_an_integer_literal_is_refused(pred, message):
     with pytest.raises(PtocError, match=message) as info:
         program(EXPERTS.format(pred=pred))
+    assert " object at 0x" not in str(info.value)
     assert "gates.py:" in str(info.value) and "predicate=(t[i0, ...] > 0)" in str(info.value) \
         or "index" in message or "window" in message
 

@@ -23,10 +23,13 @@ import ast
 from ptoc.dtypes import DataType, ScopeKind
 from ptoc.ir.nodes import BinOp, ConstInt, Expr, Var
 from ptoc.ir.types import ArrayType, ScalarType, TensorType
+from ptoc.ops.checks import describe_type
 
 _OPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Gt: ">", ast.Lt: "<", ast.GtE: ">=", ast.LtE: "<="}
 #: what the runtime reads: one signed integer element (it sign-extends what it reads)
 _OPERAND_DTYPES = (DataType.INT8, DataType.INT16, DataType.INT32, DataType.INT64)
+#: what a non-IR operand is, in the user's words (a program function, a pl.* name)
+_PYTHON_VALUE = {"FunctionRef": "a function of the program", "DslPath": "a pl.* name"}
 _HINT = ("write predicate=(t[i0, ...] > 0): one tensor element against an integer literal; "
          "reduce anything richer to one gate value in a prior kernel and predicate on that")
 
@@ -96,7 +99,8 @@ class PredicateParser:
             return None
         tensor = self.expr(tensor_node)
         if not (isinstance(tensor, Var) and isinstance(tensor.type, TensorType)):
-            got = type(tensor.type).__name__ if isinstance(tensor, Expr) else repr(tensor)
+            got = describe_type(tensor.type) if isinstance(tensor, Expr) else \
+                _PYTHON_VALUE.get(type(tensor).__name__, f"a Python {type(tensor).__name__}")
             raise self.ctx.error(node, f"predicate operand '{ast.unparse(tensor_node)}' must be "
                                  f"a tensor variable, got {got}", hint=_HINT)
         dtype = tensor.type.dtype
