@@ -181,13 +181,15 @@ after = self.shift(out, after)
     ("g[0:1, 0] > 0", "is a window"),
     ("gt[0] > 0", "must be a tensor variable"),
     ("self.gate[0, 0] > 0", "must be a tensor variable, got a function of the program"),
+    ("g[e, 0] > 9223372036854775808", "does not fit the 64-bit constant"),
+    ("-9223372036854775809 < g[e, 0]", "does not fit the 64-bit constant"),
 ])
 def test_anything_but_one_element_against_an_integer_literal_is_refused(pred, message):
     with pytest.raises(PtocError, match=message) as info:
         program(EXPERTS.format(pred=pred))
     assert " object at 0x" not in str(info.value)
     assert "gates.py:" in str(info.value) and "predicate=(t[i0, ...] > 0)" in str(info.value) \
-        or "index" in message or "window" in message
+        or "index" in message or "window" in message or "64-bit" in message
 
 
 def test_an_unsigned_operand_is_refused():
@@ -304,3 +306,8 @@ after = self.shift(out, after)
     assert (first.first.where, first.second.where) == (f"gates.py:{line + 1}",
                                                        f"gates.py:{line + 3}")
     assert "predicate=(pl.tensor.read(g, [e, 0]) > 0) at dispatch" in str(first)
+
+
+@pytest.mark.parametrize("pred", ["g[e, 0] > 9223372036854775807", "-9223372036854775808 < g[e, 0]"])
+def test_the_extreme_64_bit_literals_are_accepted(pred):
+    assert len(predicates(program(EXPERTS.format(pred=pred)))) == 1

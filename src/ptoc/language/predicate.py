@@ -80,6 +80,11 @@ class PredicateParser:
                                  "compare one tensor element (e.g. t[i]) against an integer "
                                  "literal; the runtime evaluates a single element-vs-constant "
                                  "comparison", hint=_HINT)
+        if not -2 ** 63 <= target < 2 ** 63:
+            raise self.ctx.error(value, f"'{construct}' predicate '{ast.unparse(value)}': the "
+                                 f"literal {target} does not fit the 64-bit constant the runtime "
+                                 "compares against", hint="compare against a literal in "
+                                 "[-2**63, 2**63); the element is sign-extended to 64 bits")
         const = ConstInt(target)
         lhs, rhs = (element, const) if read_first else (const, element)
         return BinOp(op, lhs, rhs)
