@@ -54,3 +54,17 @@ class P:
     with pytest.raises(PtocError, match=r"\[M, 1\] tensor \[16, 1\]") as info:
         pl.parse(source)
     assert fix in str(info.value)
+
+
+def test_an_error_in_the_broadcast_op_names_the_op_the_user_wrote():
+    source = f"""
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[16, {N}], pl.FP32], v: pl.Tensor[[16, 1], pl.FP16],
+          o: pl.Out[pl.Tensor[[16, {N}], pl.FP32]]) -> pl.Tensor[[16, {N}], pl.FP32]:
+        o[:] = pl.div(x, v)
+        return o
+"""
+    with pytest.raises(PtocError, match=r"^.*pl\.div with an \[M, 1\] operand .*different dtypes"):
+        pl.parse(source)

@@ -18,7 +18,7 @@ from ptoc.dtypes import (
     ArgDirection, AtomicType, DataType, ForKind, FunctionType, Level, MemorySpace, PadValue,
     Role, ScopeMode, SplitMode,
 )
-from ptoc.errors import PtocError, count, were_given
+from ptoc.errors import PtocError, TypeCheckError, count, were_given
 from ptoc.ir.nodes import (
     ARG_DIRECTION_OVERRIDES, AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, Expr,
     ListExpr, TupleGetItem, UnaryOp, Var,
@@ -356,6 +356,7 @@ class ExprParser:
         if name in _SCALAR_ARITH and len(args) == 2 and not kwargs \
                 and not any(_is_shaped(a) for a in args):
             return self.binary(node, _SCALAR_ARITH[name], args[0], args[1])
+        written = name
         name, args = row_broadcast(name, args, kwargs, self.ctx.loc(node))
         op_name = self.resolve_op(node, name, args)
         for i, value in enumerate(args):
@@ -365,7 +366,14 @@ class ExprParser:
             if isinstance(value, (DslPath, SelfRef, FunctionRef)):
                 raise self.ctx.error(node, f"argument {i + 1} of pl.{name} is not a value")
         args = [self.hoist(node, a) for a in args]
-        return make_call(op_name, tuple(args), kwargs, loc=self.ctx.loc(node), attrs=attrs)
+        try:
+            return make_call(op_name, tuple(args), kwargs, loc=self.ctx.loc(node), attrs=attrs)
+        except TypeCheckError as exc:
+            if name == written:
+                raise
+            raise TypeCheckError(f"pl.{written.removeprefix('tensor.')} with an [M, 1] operand "
+                                 f"(broadcast across the rows as pl.{name}): {exc.message}",
+                                 exc.loc, hint=exc.hint) from None
 
     def hoist(self, node: ast.AST, value: Any) -> Any:
         """A nested op call becomes its own statement, so every call's operands are variables;
