@@ -7,12 +7,12 @@ turns every failure into a ``PtocError`` that says what to fix.
 
 from __future__ import annotations
 
-import gc
 from dataclasses import dataclass
 
 import numpy as np
 
 from ptoc.backend import get_profile, get_target
+from ptoc.collector import collector_paused
 from ptoc.errors import PtocError, SourceLoc
 
 from ptoc.pto.sync_access import has_sync
@@ -60,14 +60,9 @@ def simulate(pto, tensors, *, target="a2a3", profile=None, mode: str = "referenc
     default ``ptoc.sim.limits.DEFAULT_LIMITS``); a run estimated or found to exceed them
     raises ``SimLimitError`` with the numbers.
     """
-    enabled = gc.isenabled()
-    gc.disable()       # many small acyclic records: collector passes cost more than the run
-    try:
+    with collector_paused():
         return _simulate(pto, tensors, target=target, profile=profile, mode=mode,
                          kernel=kernel, flag_mode=flag_mode, limits=limits or DEFAULT_LIMITS)
-    finally:
-        if enabled:
-            gc.enable()
 
 
 @dataclass

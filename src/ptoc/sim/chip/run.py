@@ -19,12 +19,12 @@ submits the next ones:
 
 from __future__ import annotations
 
-import gc
 from dataclasses import dataclass
 
 from ptoc.backend.chip import chip_model
 from ptoc.backend.cross_core import cluster_model
 from ptoc.backend.pipes import QUEUE_PIPES
+from ptoc.collector import collector_paused
 from ptoc.errors import PtocError
 
 from ptoc.sim.api import resolve_run, ready_kernel
@@ -145,13 +145,8 @@ class ChipSimulator:
                 self._replay(task, record, replay)
                 self.submitted.append(_Submitted(task, deps, record, replay.alone, True))
                 return
-        enabled = gc.isenabled()
-        gc.disable()
-        try:
+        with collector_paused():
             stream, alone = self._issue(task)
-        finally:
-            if enabled:
-                gc.enable()
         if record is not None and record.fits(task.args):
             stream = record                     # an identical task's record: share it
         else:

@@ -7,10 +7,10 @@ be issued, scheduled, race-checked and replayed as one run — but each core is 
 
 from __future__ import annotations
 
-import gc
 from dataclasses import dataclass
 
 from ptoc.backend.cross_core import cluster_model
+from ptoc.collector import collector_paused
 from ptoc.errors import SourceLoc
 from ptoc.pto.model import EnumAttr, Module
 from ptoc.pto.sync_access import has_sync
@@ -77,15 +77,10 @@ def simulate_group(pto, tensors, *, target="a2a3", profile=None, mode: str = "re
     ``ptoc.pto.insert_sync`` first. ``limits`` (``SimLimits``) bound the whole group: the
     static estimates of its cores are summed and checked before anything runs.
     """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused():
         return _simulate_group(pto, tensors, target=target, profile=profile, mode=mode,
                                aic=aic, aiv=aiv, flag_mode=flag_mode,
                                limits=limits or DEFAULT_LIMITS)
-    finally:
-        if enabled:
-            gc.enable()
 
 
 @dataclass(frozen=True)
