@@ -45,7 +45,7 @@ from ptoc.pto.sync_chain import chain_sibling_loops
 from ptoc.pto.sync_emit import emit_kernel
 from ptoc.pto.sync_events import SELF_OVERLAP, allocate_events
 from ptoc.pto.sync_plan import BlockTree, SyncPlan
-from ptoc.pto.sync_walk import Walker
+from ptoc.pto.sync_walk import KernelSteps, Walker
 
 #: Bound on analysis rounds; each round only adds sync, so this is never reached in practice.
 MAX_ROUNDS = 12
@@ -155,6 +155,7 @@ def sync_kernel(kernel: Kernel, target: Target, *, event_ids: int = NUM_EVENT_ID
     plan = SyncPlan(BlockTree(kernel), resolver=resolver)
     notes: list[SyncNote] = []
     seen: set = set()
+    steps = KernelSteps(plan.tree, resolver)
     rounds = 0
     while True:
         rounds += 1
@@ -163,7 +164,7 @@ def sync_kernel(kernel: Kernel, target: Target, *, event_ids: int = NUM_EVENT_ID
             # so this bound is never reached
             raise SyncInsertionError(f"InsertSync did not converge on kernel @{kernel.name}",
                                      hint="report this kernel; it has an unusual structure")
-        walker, fallbacks = _settle(plan, resolver)
+        walker, fallbacks = _settle(plan, resolver, steps)
         for fb in fallbacks:
             key = (fb.block, fb.gap, fb.src, fb.dst)
             if key in seen:
@@ -212,12 +213,13 @@ def strip_sync(module: Module) -> Module:
                                          for k in module.kernels))
 
 
-def _settle(plan: SyncPlan, resolver: AccessResolver) -> tuple[Walker, list]:
+def _settle(plan: SyncPlan, resolver: AccessResolver, steps: KernelSteps) -> tuple[Walker, list]:
     """Walk until a walk decides nothing new; that walk's instance log is exact.
-    Returns it with the PIPE_ALL fallbacks decided on the way."""
+    Returns it with the PIPE_ALL fallbacks decided on the way (``steps``: shared by every
+    walk of the kernel)."""
     fallbacks: list = []
     for _ in range(MAX_ROUNDS):
-        walker = Walker(plan, resolver, log=True)
+        walker = Walker(plan, resolver, log=True, steps=steps)
         walker.run()
         fallbacks.extend(walker.fallbacks)
         if not walker.discovered:

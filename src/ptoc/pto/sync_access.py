@@ -36,7 +36,7 @@ from ptoc.errors import PtoError
 from ptoc.pto.model import (
     Instruction, Kernel, PartitionViewType, SyncOp, TensorViewType, TileBufType, Value, walk,
 )
-from ptoc.pto.ops import OP_TABLE, pipe_of, reads, writes
+from ptoc.pto.ops import OP_TABLE, pipe_of
 
 #: Upper bound used for "the whole buffer" when an address or offset is unknown.
 WHOLE = 1 << 62
@@ -50,6 +50,8 @@ _FOLD = {
     "arith.remsi": lambda a, b: a % b if b else None,
 }
 _CASTS = ("arith.index_cast", "arith.extsi", "arith.trunci")
+#: The ops that touch only a window of one of their tiles (``_tile_window``).
+_WINDOW_OPS = frozenset({"pto.textract", "pto.tinsert"})
 
 
 @dataclass(frozen=True)
@@ -100,6 +102,7 @@ class AccessResolver:
         self.views: dict[str, tuple[str, tuple | None]] = {}   # view -> (param, strides)
         self.windows: dict[str, tuple[str, int, int, tuple | None]] = {}
         self._cache: dict[int, Footprint | None] = {}
+        self._accesses: dict[tuple, Access] = {}
         for op in walk(kernel.body):
             if isinstance(op, Instruction):
                 self._define(op)
@@ -179,6 +182,22 @@ class AccessResolver:
             self._cache[key] = self._footprint(inst)
         return self._cache[key]
 
+    def pipes(self, ops) -> set[Pipe]:
+        """The pipes of the instructions among ``ops`` that touch a buffer (the pipes that
+        can wait for an access there). One whose footprint cannot be resolved is left out:
+        reaching it raises the error."""
+        pipes = set()
+        for inst in ops:
+            if not isinstance(inst, Instruction):
+                continue
+            try:
+                fp = self.footprint(inst)
+            except Exception:  # noqa: BLE001 - raised again where the walk reaches it
+                continue
+            if fp is not None and fp.accesses:
+                pipes.add(fp.pipe)
+        return pipes
+
     def _footprint(self, inst: Instruction) -> Footprint | None:
         info = OP_TABLE.get(inst.opcode)
         if info is None:
@@ -188,8 +207,8 @@ class AccessResolver:
         pipe = pipe_of(inst, self.target)
         if pipe not in QUEUE_PIPES:
             return None
-        accesses = [self._access(inst, v, False) for v in reads(inst)]
-        accesses += [self._access(inst, v, True) for v in writes(inst)]
+        accesses = [self._access(inst, v, False) for v in info.reads(inst)]
+        accesses += [self._access(inst, v, True) for v in info.writes(inst)]
         return Footprint(pipe, tuple(a for a in accesses if a is not None))
 
     def _unknown(self, inst: Instruction) -> Footprint | None:
@@ -210,21 +229,31 @@ class AccessResolver:
                        hint="add it to ptoc.pto.ops (its pipe and operand roles)")
 
     def _access(self, inst: Instruction, v: Value, write: bool) -> Access | None:
-        if isinstance(v.type, TileBufType):
-            space, lo, hi = self.tiles.get(v.name, (v.type.loc.value, 0, WHOLE))
-            window = self._tile_window(inst, v, write, lo, hi)
-            if window is not None:
-                lo, hi = window
-            return Access(space, lo, hi, write)
-        if isinstance(v.type, (PartitionViewType, TensorViewType)):
+        ty = v.type
+        if isinstance(ty, TileBufType):
+            tile = self.tiles.get(v.name)
+            space, lo, hi = (ty.loc.value, 0, WHOLE) if tile is None else tile
+            if inst.opcode in _WINDOW_OPS:
+                window = self._tile_window(inst, v, write, lo, hi)
+                if window is not None:
+                    lo, hi = window
+            return self._intern(space, lo, hi, write, None)
+        if isinstance(ty, (PartitionViewType, TensorViewType)):
             win = self.windows.get(v.name)
             if win is None:
                 view = self.views.get(v.name)
                 param = view[0] if view else v.name
-                return Access(f"GM %{param}", 0, WHOLE, write)
+                return self._intern(f"GM %{param}", 0, WHOLE, write, None)
             param, lo, hi, rect = win
-            return Access(f"GM %{param}", lo, hi, write, rect)
+            return self._intern(f"GM %{param}", lo, hi, write, rect)
         return None
+
+    def _intern(self, *fields) -> Access:
+        """One Access object per distinct range (many instructions touch the same tile)."""
+        access = self._accesses.get(fields)
+        if access is None:
+            access = self._accesses[fields] = Access(*fields)
+        return access
 
     def _tile_window(self, inst: Instruction, v: Value, write: bool, lo: int, hi: int):
         """Bounding bytes of the window a textract reads from its source or a tinsert writes

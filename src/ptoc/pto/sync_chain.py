@@ -29,11 +29,25 @@ from ptoc.pto.ops import queue_of
 
 
 def chain_sibling_loops(kernel: Kernel, target) -> Kernel:
-    """The kernel with loop-carried pairs chained across adjacent loops (see module doc)."""
-    constants = {op.results[0].name: op.attr("value") for op in kernel.walk()
-                 if isinstance(op, Instruction) and op.opcode == "arith.constant"}
-    body = _block(kernel.body, (target, constants))
+    """The kernel with loop-carried pairs chained across adjacent loops (see module doc);
+    the blocks nothing was chained in are kept as they are."""
+    body = _block(kernel.body, _Env(kernel, target))
     return kernel if body is kernel.body else replace(kernel, body=body)
+
+
+class _Env:
+    """The target, and the kernel's integer constants (by value name), looked up only once
+    a block has two loops to compare."""
+
+    def __init__(self, kernel: Kernel, target):
+        self.kernel, self.target, self._constants = kernel, target, None
+
+    @property
+    def constants(self) -> dict:
+        if self._constants is None:
+            self._constants = {op.results[0].name: op.attr("value") for op in self.kernel.walk()
+                               if isinstance(op, Instruction) and op.opcode == "arith.constant"}
+        return self._constants
 
 
 def _runs(loop: ForOp | WhileOp, constants: dict) -> bool:
@@ -48,17 +62,18 @@ def _runs(loop: ForOp | WhileOp, constants: dict) -> bool:
     return step > 0 and upper > lower
 
 
-def _block(ops: tuple, env) -> tuple:
-    target, constants = env
-    ops = tuple(_nested(op, env) for op in ops)
+def _block(ops: tuple, env: _Env) -> tuple:
+    nested = [_nested(op, env) if isinstance(op, REGION_OPS) else op for op in ops]
+    if any(new is not op for new, op in zip(nested, ops)):
+        ops = tuple(nested)
     first = _next_loop(ops, 0)
     while first is not None:
         second = _next_loop(ops, first + 1)
         if second is None:
             break
         if not any(isinstance(op, IfOp) for op in ops[first + 1:second]) and \
-                _runs(ops[first], constants) and _runs(ops[second], constants):
-            ops = _chain(ops, first, second, target)  # may drop flags between the loops
+                _runs(ops[first], env.constants) and _runs(ops[second], env.constants):
+            ops = _chain(ops, first, second, env.target)  # may drop flags between the loops
             second = _next_loop(ops, first + 1)
         first = second
     return ops
@@ -83,19 +98,25 @@ def _nested(op, env):
 
 def _chain(ops: tuple, first: int, second: int, target) -> tuple:
     between = ops[first + 1:second]
-    for kind in sorted({(op.src, op.dst) for op in between if _flag(op)}):
-        src, dst = kind
-        waits = [op.event for op in between if _flag(op, "wait_flag", kind)]
-        sets = [op.event for op in between if _flag(op, "set_flag", kind)]
+    # chaining one pair kind drops only its own flags from between the loops and renames
+    # only its own flags in loop 2: what is gathered here holds for every other kind
+    flags1, flags2 = _BodyFlags(ops[first].body), _BodyFlags(ops[second].body)
+    waits_of: dict[tuple, list[int]] = {}
+    sets_of: dict[tuple, list[int]] = {}
+    for op in between:
+        if _flag(op):
+            uses = waits_of if op.kind == "wait_flag" else sets_of
+            uses.setdefault((op.src, op.dst), []).append(op.event)
+    for kind in sorted(waits_of.keys() | sets_of.keys()):
+        dst = kind[1]
+        waits, sets = waits_of.get(kind, []), sets_of.get(kind, [])
         if not waits or len(waits) != len(sets) or len(set(waits)) != len(waits):
             continue
         if any(isinstance(op, Instruction) and queue_of(op, target) is dst for op in between):
             continue
-        loop1, loop2 = ops[first], ops[second]
-        if _carried_ids(loop1.body, kind) != set(waits) or \
-                _carried_ids(loop2.body, kind) != set(sets):
+        if flags1.carried_ids(kind) != set(waits) or flags2.carried_ids(kind) != set(sets):
             continue
-        renamed = dict(zip(_first_use_order(loop2.body, kind), _first_use_order(loop1.body, kind)))
+        renamed = dict(zip(flags2.first_use_order(kind), flags1.first_use_order(kind)))
         if sorted(renamed) != sorted(sets) or sorted(renamed.values()) != sorted(waits):
             continue
         scope_end = _closing_waits_end(ops, second, kind, set(sets))
@@ -103,7 +124,9 @@ def _chain(ops: tuple, first: int, second: int, target) -> tuple:
             continue
         scope = ops[second:scope_end]
         taken = set(waits) - set(sets)  # loop 1's ids that loop 2 does not rename onto
-        if any(_flag(op, None, kind) and op.event in taken for top in scope for op in _ops_of(top)):
+        # scope[1:] holds no region (_closing_waits_end stops at one)
+        if flags2.events.get(kind, set()) & taken or any(
+                _flag(op, None, kind) and op.event in taken for op in scope[1:]):
             continue
         kept = tuple(op for op in between if not _flag(op, None, kind))
         scope = (_rename(scope[0], kind, renamed),) + _rename_closing_waits(scope[1:], kind,
@@ -153,34 +176,44 @@ def _flag(op, kind_name: str | None = None, pair: tuple | None = None) -> bool:
     return pair is None or (op.src, op.dst) == pair
 
 
-def _ops_of(op) -> list:
-    return list(walk((op,)))
+class _BodyFlags:
+    """The flags of one loop body per pipe pair, gathered in one pass: ``top[pair]`` its
+    top-level flags in order, ``nested`` the pairs with a flag inside a region of the body,
+    ``events[pair]`` every id the body (regions included) uses for the pair."""
 
+    def __init__(self, body: tuple):
+        self.top: dict[tuple, list[SyncOp]] = {}
+        self.nested: set[tuple] = set()
+        self.events: dict[tuple, set[int]] = {}
+        for top in body:
+            inner = isinstance(top, REGION_OPS)
+            for op in walk((top,)) if inner else (top,):
+                if _flag(op):
+                    pair = (op.src, op.dst)
+                    self.events.setdefault(pair, set()).add(op.event)
+                    if inner:
+                        self.nested.add(pair)
+                    else:
+                        self.top.setdefault(pair, []).append(op)
 
-def _top_flags(body: tuple, pair: tuple) -> list[SyncOp]:
-    return [op for op in body if _flag(op, None, pair)]
+    def carried_ids(self, pair: tuple) -> set | None:
+        """The ids of ``pair`` the body uses only as one loop-carried pair each: a wait at
+        the top of the body followed later by a set (None when it uses them any other way)."""
+        if pair in self.nested:
+            return None
+        uses: dict = {}
+        for op in self.top.get(pair, ()):
+            uses.setdefault(op.event, []).append(op.kind)
+        if any(kinds != ["wait_flag", "set_flag"] for kinds in uses.values()):
+            return None
+        return set(uses)
 
-
-def _carried_ids(body: tuple, pair: tuple) -> set | None:
-    """The ids of ``pair`` a loop body uses only as one loop-carried pair each: a wait at the
-    top of the body followed later by a set (None when the body uses them any other way)."""
-    if any(_flag(op, None, pair) for top in body if isinstance(top, REGION_OPS)
-           for op in walk((top,))):
-        return None
-    uses: dict = {}
-    for op in _top_flags(body, pair):
-        uses.setdefault(op.event, []).append(op.kind)
-    if any(kinds != ["wait_flag", "set_flag"] for kinds in uses.values()):
-        return None
-    return set(uses)
-
-
-def _first_use_order(body: tuple, pair: tuple) -> list[int]:
-    order: list[int] = []
-    for op in _top_flags(body, pair):
-        if op.event not in order:
-            order.append(op.event)
-    return order
+    def first_use_order(self, pair: tuple) -> list[int]:
+        order: list[int] = []
+        for op in self.top.get(pair, ()):
+            if op.event not in order:
+                order.append(op.event)
+        return order
 
 
 def _rename(op, pair: tuple, renamed: dict):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ptoc.pto.model import LOOP_OPS, IfOp, Kernel, SyncOp
-from ptoc.pto.sync_plan import SyncPlan
+from ptoc.pto.sync_plan import SET_KINDS, SyncPlan
 
 
 def emit_kernel(kernel: Kernel, plan: SyncPlan) -> Kernel:
@@ -39,19 +39,14 @@ def _block(plan: SyncPlan, b: int) -> tuple:
 
 
 def _gap(plan: SyncPlan, b: int, g: int) -> list[SyncOp]:
-    key, pairs = (b, g), plan.pairs
-    if key not in plan.occupied:
+    if g not in plan.occupied[b]:
         return []
-
-    def flag(kind: str, pid: int) -> SyncOp:
-        p = pairs[pid]
-        return SyncOp(kind, src=p.src, dst=p.dst, event=p.event)
-
-    ops = [flag("wait_flag", pid) for pid in plan.early_waits_at.get(key, ())]
-    ops += [flag("set_flag", pid) for pid in plan.sets_at.get(key, ())]
-    ops += [flag("wait_flag", pid) for pid in plan.post_waits_at.get(key, ())]
-    ops += [flag("set_flag", pid) for pid in plan.pre_sets_at.get(key, ())]
-    ops += [flag("wait_flag", pid) for pid in plan.waits_at.get(key, ())]
-    ops += [flag("set_flag", pid) for pid in plan.late_sets_at.get(key, ())]
-    ops += [SyncOp("barrier", pipe=pipe) for pipe in plan.barriers_at.get(key, ())]
+    pairs, ops = plan.pairs, []
+    for _, kind, entry, _ in plan.gap_ops.get((b, g), ()):
+        if kind == "barrier":
+            ops.append(SyncOp("barrier", pipe=entry))
+        else:
+            p = pairs[entry]
+            ops.append(SyncOp("set_flag" if kind in SET_KINDS else "wait_flag",
+                              src=p.src, dst=p.dst, event=p.event))
     return ops

@@ -37,6 +37,15 @@ from ptoc.backend.pipes import Pipe
 from ptoc.pto.model import LOOP_OPS, ForOp, IfOp, Instruction, Kernel, YieldOp, walk
 
 
+#: The groups of sync ops in a gap, in the order they are written and replayed (module
+#: doc): the kind of op, and the ``SyncPlan`` table holding the group.
+GAP_GROUPS = (("wait", "early_waits_at"), ("set", "sets_at"), ("post_wait", "post_waits_at"),
+              ("pre_set", "pre_sets_at"), ("wait", "waits_at"), ("set", "late_sets_at"),
+              ("barrier", "barriers_at"))
+EARLY_WAIT, SET, POST_WAIT, PRE_SET, WAIT, LATE_SET, BARRIER = range(len(GAP_GROUPS))
+SET_KINDS = ("set", "pre_set")
+
+
 @dataclass
 class Block:
     """One straight-line op list: the kernel body, a loop body or a branch arm."""
@@ -117,9 +126,18 @@ class SyncPlan:
     next_id: int = 0
     resolver: object = None                      # footprints, for placing pre/post-loop sync
     deferred: set = field(default_factory=set)   # hazards into loops deferred once (Walker.defer)
-    #: every (block, gap) any table above has held an entry for: the walk and the emitter
-    #: visit every gap of the kernel, and most hold no sync at all
-    occupied: set = field(default_factory=set)
+    #: per block, every gap any table above has held an entry for: the walk and the emitter
+    #: visit every gap of the kernel, and most hold no sync at all (one live set per block,
+    #: so a walk sees the gaps its own discoveries occupy)
+    occupied: list = field(default_factory=list)
+    #: (block, gap) -> the sync ops of the gap in gap order, as ``(group, kind, pair id or
+    #: barrier pipe, the pipe it runs on)`` (``GAP_GROUPS``); kept up to date with the tables
+    #: above, so that the walks and the emitter read one list per gap
+    gap_ops: dict[tuple[int, int], list] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.occupied:
+            self.occupied = [set() for _ in self.tree.blocks]
 
     def add_pair(self, src: Pipe, dst: Pipe, block: int, set_gap: int, wait_gap: int, *,
                  producer, consumer, hazard: str, rendezvous: bool = False) -> Pair | None:
@@ -134,21 +152,29 @@ class SyncPlan:
                     consumer, hazard, rendezvous=rendezvous)
         self.pairs[pair.ident] = pair
         self.keys[key] = pair.ident
-        sets, waits = ((self.late_sets_at, self.early_waits_at) if rendezvous
-                       else (self.sets_at, self.waits_at))
+        sets, waits = (LATE_SET, EARLY_WAIT) if rendezvous else (SET, WAIT)
         self._place(sets, (block, set_gap), pair.ident)
         self._place(waits, (block, wait_gap), pair.ident)
         if carried:
             parent, g = self.outermost(block)
-            self._place(self.pre_sets_at, (parent, self.pre_set_gap(parent, g, pair)),
-                        pair.ident)
-            self._place(self.post_waits_at, (parent, self.post_wait_gap(parent, g, pair)),
-                        pair.ident)
+            self._place(PRE_SET, (parent, self.pre_set_gap(parent, g, pair)), pair.ident)
+            self._place(POST_WAIT, (parent, self.post_wait_gap(parent, g, pair)), pair.ident)
         return pair
 
-    def _place(self, table: dict, key: tuple[int, int], entry) -> None:
-        table.setdefault(key, []).append(entry)
-        self.occupied.add(key)
+    def _place(self, group: int, key: tuple[int, int], entry) -> None:
+        kind, table = GAP_GROUPS[group]
+        getattr(self, table).setdefault(key, []).append(entry)
+        self.occupied[key[0]].add(key[1])
+        if kind == "barrier":
+            pipe = entry
+        else:
+            pair = self.pairs[entry]
+            pipe = pair.src if kind in SET_KINDS else pair.dst
+        ops = self.gap_ops.setdefault(key, [])
+        at = len(ops)
+        while at and ops[at - 1][0] > group:   # last of its group: the table's order
+            at -= 1
+        ops.insert(at, (group, kind, entry, pipe))
 
     def post_wait_gap(self, parent: int, g: int, pair: Pair) -> int:
         """Where the post-loop wait of a carried pair goes: just before the first later item
@@ -238,9 +264,11 @@ class SyncPlan:
         pair = self.pairs.pop(ident)
         for table in (self.sets_at, self.waits_at, self.pre_sets_at, self.post_waits_at,
                       self.early_waits_at, self.late_sets_at):
-            for ids in table.values():
+            for key, ids in table.items():
                 if ident in ids:
                     ids.remove(ident)
+                    self.gap_ops[key] = [op for op in self.gap_ops[key]
+                                         if op[0] == BARRIER or op[2] != ident]
         return pair
 
     def add_barrier(self, block: int, gap: int, pipe: Pipe) -> bool:
@@ -250,7 +278,9 @@ class SyncPlan:
             return False
         if pipe is Pipe.PIPE_ALL:
             self.barriers_at[(block, gap)] = []
-        self._place(self.barriers_at, (block, gap), pipe)
+            self.gap_ops[(block, gap)] = [op for op in self.gap_ops.get((block, gap), ())
+                                          if op[0] != BARRIER]
+        self._place(BARRIER, (block, gap), pipe)
         return True
 
     def count(self) -> dict[str, int]:

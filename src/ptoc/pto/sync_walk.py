@@ -35,7 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from ptoc.backend.pipes import QUEUE_PIPES, Pipe
-from ptoc.pto.model import LOOP_OPS, ForOp, IfOp, Instruction, SyncOp, WhileOp
+from ptoc.pto.model import LOOP_OPS, ForOp, IfOp, Instruction, SyncOp, WhileOp, walk
 from ptoc.pto.sync_access import Access, AccessResolver, hazard_kind, ranges_overlap
 from ptoc.pto.sync_plan import SyncPlan
 from ptoc.pto.sync_slots import SlotInfo, find_slot_cascades
@@ -54,7 +54,7 @@ IDX = {p: i for i, p in enumerate(QUEUE_PIPES)}
 _BARRIER_IDX = frozenset(IDX[p] for p in BARRIER_PIPES)
 
 
-@dataclass
+@dataclass(slots=True)
 class Rec:
     """One remembered access: pipe index, stamp, and where a set for it would go."""
 
@@ -70,7 +70,7 @@ class Rec:
     local: bool = False           # a copy only that arm sees: its next visit is F trips on
 
 
-@dataclass
+@dataclass(slots=True)
 class Instance:
     """One dynamic use of a pair in the virtual trace (for event-id allocation)."""
 
@@ -130,6 +130,42 @@ def _join(into: list[int], other: list[int]) -> None:
             into[i] = v
 
 
+#: An item not visited yet (``Walker.block`` decides its step on the first visit).
+_UNSEEN = object()
+#: Step kinds (first entry of a step tuple).
+_INST, _LOOP, _IF, _BARRIER = range(4)
+
+
+class KernelSteps:
+    """What every walk of one kernel finds the same, worked out once per kernel: per block,
+    one slot per item, filled on the item's first visit with what a walk does there
+    (``Walker.step``); the slot cascades; and ``ahead(g)`` (``Walker.collect``)."""
+
+    def __init__(self, tree, resolver: AccessResolver):
+        self.blocks = [[_UNSEEN] * len(block.items) for block in tree.blocks]
+        self._tree, self._resolver = tree, resolver
+        self._ahead: list[tuple[int, ...]] | None = None
+        self.slots = find_slot_cascades(tree[tree.root].items, resolver.const)
+
+    def ahead(self, g: int) -> tuple[int, ...]:
+        """The indices of the pipes with an instruction in kernel items ``g..`` (nested ones
+        too): the only pipes that can still wait for an access once the walk reaches item
+        ``g`` (kernel items run once, in order)."""
+        if self._ahead is None:     # only kernels with a collect point get here
+            items = self._tree[self._tree.root].items
+            self._ahead = [()] * (len(items) + 1)
+            pipes: set = set()
+            rows: tuple[int, ...] = ()
+            for h in range(len(items) - 1, -1, -1):
+                item = items[h]
+                pipes |= self._resolver.pipes((item,) if isinstance(item, Instruction)
+                                              else walk((item,)))
+                if len(pipes) != len(rows):
+                    rows = tuple(sorted(IDX[p] for p in pipes))
+                self._ahead[h] = rows
+        return self._ahead[g]
+
+
 @dataclass
 class Walker:
     """One walk over the virtual trace (see module doc)."""
@@ -151,10 +187,12 @@ class Walker:
     slots: SlotInfo = field(default_factory=SlotInfo)
     trip: dict = field(default_factory=dict)        # id(slot loop) -> virtual iteration
     deferring: set = field(default_factory=set)     # hazards deferred in this walk (defer)
+    steps: KernelSteps | None = None                # shared by the walks of one kernel
 
     def run(self) -> None:
-        root = self.plan.tree[self.plan.tree.root]
-        self.slots = find_slot_cascades(root.items, self.resolver.const)
+        if self.steps is None:
+            self.steps = KernelSteps(self.plan.tree, self.resolver)
+        self.slots = self.steps.slots
         self.block(self.plan.tree.root, State(), [], ())
         self.plan.deferred |= self.deferring
 
@@ -164,52 +202,78 @@ class Walker:
 
     # -- blocks ------------------------------------------------------------------------
     def block(self, b: int, st: State, live: list, path: tuple) -> None:
-        items = self.plan.tree[b].items
+        items, steps = self.plan.tree[b].items, self.steps.blocks[b]
+        occupied = self.plan.occupied[b]     # live: grows with this walk's discoveries
         top = b == self.plan.tree.root
-        for g, item in enumerate(items):
+        for g, step in enumerate(steps):
             if top and g % 32 == 31:
-                self.collect(st, live)
-            self.gap(b, g, st, live, path)
-            if isinstance(item, Instruction):
-                self.instruction(b, g, item, st, live, path)
-            elif isinstance(item, LOOP_OPS):
-                self.loop(b, g, item, st, live, path)
-            elif isinstance(item, IfOp):
-                self.branch(b, g, item, st, live, path)
-            elif isinstance(item, SyncOp) and item.kind == "barrier" and item.pipe is not None \
-                    and (item.pipe is Pipe.PIPE_ALL or item.pipe in IDX):
-                self.fire_barrier(item.pipe, st)        # a user's barrier orders too
-        self.gap(b, len(items), st, live, path)
+                self.collect(g, st, live)
+            if g in occupied:
+                self.gap(b, g, st, path)
+            if step is _UNSEEN:
+                step = steps[g] = self.step(items[g])
+            if step is None:
+                continue
+            kind = step[0]
+            if kind == _INST:
+                self.instruction(b, g, step, st, live)
+            elif kind == _LOOP:
+                self.loop(b, g, step[1], st, live, path)
+            elif kind == _IF:
+                self.branch(b, g, step[1], st, live, path)
+            else:
+                self.fire_barrier(step[1], st)        # a user's barrier orders too
+        if len(steps) in occupied:
+            self.gap(b, len(steps), st, path)
 
-    @staticmethod
-    def collect(st: State, live: list) -> None:
+    def step(self, item) -> tuple | None:
+        """What visiting ``item`` does: for an instruction that touches buffers, ``(_INST,
+        inst, pipe, pipe index, accesses, access keys)``; ``(_LOOP, op)``, ``(_IF, op)``,
+        ``(_BARRIER, pipe)`` for a user's barrier; None for anything else (scalar ops)."""
+        if isinstance(item, Instruction):
+            fp = self.resolver.footprint(item)
+            if fp is None or not fp.accesses:
+                return None
+            return (_INST, item, fp.pipe, IDX[fp.pipe], fp.accesses,
+                    tuple((id(item), k) for k in range(len(fp.accesses))))
+        if isinstance(item, LOOP_OPS):
+            return (_LOOP, item)
+        if isinstance(item, IfOp):
+            return (_IF, item)
+        if isinstance(item, SyncOp) and item.kind == "barrier" and item.pipe is not None \
+                and (item.pipe is Pipe.PIPE_ALL or item.pipe in IDX):
+            return (_BARRIER, item.pipe)
+        return None
+
+    def collect(self, g: int, st: State, live: list) -> None:
         """Forget accesses every pipe is already ordered after (only between top-level
         items: inside a region the list is shared with the other arm or the loop summary).
-        Clocks only grow from here on, so a forgotten access could never need sync again."""
-        def settled(r: Rec) -> bool:
-            if r.pipe in _BARRIER_IDX and st.last_bar[r.pipe] < r.stamp:
-                return False
-            return all(st.clock[q][r.pipe] >= r.stamp for q in range(NP))
-        live[:] = [r for r in live if not settled(r)]
-
-    def gap(self, b: int, g: int, st: State, live: list, path: tuple) -> None:
-        key, plan = (b, g), self.plan
-        if key not in plan.occupied:
+        Clocks only grow from here on, so a forgotten access could never need sync again.
+        Before kernel item ``g``, an access of pipe ``p`` is settled when its stamp is at
+        most the clock entry for ``p`` of every pipe with an instruction still ahead
+        (``KernelSteps.ahead``: no other pipe waits again) and, on a barrier pipe, at most
+        ``p``'s last barrier."""
+        rows = [st.clock[q] for q in self.steps.ahead(g)]
+        if not rows:
             return
-        for pid in plan.early_waits_at.get(key, ()):
-            self.fire_wait(pid, st, path)
-        for pid in plan.sets_at.get(key, ()):
-            self.fire_set(pid, st, path)
-        for pid in plan.post_waits_at.get(key, ()):
-            self.fire_wait(pid, st, path, post=True)
-        for pid in plan.pre_sets_at.get(key, ()):
-            self.fire_set(pid, st, path, pre=True)
-        for pid in plan.waits_at.get(key, ()):
-            self.fire_wait(pid, st, path)
-        for pid in plan.late_sets_at.get(key, ()):
-            self.fire_set(pid, st, path)
-        for pipe in plan.barriers_at.get(key, ()):
-            self.fire_barrier(pipe, st)
+        last_bar = st.last_bar
+        limit = [min(column) for column in zip(*rows)]
+        for p in _BARRIER_IDX:
+            limit[p] = min(limit[p], last_bar[p])
+        live[:] = [r for r in live if r.stamp > limit[r.pipe]]
+
+    def gap(self, b: int, g: int, st: State, path: tuple) -> None:
+        for _, kind, entry, pipe in self.plan.gap_ops[(b, g)]:
+            if kind == "wait":
+                self.fire_wait(entry, IDX[pipe], st, path)
+            elif kind == "set":
+                self.fire_set(entry, IDX[pipe], st)
+            elif kind == "post_wait":
+                self.fire_wait(entry, IDX[pipe], st, path, post=True)
+            elif kind == "pre_set":
+                self.fire_set(entry, IDX[pipe], st, pre=True)
+            else:
+                self.fire_barrier(entry, st)
 
     # -- replayed sync -----------------------------------------------------------------
     # Three tracks per pair. ``known[pid]`` is what the most recent set of the pair is sure
@@ -219,9 +283,9 @@ class Walker:
     # the walked path, used to check that a pair's consecutive uses (set, wait, set, ...)
     # alternate. ``pending`` holds the pairs whose set is not yet waited on along the
     # walked path, to catch a set twice or a wait without a set.
-    def fire_set(self, pid: int, st: State, path: tuple, pre: bool = False) -> None:
-        s = IDX[self.plan.pairs[pid].src]
-        stamp = self.tick()
+    def fire_set(self, pid: int, s: int, st: State, pre: bool = False) -> None:
+        """The set of pair ``pid`` on pipe index ``s`` (its source)."""
+        self.stamp = stamp = self.stamp + 1
         st.clock[s][s] = stamp
         event = (stamp, list(st.clock[s]))
         if pid in self.pending:
@@ -231,9 +295,9 @@ class Walker:
         if pre:
             self.pre_sets[pid] = event
 
-    def fire_wait(self, pid: int, st: State, path: tuple, post: bool = False) -> None:
-        d = IDX[self.plan.pairs[pid].dst]
-        stamp = self.tick()
+    def fire_wait(self, pid: int, d: int, st: State, path: tuple, post: bool = False) -> None:
+        """The wait of pair ``pid`` on pipe index ``d`` (its destination)."""
+        self.stamp = stamp = self.stamp + 1
         if pid not in self.pending:
             self.broken.add(pid)
             st.clock[d][d] = stamp
@@ -262,22 +326,22 @@ class Walker:
         st.last_bar[q] = stamp
 
     # -- instructions ------------------------------------------------------------------
-    def instruction(self, b, g, inst: Instruction, st: State, live: list, path) -> None:
-        fp = self.resolver.footprint(inst)
-        if fp is None or not fp.accesses:
-            return
-        self.order(b, g, fp.pipe, fp.accesses, inst, st, live)
-        d = IDX[fp.pipe]
-        stamp = self.tick()
-        st.clock[d][d] = stamp
-        snap = list(st.clock[d])
-        for k, acc in enumerate(fp.accesses):
-            live.append(Rec(stamp, d, acc, b, g + 1, snap, inst, (id(inst), k)))
+    def instruction(self, b, g, step: tuple, st: State, live: list) -> None:
+        _, inst, pipe, d, accesses, keys = step
+        self.order(b, g, pipe, d, accesses, inst, st, live)
+        self.stamp = stamp = self.stamp + 1
+        clock = st.clock[d]
+        clock[d] = stamp
+        snap = list(clock)
+        set_gap = g + 1
+        live.extend([Rec(stamp, d, acc, b, set_gap, snap, inst, key)
+                     for acc, key in zip(accesses, keys)])
 
-    def order(self, b, g, pipe: Pipe, accesses, consumer, st: State, live: list) -> None:
-        """Make every earlier conflicting access happen before ``accesses`` on ``pipe``."""
-        d = IDX[pipe]
-        if pipe in BARRIER_PIPES:
+    def order(self, b, g, pipe: Pipe, d: int, accesses, consumer, st: State,
+              live: list) -> None:
+        """Make every earlier conflicting access happen before ``accesses`` on ``pipe``
+        (``d`` is its index)."""
+        if d in _BARRIER_IDX:
             last = st.last_bar[d]
             if any(r.pipe == d and r.stamp > last and any(r.access.conflicts(a)
                                                           for a in accesses)
@@ -286,9 +350,12 @@ class Walker:
                     self.discovered = True
                 self.fire_barrier(pipe, st)
         clock = st.clock[d]
-        while True:
+        # the accesses not yet ordered before pipe d; clocks only grow while this runs
+        # (pairs join, barriers raise), so the loop below never needs any other
+        unordered = [r for r in live if clock[r.pipe] < r.stamp and r.pipe != d]
+        while unordered:
             best, hit, newest = None, None, 0
-            for r in live:
+            for r in unordered:
                 if r.pipe == d or clock[r.pipe] >= r.stamp or r.stamp <= newest:
                     continue
                 if r.slot_arm is not None and r.local != (r.slot_arm == b):
