@@ -177,7 +177,8 @@ def sync_kernel(kernel: Kernel, target: Target, *, event_ids: int = NUM_EVENT_ID
         if not failed:
             failed = allocate_events(plan, walker.instances, limit=event_ids)
         if not failed:
-            return chain_sibling_loops(emit_kernel(kernel, plan), target), plan, notes
+            return chain_sibling_loops(emit_kernel(kernel, plan), target,
+                                       resolver.literals), plan, notes
         # first answer every flag that could be set twice with a rendezvous; otherwise the
         # first failing pair of each pipe pair falls back (its PIPE_ALL barrier often orders
         # what made the others fail), and the plan is walked again

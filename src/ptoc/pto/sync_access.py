@@ -98,6 +98,7 @@ class AccessResolver:
     def __init__(self, kernel: Kernel, target: Target):
         self.target = target
         self.consts: dict[str, int] = {}
+        self.literals: dict[str, object] = {}                    # arith.constant values
         self.tiles: dict[str, tuple[str, int, int]] = {}       # name -> (space, lo, hi)
         self.views: dict[str, tuple[str, tuple | None]] = {}   # view -> (param, strides)
         self.windows: dict[str, tuple[str, int, int, tuple | None]] = {}
@@ -119,6 +120,7 @@ class AccessResolver:
         code = op.opcode
         if code == "arith.constant":
             value = op.attr("value")
+            self.literals[op.result.name] = value
             if isinstance(value, int) and not isinstance(value, bool):
                 self.consts[op.result.name] = value
         elif code in _FOLD and len(op.ins) == 2:

@@ -28,19 +28,20 @@ from ptoc.pto.model import (
 from ptoc.pto.ops import queue_of
 
 
-def chain_sibling_loops(kernel: Kernel, target) -> Kernel:
+def chain_sibling_loops(kernel: Kernel, target, constants: dict | None = None) -> Kernel:
     """The kernel with loop-carried pairs chained across adjacent loops (see module doc);
-    the blocks nothing was chained in are kept as they are."""
-    body = _block(kernel.body, _Env(kernel, target))
+    the blocks nothing was chained in are kept as they are. ``constants``: the value of
+    every ``arith.constant`` by result name, when the caller has them already."""
+    body = _block(kernel.body, _Env(kernel, target, constants))
     return kernel if body is kernel.body else replace(kernel, body=body)
 
 
 class _Env:
-    """The target, and the kernel's integer constants (by value name), looked up only once
-    a block has two loops to compare."""
+    """The target, and the kernel's constants (by value name), looked up only once a block
+    has two loops to compare."""
 
-    def __init__(self, kernel: Kernel, target):
-        self.kernel, self.target, self._constants = kernel, target, None
+    def __init__(self, kernel: Kernel, target, constants: dict | None):
+        self.kernel, self.target, self._constants = kernel, target, constants
 
     @property
     def constants(self) -> dict:

@@ -19,28 +19,26 @@ def emit_kernel(kernel: Kernel, plan: SyncPlan) -> Kernel:
 
 
 def _block(plan: SyncPlan, b: int) -> tuple:
-    block = plan.tree[b]
+    block, occupied = plan.tree[b], plan.occupied[b]
     out: list = []
-    for g in range(len(block.items) + 1):
-        out.extend(_gap(plan, b, g))
-        if g == len(block.items):
-            break
-        item = block.items[g]
-        kids = plan.tree.children.get(id(item))
+    for g, item in enumerate(block.items):
+        if g in occupied:
+            out += _gap(plan, b, g)
         if isinstance(item, LOOP_OPS):
-            item = replace(item, body=_block(plan, kids[0]))
+            (body,) = plan.tree.children[id(item)]
+            item = replace(item, body=_block(plan, body))
         elif isinstance(item, IfOp):
-            item = replace(item, then_body=_block(plan, kids[0]),
-                           else_body=_block(plan, kids[1]))
+            then_b, else_b = plan.tree.children[id(item)]
+            item = replace(item, then_body=_block(plan, then_b), else_body=_block(plan, else_b))
         out.append(item)
+    if len(block.items) in occupied:
+        out += _gap(plan, b, len(block.items))
     if block.terminator is not None:
         out.append(block.terminator)
     return tuple(out)
 
 
 def _gap(plan: SyncPlan, b: int, g: int) -> list[SyncOp]:
-    if g not in plan.occupied[b]:
-        return []
     pairs, ops = plan.pairs, []
     for _, kind, entry, _ in plan.gap_ops.get((b, g), ()):
         if kind == "barrier":

@@ -83,7 +83,7 @@ class BlockTree:
         return self.blocks[ident]
 
 
-@dataclass
+@dataclass(slots=True)
 class Pair:
     """A set_flag/wait_flag pair ``src -> dst`` inside one block.
 
