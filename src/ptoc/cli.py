@@ -11,7 +11,8 @@ from ptoc.errors import InternalError, PtocError
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ptoc", description="Tile compiler and simulated AI Core.",
-        epilog="exit status: 0 success, 1 a check failed (golden mismatch, data races), "
+        epilog="exit status: 0 success, 1 a check failed (golden mismatch, data races, reads of "
+               "never-written GM), "
                "2 user error (bad file, option or input; one line on stderr, --debug for the "
                "traceback), 3 internal error (a ptoc bug), 130 interrupted (Ctrl-C)")
     parser.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")

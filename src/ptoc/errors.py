@@ -189,6 +189,11 @@ class DataRaceWarning(UserWarning):
     """A run returned its report (``RunResult.races``) with data races in it."""
 
 
+class UnwrittenReadWarning(UserWarning):
+    """A run read GM bytes that nothing had written (``RunResult.unwritten``): ptoc's GM
+    starts zeroed, a device's holds garbage there, so the outputs may differ on a device."""
+
+
 class RuntimeConfigError(PtocError, ValueError):
     """Bad options or tensors passed to compile/run."""
 

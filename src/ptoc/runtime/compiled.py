@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from ptoc.dtypes import Direction
-from ptoc.errors import (DataRaceError, DataRaceWarning, RuntimeConfigError, count,
-                         were_given)
+from ptoc.errors import (DataRaceError, DataRaceWarning, RuntimeConfigError,
+                         UnwrittenReadWarning, count, were_given)
 from ptoc.ir.nodes import Program
 from ptoc.ir.types import ScalarType, TensorType
 from ptoc.runtime.config import RunConfig
@@ -110,10 +110,12 @@ class CompiledProgram:
 
     def run(self, *tensors, config: RunConfig | None = None):
         """Run on the simulator; returns a RunResult (outputs also written in place). Data
-        races found are in ``RunResult.races`` and raise a ``DataRaceWarning``."""
+        races found are in ``RunResult.races`` and raise a ``DataRaceWarning``; reads of GM
+        nothing wrote are in ``RunResult.unwritten`` and raise an ``UnwrittenReadWarning``."""
         result = self._run(tensors, config)
         if result.races:
             warnings.warn(races_message(result.races), DataRaceWarning, stacklevel=2)
+        _warn_unwritten(result)
         return result
 
     def _run(self, tensors, config: RunConfig | None):
@@ -127,7 +129,8 @@ class CompiledProgram:
         memory = GlobalMemory()
         with out_of_memory_as_error(f"running {entry.name}", entry_tensor_bytes(self)):
             originals, values, dims = self._bind(entry, tensors, memory)
-            runs, chip, skipped = run_program(self, entry, values, memory, config, dims)
+            runs, chip, skipped, unwritten = run_program(self, entry, values, memory, config,
+                                                         dims)
         outputs = {}
         for param, original, value in zip(entry.params, originals, values):
             if not isinstance(param.var.type, TensorType):
@@ -139,7 +142,7 @@ class CompiledProgram:
             elif original is not None:
                 _write_back_if_written(param, original, value)
         if chip is not None:
-            return self._chip_result(chip, outputs, config, values, skipped)
+            return self._chip_result(chip, outputs, config, values, skipped, unwritten)
         busy: dict = {}
         for run in runs:
             for pipe, cycles in run.sim.pipe_busy.items():
@@ -154,10 +157,11 @@ class CompiledProgram:
         return RunResult(outputs=outputs, cycles=sum(run.sim.wall_cycles for run in runs),
                          pipe_busy=busy, races=races, runs=runs,
                          trace_path=traces[0] if traces else None,
-                         floor_cycles=self._floor(config, values, len(runs)), skipped=skipped)
+                         floor_cycles=self._floor(config, values, len(runs)), skipped=skipped,
+                         unwritten=unwritten)
 
     def _chip_result(self, chip, outputs: dict, config: RunConfig, values: list,
-                     skipped: list[str]):
+                     skipped: list[str], unwritten: list):
         """The RunResult of a chip run (its trace is ``trace/chip.json``)."""
         from ptoc.backend import get_profile
         from ptoc.runtime.execute import RunResult
@@ -173,7 +177,7 @@ class CompiledProgram:
         return RunResult(outputs=outputs, cycles=chip.wall_cycles, pipe_busy=chip.pipe_busy,
                          races=races, runs=[], trace_path=trace,
                          floor_cycles=staged / launch.staging_bytes_per_cycle if launch else 0.0,
-                         chip=chip, skipped=skipped)
+                         chip=chip, skipped=skipped, unwritten=unwritten)
 
     def _floor(self, config: RunConfig, values: list, launches: int) -> float:
         """Launch of every kernel call plus staging of the run's tensors, once."""
@@ -197,6 +201,7 @@ class CompiledProgram:
                                     "each race names; compiled.run(...) returns the races, "
                                     "RunConfig(on_race='warn') the outputs anyway")
             warnings.warn(races_message(result.races), DataRaceWarning, stacklevel=2)
+        _warn_unwritten(result)
         inputs_only = len(tensors) < len(self.entry.params)
         if not inputs_only:
             return None
@@ -286,6 +291,17 @@ def _write_back_if_written(param, original, value: GMTensor) -> None:
             "kernel writes), but the array passed for it is read-only",
             hint="pass a writable array, or declare it pl.InOut[...] / pl.Out[...]")
     write_back(original, result)
+
+
+def _warn_unwritten(result, stacklevel: int = 3) -> None:
+    """A warning, not an error, whatever the call style: the simulated outputs are the ones
+    the program computes from zero-filled GM (deterministic, unlike a race's); only a device
+    computes something else there. The reads are in ``RunResult.unwritten``."""
+    if result.unwritten:
+        from ptoc.sim.unwritten import unwritten_message
+
+        warnings.warn(unwritten_message(result.unwritten), UnwrittenReadWarning,
+                      stacklevel=stacklevel)
 
 
 def races_message(races: list) -> str:

@@ -18,7 +18,8 @@ from typing import Any
 
 from ptoc.errors import InternalError, RuntimeConfigError
 from ptoc.outputs import safe_name
-from ptoc.sim.task import Task, UndeclaredWriteError, check_writes
+from ptoc.sim.task import Task, UndeclaredWriteError, check_predicate_read, check_writes
+from ptoc.sim.unwritten import DefinedBytes
 
 
 @dataclass
@@ -36,25 +37,32 @@ class InOrderDispatcher:
     group), with the run's target, profile and simulation mode."""
 
     def __init__(self, *, target: str, profile, mode: str, trace_dir: Path | None = None,
-                 limits=None):
+                 limits=None, defined: DefinedBytes | None = None):
         self.target = target
         self.profile = profile
         self.mode = mode
         self.trace_dir = trace_dir
         self.limits = limits
+        self.defined = defined or DefinedBytes()
         self.runs: list[KernelRun] = []
         self.skipped: list[Task] = []
 
     def submit(self, task: Task) -> None:
-        if task.predicate is not None and not task.predicate.holds():
-            self.skipped.append(task)     # every earlier task has run: its dispatch point
-            return
+        if task.predicate is not None:
+            check_predicate_read(self.defined, task)
+            if not task.predicate.holds():
+                self.skipped.append(task)     # every earlier task has run: its dispatch point
+                return
         sim = run_task(task, target=self.target, profile=self.profile, mode=self.mode,
                        limits=self.limits)
         try:
             check_writes(task, sim.instructions)
         except UndeclaredWriteError as exc:   # the compiler derived the directions: its bug
             raise InternalError(exc.message, exc.loc, hint=exc.hint) from None
+        buffers = self.defined.tracked(task.args)
+        if buffers:
+            self.defined.task(task.label(), ((r.start, r.end, r) for r in sim.instructions),
+                              buffers)
         trace = None
         if self.trace_dir is not None:
             trace = self.trace_dir / f"{safe_name(task.kernel)}_{len(self.runs)}.json"
@@ -69,11 +77,11 @@ class ChipDispatcher:
     """Runs the task graph on the simulated chip (``RunConfig(chip=True)``)."""
 
     def __init__(self, *, target: str, profile, mode: str, clusters: int | None = None,
-                 limits=None):
+                 limits=None, defined: DefinedBytes | None = None):
         from ptoc.sim.chip import ChipSimulator
 
         self.chip = ChipSimulator(target=target, profile=profile, mode=mode, clusters=clusters,
-                                  limits=limits)
+                                  limits=limits, defined=defined)
         self.runs: list[KernelRun] = []
 
     def submit(self, task: Task) -> None:

@@ -19,6 +19,7 @@ from ptoc.runtime.config import RunConfig
 from ptoc.runtime.dispatch import ChipDispatcher, InOrderDispatcher, KernelRun
 from ptoc.runtime.orchestration import Orchestrator
 from ptoc.sim.global_memory import GlobalMemory
+from ptoc.sim.unwritten import DefinedBytes
 
 
 @dataclass
@@ -32,7 +33,8 @@ class RunResult:
     wall (launch and dispatch included) and ``floor_cycles`` the staging alone; ``runs`` is
     empty and ``races`` also holds the races between tasks (as ``("tasks", TaskRace)``).
     ``skipped`` names the tasks whose dispatch predicate was false (``expert#3 at f.py:12``):
-    they ran nothing.
+    they ran nothing. ``unwritten`` lists the reads of GM bytes nothing had written
+    (``ptoc.sim.unwritten.UnwrittenRead``): on a device they read garbage.
     """
 
     outputs: dict[str, np.ndarray]
@@ -44,6 +46,7 @@ class RunResult:
     floor_cycles: float = 0.0
     chip: object = None
     skipped: list[str] = field(default_factory=list)
+    unwritten: list = field(default_factory=list)
 
     @property
     def total_cycles(self) -> float:
@@ -86,26 +89,30 @@ def _called_functions(program) -> set[str]:
 
 def run_program(compiled, entry: Function, values: list, memory: GlobalMemory,
                 config: RunConfig, dims: dict | None = None
-                ) -> tuple[list[KernelRun], object, list[str]]:
+                ) -> tuple[list[KernelRun], object, list[str], list]:
     """Interpret ``entry`` on ``values`` (GM tensors and scalars; ``dims``: the sizes of
     its ``pl.dynamic`` dimensions) and run its tasks; returns (one KernelRun per task run
-    alone, the ChipResult or None, the tasks skipped at dispatch)."""
+    alone, the ChipResult or None, the tasks skipped at dispatch, the reads of never-written
+    GM)."""
     from ptoc.sim.limits import DEFAULT_LIMITS
 
     limits = config.sim_limits or DEFAULT_LIMITS
+    defined = DefinedBytes()
     if config.chip:
         dispatcher = ChipDispatcher(target=compiled.target, profile=config.profile,
                                     mode=config.sim_mode, clusters=config.chip_clusters,
-                                    limits=limits)
+                                    limits=limits, defined=defined)
     else:
         trace_dir = compiled.output_dir / "trace" if config.trace else None
         dispatcher = InOrderDispatcher(target=compiled.target, profile=config.profile,
-                                       mode=config.sim_mode, trace_dir=trace_dir, limits=limits)
-    Orchestrator(compiled, memory, dispatcher, limits=limits).run(entry, values, dims)
+                                       mode=config.sim_mode, trace_dir=trace_dir, limits=limits,
+                                       defined=defined)
+    Orchestrator(compiled, memory, dispatcher, limits=limits, defined=defined).run(
+        entry, values, dims)
     chip = dispatcher.finish()
     skipped = [f"{t.name} at {t.where}" for t in chip.tasks if t.skipped] if chip is not None \
         else [task.label() for task in dispatcher.skipped]
-    return dispatcher.runs, chip, skipped
+    return dispatcher.runs, chip, skipped, defined.reads
 
 
 __all__ = ["KernelRun", "RunResult", "entry_function", "run_program"]

@@ -81,11 +81,44 @@ def tensor_assemble(args: dict, loc):
     if not isinstance(source, GMTensor):
         raise RuntimeConfigError("pl.assemble in an orchestration function needs a tensor "
                                  "source", loc, hint="assemble tiles inside a kernel")
-    offset = [int(o) for o in args["offset"]]
-    pad = len(target.shape) - len(source.shape)   # a lower-rank source: leading unit dims
-    window = target.slice(offset, (1,) * pad + tuple(source.shape))
+    window = _assembly_window(target, source, args["offset"])
     window.array()[...] = source.array().reshape(window.shape)
     return target
+
+
+def _assembly_window(target: GMTensor, source: GMTensor, offset) -> GMTensor:
+    """The window of ``target`` that ``source`` is assembled into (a lower-rank source
+    stands for leading unit dimensions)."""
+    pad = len(target.shape) - len(source.shape)
+    return target.slice([int(o) for o in offset], (1,) * pad + tuple(source.shape))
+
+
+def _element(args: dict, op: str, loc) -> GMTensor:
+    tensor = args["tensor"]
+    index = element_index(tensor, args["indices"], op, loc)
+    return tensor.slice(index, (1,) * len(index))
+
+
+def _assembled(args: dict, loc) -> tuple[list, list]:
+    source = args["source"]
+    if not isinstance(source, GMTensor):
+        return [], []                    # refused by tensor_assemble itself
+    return [source], [_assembly_window(args["target"], source, args["offset"])]
+
+
+#: the GM regions a host op reads and writes (for the never-written-read check,
+#: ``ptoc.sim.unwritten``); ops not named here touch no tensor data
+_GM_REGIONS: dict[str, Callable] = {
+    "tensor.read": lambda args, loc: ([_element(args, "tensor.read", loc)], []),
+    "tensor.write": lambda args, loc: ([], [_element(args, "tensor.write", loc)]),
+    "tensor.assemble": _assembled,
+}
+
+
+def gm_regions(op: str, args: dict, loc) -> tuple[list, list]:
+    """(regions read, regions written) by host op ``op`` on its evaluated ``args``."""
+    found = _GM_REGIONS.get(op)
+    return found(args, loc) if found is not None else ([], [])
 
 
 def task_ids(values) -> tuple[int, ...]:

@@ -37,13 +37,14 @@ from ptoc.ops import get_op
 from ptoc.pto.launch import BLOCK_PARAMS, block_arguments
 from ptoc.passes.tasks.auto_derive_task_dependencies import COMPILER_EDGES
 from ptoc.passes.tasks.classify_iter_arg_carry import iter_arg_array_size
-from ptoc.runtime.host_ops import HOST_OPS, element_index, task_ids
+from ptoc.runtime.host_ops import HOST_OPS, element_index, gm_regions, task_ids
 from ptoc.ir.types import TensorType
 from ptoc.runtime.dims import DimBindings
 from ptoc.sim.core.memory import MemoryAccessError
 from ptoc.sim.errors import SimLimitError
 from ptoc.sim.global_memory import GlobalMemory, GMTensor
 from ptoc.sim.task import COMPARE, DispatchPredicate, Task
+from ptoc.sim.unwritten import DefinedBytes
 
 _ARITH = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
           "//": lambda a, b: a // b, "%": lambda a, b: a % b, "/": lambda a, b: a / b,
@@ -71,11 +72,13 @@ class Orchestrator:
     """Interprets an entry function over GM tensors; each kernel call becomes a Task handed
     to ``dispatcher.submit`` in program order."""
 
-    def __init__(self, compiled, memory: GlobalMemory, dispatcher, limits=None):
+    def __init__(self, compiled, memory: GlobalMemory, dispatcher, limits=None,
+                 defined: DefinedBytes | None = None):
         from ptoc.sim.limits import DEFAULT_LIMITS
 
         self.compiled = compiled
         self.memory = memory
+        self.defined = defined or DefinedBytes()   # which bytes of the run's GM are written
         self.dispatcher = dispatcher
         self.limits = limits or DEFAULT_LIMITS
         self.steps = 0
@@ -232,9 +235,14 @@ class Orchestrator:
             shape = tuple(self.value(d, env, stmt) if not isinstance(d, int) else d
                           for d in ty.shape)
             fill = options.get("init_value")
-            return self.memory.alloc(name, shape, ty.dtype,
-                                     None if fill is None else np.full(shape, fill),
-                                     manual_dep=bool(options.get("manual_dep")))
+            tensor = self.memory.alloc(name, shape, ty.dtype,
+                                       None if fill is None else np.full(shape, fill),
+                                       manual_dep=bool(options.get("manual_dep")))
+            if fill is None:     # on a device: whatever the memory held
+                loc = getattr(stmt, "loc", None)
+                self.defined.undefined(tensor, "pl.create_tensor without init_value="
+                                       + (f" at {loc}" if loc is not None else ""))
+            return tensor
         if isinstance(expr, Call) and expr.op in HOST_OPS:
             return self.host_op(expr, env, stmt)
         op = getattr(expr, "op", type(expr).__name__)
@@ -279,7 +287,14 @@ class Orchestrator:
                 for name, a in zip(names, expr.args)}
         args.update({k: v if not hasattr(v, "type") else self.value(v, env, stmt)
                      for k, v in expr.kwargs})
-        return evaluate(args, getattr(stmt, "loc", None))
+        loc = getattr(stmt, "loc", None)
+        reads, writes = gm_regions(expr.op, args, loc)
+        for region in reads:
+            self.defined.host_read(region, f"pl.{expr.op.removeprefix('tensor.')}", loc)
+        result = evaluate(args, loc)
+        for region in writes:
+            self.defined.host_write(region)
+        return result
 
     def call(self, callee: Function | None, args: list, stmt, expr: Call, env) -> list:
         """A kernel (or core group) with compiled PTO is launched as a task; any other

@@ -117,7 +117,8 @@ class GMWindow:
             if c0 + self.sizes[1] <= pitch:
                 r0 = row + self.offsets[0]
                 rect = ((v.buffer, pitch), r0, r0 + self.sizes[0], c0, c0 + self.sizes[1])
-        return Access(v.buffer, first * item, (last + 1) * item, rect)
+        return Access(v.buffer, first * item, (last + 1) * item, rect, False,
+                      (self.sizes, v.strides, item))
 
 
 def make_view(param: str, pointer: "GMPointer | np.ndarray", dtype: DataType, shape, strides,

@@ -25,7 +25,9 @@ class Access:
     ``buffer`` names the space (``Mat``, ``Acc``, ... or ``GM %arg0``). For GM windows
     ``rect`` = (view key, row0, row1, col0, col1) lets two windows of the same tensor view
     be compared exactly instead of by their byte bounding boxes. ``atomic`` marks the write
-    of an atomic-add store.
+    of an atomic-add store. ``box`` = (sizes, element strides, element bytes) of a GM window:
+    its exact bytes from ``lo`` (the never-written-read check, ``ptoc.sim.unwritten``, must
+    not take a strided window for its bounding range; None: the bytes [lo, hi)).
     """
 
     buffer: str
@@ -33,6 +35,7 @@ class Access:
     hi: int
     rect: tuple | None = None
     atomic: bool = False     # an atomic-add write: two of them commute (no race)
+    box: tuple | None = None
 
     def overlaps(self, other: "Access") -> bool:
         return ranges_overlap(self, other)

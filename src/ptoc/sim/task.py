@@ -116,6 +116,14 @@ class DispatchPredicate:
         return self.element().byte_span()
 
 
+def check_predicate_read(defined, task: "Task") -> None:
+    """The dispatch point reads the predicate's element: report it if nothing wrote it
+    (``ptoc.sim.unwritten``)."""
+    pred = task.predicate
+    defined.host_read(pred.element(), f"the dispatch predicate ({pred.text}) of {task.name()}",
+                      task.loc)
+
+
 #: the comparisons a dispatch predicate (and an orchestration expression) may make
 COMPARE = {"==": operator.eq, "!=": operator.ne, ">": operator.gt, "<": operator.lt,
            ">=": operator.ge, "<=": operator.le}

@@ -62,6 +62,8 @@ def run_case(case, work_dir=None) -> TestOutcome:
                             f"(rtol={config.rtol}, atol={config.atol}):\n" + "\n".join(bad))
     for kernel, race in result.races:
         problems.append(f"data race in kernel '{kernel}': {race}")
+    for read in result.unwritten:
+        problems.append(f"read of never-written GM: {read}")
     if problems:
         raise GoldenMismatch(f"{case.get_name()} failed:\n" + "\n".join(problems))
     return TestOutcome(case.get_name(), compiled, result, tensors, expected, errors)

@@ -9,7 +9,8 @@ program is a plain matmul; otherwise no golden exists and the same program run w
 pipe serialised is compared instead (that proves the synchronisation, not the arithmetic,
 and the output says so).
 
-Exit 1 when an output differs from the golden or the run has data races.
+Exit 1 when an output differs from the golden, the run has data races or it reads GM that
+nothing wrote (on a device: garbage).
 """
 
 from __future__ import annotations
@@ -81,10 +82,11 @@ class RunReport:
     problems: list = field(default_factory=list)
     trace_path: object = None
     chip: object = None             # the ChipResult of a --chip run
+    unwritten: list = field(default_factory=list)   # reads of GM nothing wrote
 
     @property
     def ok(self) -> bool:
-        return not self.problems and not self.races
+        return not self.problems and not self.races and not self.unwritten
 
 
 def run_and_check(loaded, compiled, *, seed: int = 0, sim_mode: str = "reference",
@@ -112,6 +114,7 @@ def run_and_check(loaded, compiled, *, seed: int = 0, sim_mode: str = "reference
                        golden.independent, problems=list(golden.problems))
     report.trace_path = result.trace_path
     report.chip = result.chip
+    report.unwritten = list(result.unwritten)
     for name in outs:
         if name not in golden.expected:
             continue
@@ -161,6 +164,13 @@ def run(args) -> int:
     print(f"  races:      {len(report.races)}")
     for kernel, race in report.races[:5]:
         print(f"    {kernel}: {race}")
+    if report.unwritten:
+        from ptoc.sim.unwritten import FIX
+
+        print(f"  unwritten reads: {len(report.unwritten)} (a device reads garbage there)")
+        for read in report.unwritten[:5]:
+            print(f"    {read}")
+        print(f"    fix: {FIX}")
     errs = ", ".join(f"{k} {v:.3g}" for k, v in report.max_errors.items())
     print(f"  golden:     {report.golden_kind}; max |error| {errs or 'n/a'}")
     if getattr(report, "trace_path", None):
@@ -188,8 +198,8 @@ def register(sub) -> None:
         description=doc_paragraph(__doc__, 1, join_lines=False) + "\n\n"
         + doc_paragraph(__doc__, 2, join_lines=False),
         epilog=FILE_CONVENTIONS + "golden(inputs) gets {parameter name: array} and returns "
-               "{output name: array} (or one array).\nExit status: 0 ok, 1 golden mismatch or "
-               "data races, 2 user error.",
+               "{output name: array} (or one array).\nExit status: 0 ok, 1 golden mismatch, "
+               "data races or reads of never-written GM, 2 user error.",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     add_compile_options(p)
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs")

@@ -43,7 +43,8 @@ from ptoc.sim.group.run import is_group_module, issue_group, ready_group
 from ptoc.sim.limits import DEFAULT_LIMITS, SimLimits
 from ptoc.sim.races import find_races
 from ptoc.sim.schedule import schedule
-from ptoc.sim.task import Task, check_write_spans, check_writes
+from ptoc.sim.task import Task, check_predicate_read, check_write_spans, check_writes
+from ptoc.sim.unwritten import DefinedBytes
 
 CHIP_MODES = ("reference", "fast")
 
@@ -60,6 +61,7 @@ class _Replay:
 
     pointers: dict
     names: tuple[str, ...]
+    args: tuple
     instrs: list
     sch: object
     races: list
@@ -87,7 +89,7 @@ class ChipSimulator:
 
     def __init__(self, *, target="a2a3", profile=None, mode: str = "reference",
                  numerics: bool = True, clusters: int | None = None, flag_mode: str = "bit",
-                 limits: SimLimits | None = None):
+                 limits: SimLimits | None = None, defined: DefinedBytes | None = None):
         self.tgt, self.prof = resolve_run(target, profile, mode, CHIP_MODES, flag_mode)
         self.model = chip_model(self.tgt)
         self.clusters = self.model.clusters if clusters is None else clusters
@@ -98,6 +100,8 @@ class ChipSimulator:
         self.numerics = numerics
         self.flag_mode = flag_mode
         self.limits = limits or DEFAULT_LIMITS
+        # which GM bytes the run wrote (with numerics: tasks run their data in program order)
+        self.defined = defined or DefinedBytes()
         self.depmap = DependencyMap()
         self.submitted: list[_Submitted] = []
         self.task_races: list = []
@@ -125,6 +129,8 @@ class ChipSimulator:
         deps = self.depmap.add(task)
         if task.predicate is not None and not self.numerics:
             self._check_pre_run(task)
+        if task.predicate is not None and self.numerics:
+            check_predicate_read(self.defined, task)
         if task.predicate is not None and not task.predicate.holds():
             # data is computed in program order, so the element holds what every earlier
             # task wrote: what the dispatch point reads when its producer is a dependency
@@ -213,13 +219,17 @@ class ChipSimulator:
         check_writes(task, instrs)
         if self.numerics:
             execute(instrs, sch, timed=bool(races))
+            buffers = self.defined.tracked(task.args)
+            if buffers:
+                self.defined.task(task.label(), ((sch.start[i.seq], sch.end[i.seq], i)
+                                                 for i in instrs), buffers)
         stream = record_stream(instrs, task.args, task.params, tuple(units), task.label())
         alone = max(sch.end, default=0.0)
         replay_key = (self._key(task), _aliases(task.args))
         if unit is not None and self.numerics and replay_key not in self._replays:
             self._replays[replay_key] = _Replay(
-                unit.pointers, tuple(p.name for p in ready.kernel.params), instrs, sch, races,
-                alone)
+                unit.pointers, tuple(p.name for p in ready.kernel.params), tuple(task.args),
+                instrs, sch, races, alone)
         return stream, alone
 
     def _replay(self, task: Task, stream: TaskStream, replay: _Replay) -> None:
@@ -232,6 +242,11 @@ class ChipSimulator:
                 pointer.flat = arg.flat()
         check_write_spans(task, _write_spans(task, stream))
         execute(replay.instrs, replay.sch, timed=bool(replay.races))
+        buffers = self.defined.replayed(replay.args, task.args)
+        if buffers:
+            sch = replay.sch
+            self.defined.task(task.label(), ((sch.start[i.seq], sch.end[i.seq], i)
+                                             for i in replay.instrs), buffers)
         self.task_races.extend((task.name(), race) for race in replay.races)
 
     # -- phase 2: the chip -----------------------------------------------------------------
