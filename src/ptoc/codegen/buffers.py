@@ -115,8 +115,8 @@ class BufferBinding:
                                stmt_loc)
         buf = tile_buf_type(ty, f"'{var.name}'", stmt_loc)
         self.saw_spaces.add(buf.loc)
-        key = _memref_key(ty.memref, buf)
-        if not self.options.with_addresses and key is not None:
+        key = None if self.options.with_addresses else _memref_key(ty.memref, buf)
+        if key is not None:
             shared = self._shared.get(key)
             if shared is not None and self._path[:len(shared[1])] == shared[1]:
                 self.tiles[var] = shared[0]

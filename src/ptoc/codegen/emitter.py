@@ -179,7 +179,8 @@ class KernelEmitter(ScalarLowering, BufferBinding):
         out = []
         for op in ops:
             if type(op) is Instruction:   # most ops: no regions
-                out.append(with_loc(op, self._pto_loc(op.loc)))
+                loc = self._pto_loc(op.loc)
+                out.append(op if loc is op.loc else with_loc(op, loc))   # (both None)
                 continue
             changes = {"loc": self._pto_loc(op.loc)}
             if isinstance(op, ForOp):

@@ -35,6 +35,11 @@ class ScalarLowering:
 
     def index(self, expr, loc=None) -> Value:
         """``expr`` as an ``index`` value (constants are hoisted; ints are cast)."""
+        kind = type(expr)   # most offsets and extents: a Python int or an integer constant
+        if kind is int:
+            return self.consts.get(expr, DataType.INDEX)
+        if kind is ConstInt:
+            return self.consts.get(expr.value, DataType.INDEX)
         return self.scalar(expr, DataType.INDEX, loc)
 
     def scalar(self, expr, want: DataType | None = None, loc=None, name: str | None = None) -> Value:
