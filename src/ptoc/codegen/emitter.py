@@ -43,7 +43,7 @@ from ptoc.ir.visitor import IRVisitor
 from ptoc.ir.types import ScalarType as IrScalarType, TensorType, TileType
 from ptoc.pto.model import (
     ConditionOp, EnumAttr, ForOp, IfOp, Instruction, Kernel, Op, PtrType, ScalarType, Value,
-    WhileOp, YieldOp, with_loc,
+    WhileOp, YieldOp,
 )
 
 from ptoc.codegen.block_ops import BLOCK_OPS
@@ -180,7 +180,9 @@ class KernelEmitter(ScalarLowering, BufferBinding):
         for op in ops:
             if type(op) is Instruction:   # most ops: no regions
                 loc = self._pto_loc(op.loc)
-                out.append(op if loc is op.loc else with_loc(op, loc))   # (both None)
+                out.append(op if loc is op.loc else   # (both None)
+                           Instruction(op.opcode, op.results, op.ins, op.outs, op.attrs, loc,
+                                       op.line))
                 continue
             changes = {"loc": self._pto_loc(op.loc)}
             if isinstance(op, ForOp):

@@ -21,7 +21,7 @@ naming the DSL source) is part of equality because it must survive round trips.
 
 from __future__ import annotations
 
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Iterator, Union
 
@@ -30,41 +30,12 @@ from ptoc.dtypes import DataType, MemorySpace
 from ptoc.errors import SourceLoc
 
 
-def _model_class(cls):
-    """``@dataclass(frozen=True)`` whose ``__init__`` writes the fields straight into the
-    instance ``__dict__``: the generated frozen ``__init__`` calls ``object.__setattr__`` once
-    per field, twice the cost of a whole construction here (codegen, InsertSync and the
-    printer make every op and value of a kernel). Same parameters, defaults, equality, hash
-    and immutability (a class with a ``__post_init__``, a default factory or a non-init
-    field keeps the generated one)."""
-    cls = dataclass(frozen=True)(cls)
-    own = fields(cls)
-    if hasattr(cls, "__post_init__") or any(
-            not f.init or f.default_factory is not MISSING for f in own):
-        return cls
-    params, stores, defaults = [], [], {}
-    for f in own:
-        if f.default is MISSING:
-            params.append(f.name)
-        else:
-            defaults[f"_d_{f.name}"] = f.default
-            params.append(f"{f.name}=_d_{f.name}")
-        stores.append(f"    d[{f.name!r}] = {f.name}")
-    source = (f"def __init__(self, {', '.join(params)}):\n    d = self.__dict__\n"
-              + "\n".join(stores))
-    namespace: dict = {}
-    exec(source, defaults, namespace)  # noqa: S102 - code made from the class's own fields
-    init = namespace["__init__"]
-    init.__qualname__ = f"{cls.__qualname__}.__init__"
-    cls.__init__ = init
-    return cls
-
 # ---------------------------------------------------------------------------------------------
 # Types
 # ---------------------------------------------------------------------------------------------
 
 
-@_model_class
+@dataclass(frozen=True)
 class ScalarType:
     """A scalar SSA type: ``index``, ``i1``, ``i32``, ``i64``, ``f32``, ``f16``, ``bf16`` ..."""
 
@@ -74,7 +45,7 @@ class ScalarType:
         return self.dtype.pto_name
 
 
-@_model_class
+@dataclass(frozen=True)
 class PtrType:
     """A GM pointer kernel parameter: ``!pto.ptr<f32>``."""
 
@@ -84,7 +55,7 @@ class PtrType:
         return f"!pto.ptr<{self.dtype.pto_name}>"
 
 
-@_model_class
+@dataclass(frozen=True)
 class TensorViewType:
     """A GM tensor descriptor ``!pto.tensor_view<?x?xf32>``; ``None`` dims print as ``?``."""
 
@@ -95,7 +66,7 @@ class TensorViewType:
         return f"!pto.tensor_view<{_dims(self.shape)}x{self.dtype.pto_name}>"
 
 
-@_model_class
+@dataclass(frozen=True)
 class PartitionViewType:
     """A static window of a tensor view: ``!pto.partition_tensor_view<160x64xf32>``."""
 
@@ -114,7 +85,7 @@ class PartitionViewType:
         return self.shape[-1] if self.shape else 1
 
 
-@_model_class
+@dataclass(frozen=True)
 class TileBufType:
     """An on-chip tile buffer ``!pto.tile_buf<loc=..., dtype=..., rows=..., cols=..., ...>``.
 
@@ -181,7 +152,7 @@ def _dims(shape: tuple[int | None, ...]) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
-@_model_class
+@dataclass(frozen=True)
 class Value:
     """An SSA value: ``name`` without the ``%`` and its type.
 
@@ -206,7 +177,7 @@ class Value:
 Param = Value
 
 
-@_model_class
+@dataclass(frozen=True)
 class EnumAttr:
     """A dialect enum attribute ``#<kind><<value>>``, e.g. ``#pto.layout<nd>`` is
     ``EnumAttr("pto.layout", "nd")`` and ``#pto.kernel_kind<cube>`` is
@@ -237,7 +208,7 @@ def _attr_get(attrs: tuple[tuple[str, Attr], ...], name: str, default: Attr = No
 # ---------------------------------------------------------------------------------------------
 
 
-@_model_class
+@dataclass(frozen=True)
 class Instruction:
     """One operation (everything except control flow and sync).
 
@@ -292,7 +263,7 @@ class Instruction:
 SYNC_KINDS = ("set_flag", "wait_flag", "barrier")
 
 
-@_model_class
+@dataclass(frozen=True)
 class SyncOp:
     """Level-3 synchronisation.
 
@@ -319,7 +290,7 @@ class SyncOp:
         return (self.event,) if isinstance(self.event, Value) else ()
 
 
-@_model_class
+@dataclass(frozen=True)
 class YieldOp:
     """``scf.yield %a, %b : index, index`` ending a ForOp/IfOp body that has results."""
 
@@ -336,7 +307,7 @@ class YieldOp:
         return self.values
 
 
-@_model_class
+@dataclass(frozen=True)
 class ForOp:
     """``scf.for %iv = %lower to %upper step %step [iter_args(%a = %init) -> (T)] { body }``.
 
@@ -366,7 +337,7 @@ class ForOp:
         return (self.lower, self.upper, self.step, *(init for _, init in self.iter_args))
 
 
-@_model_class
+@dataclass(frozen=True)
 class IfOp:
     """``[%r = ] scf.if %cond [-> (T)] { then } [else { else }]`` on an ``i1`` condition."""
 
@@ -388,7 +359,7 @@ class IfOp:
         return (self.cond,)
 
 
-@_model_class
+@dataclass(frozen=True)
 class ConditionOp:
     """``scf.condition(%c) %a, %b : index, f32`` ending the condition region of a WhileOp:
     the loop goes on while ``%c`` holds, handing ``values`` to the body (or, when it does
@@ -408,7 +379,7 @@ class ConditionOp:
         return (self.cond, *self.values)
 
 
-@_model_class
+@dataclass(frozen=True)
 class WhileOp:
     """``%r = scf.while (%b = %init) : (T) -> (T) { cond } do { ^bb0(%a: T): body }``.
 
@@ -449,7 +420,7 @@ LOOP_OPS = (ForOp, WhileOp)
 REGION_OPS = (ForOp, WhileOp, IfOp)
 
 
-@_model_class
+@dataclass(frozen=True)
 class Kernel:
     """``func.func @name(%arg0: !pto.ptr<f32>, %n: index) attributes {...} { body return }``.
 
@@ -480,7 +451,7 @@ class Kernel:
         return walk(self.body)
 
 
-@_model_class
+@dataclass(frozen=True)
 class Module:
     """``module attributes {pto.target_arch = "a2a3"} { kernels }``.
 
@@ -508,28 +479,6 @@ class Module:
             if k.name == name.removeprefix("@"):
                 return k
         raise KeyError(name)
-
-
-def at_line(op: Op, line: int) -> Op:
-    """``op`` (a leaf op: no regions) carrying ``line``, as parsing its printed text gives it."""
-    return _with_field(op, "line", line)
-
-
-def with_loc(op: Op, loc: SourceLoc | None) -> Op:
-    """``op`` (a leaf op: no regions) with the ``loc(...)`` annotation ``loc``."""
-    return _with_field(op, "loc", loc)
-
-
-def _with_field(op: Op, name: str, value) -> Op:
-    # the fields copied as they are, without the generated frozen __init__ (one
-    # object.__setattr__ per field, twice the cost): the printer numbers every op of a
-    # kernel this way and codegen gives every op its PTO loc (the model's op classes keep
-    # their fields in __dict__, have no __post_init__ and cache nothing there)
-    new = object.__new__(type(op))
-    state = new.__dict__
-    state.update(op.__dict__)
-    state[name] = value
-    return new
 
 
 def walk(body: tuple[Op, ...]) -> Iterator[Op]:

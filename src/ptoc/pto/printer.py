@@ -14,7 +14,7 @@ from ptoc.errors import SourceLoc
 from ptoc.pto.lexer import escape
 from ptoc.pto.model import (
     Attr, ConditionOp, EnumAttr, ForOp, IfOp, Instruction, Kernel, Module, Op, SyncOp, Value,
-    WhileOp, YieldOp, at_line,
+    WhileOp, YieldOp,
 )
 from ptoc.pto.ops import OP_TABLE
 
@@ -130,16 +130,18 @@ def _op(op: Op, lines: list[str], indent: str, number: bool = False) -> Op | Non
     line = len(lines) + 1
     if isinstance(op, Instruction):
         lines.append(indent + instruction_text(op) + loc_suffix(op.loc))
-        return at_line(op, line) if number else None
+        return Instruction(op.opcode, op.results, op.ins, op.outs, op.attrs, op.loc,
+                           line) if number else None
     if isinstance(op, SyncOp):
         lines.append(indent + sync_text(op) + loc_suffix(op.loc))
-        return at_line(op, line) if number else None
+        return SyncOp(op.kind, op.src, op.dst, op.event, op.pipe, op.loc,
+                      line) if number else None
     if isinstance(op, YieldOp):
         text = "scf.yield"
         if op.values:
             text += " " + _names(op.values) + " : " + _types(op.values)
         lines.append(indent + text + loc_suffix(op.loc))
-        return at_line(op, line) if number else None
+        return YieldOp(op.values, op.loc, line) if number else None
     if isinstance(op, ForOp):
         head = (f"{indent}{_results(op.results)}scf.for {op.iv} = {op.lower} to {op.upper} "
                 f"step {op.step}")
@@ -156,7 +158,7 @@ def _op(op: Op, lines: list[str], indent: str, number: bool = False) -> Op | Non
         if op.values:
             text += " " + _names(op.values) + " : " + _types(op.values)
         lines.append(indent + text + loc_suffix(op.loc))
-        return at_line(op, line) if number else None
+        return ConditionOp(op.cond, op.values, op.loc, line) if number else None
     if isinstance(op, WhileOp):
         types = ", ".join(str(a.type) for a, _ in op.iter_args)
         inits = ", ".join(f"{a} = {i}" for a, i in op.iter_args)
