@@ -1,9 +1,11 @@
-"""Pausing Python's cyclic garbage collector around work that allocates many small,
-acyclic objects: a compile (IR nodes, PTO records) and a simulation (per-instruction
-records). Collector passes triggered by the allocation count find nothing to free there
-and cost 3-10 % of the work; reference counting still frees everything acyclic at once.
-The previous state is restored, so a pause nested in another (a simulation inside the
-compile's dbC check) and a caller that disabled the collector itself are both respected.
+"""Pausing Python's cyclic garbage collector around a simulation, which allocates many
+small, acyclic per-instruction records: collector passes triggered by the allocation count
+find nothing to free there; reference counting still frees everything acyclic at once.
+The previous state is restored, so a nested pause and a caller that disabled the collector
+itself are both respected.
+
+Not used around a compile: measured there, the pause only defers the work (the first
+allocation after it collects everything the compile allocated), 0 % net.
 """
 
 from __future__ import annotations

@@ -14,7 +14,6 @@ import logging
 import os
 from pathlib import Path
 
-from ptoc.collector import collector_paused
 from ptoc.errors import PtocError, RuntimeConfigError
 from ptoc.files import write_text
 from ptoc.outputs import compile_into, safe_name
@@ -52,7 +51,7 @@ def compile_ir(program: Program, output_dir: str | os.PathLike | None = None, *,
                                  f"pl.parse_program), got {type(program).__name__}")
     target = target_of_platform(platform)
     out = resolve_output_dir(output_dir, program.name)
-    with collector_paused(), compile_into(out, program.name):  # manifest; stale artifacts go
+    with compile_into(out, program.name):  # manifest; removes this dir's stale artifacts
         ctx = resolve_context(memory_planner=memory_planner,
                               enable_pypto_l0c_double_buffer=enable_pypto_l0c_double_buffer,
                               verification_level=verification_level, target=target,
