@@ -115,8 +115,14 @@ def is_recording() -> bool:
     return _CURRENT.get() is not None
 
 
+#: values ``_plain`` returns as they are (exact types: an IntEnum member is not one of them)
+_AS_IS = frozenset({str, int, float, bool, type(None)})
+
+
 def _plain(value: Any) -> Any:
     """A JSON-friendly copy: enums by name, tuples as lists, dataclass-likes via __dict__."""
+    if type(value) in _AS_IS:
+        return value
     if isinstance(value, enum.Enum):
         return value.name
     if isinstance(value, dict):
