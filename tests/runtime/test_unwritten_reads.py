@@ -19,6 +19,7 @@ from ptoc.errors import UnwrittenReadWarning
 from ptoc.runtime import RunConfig
 from ptoc.sim.global_memory import GlobalMemory
 from ptoc.sim.unwritten import DefinedBytes
+from ptoc.testing import GoldenMismatch, PTOTestCase, TensorSpec
 from task_programs import program
 
 N = 32
@@ -237,3 +238,26 @@ def test_a_load_whose_tile_is_never_used_is_not_reported(first, reported):
     result = compiled.run(np.ones((N, N), np.float32), np.zeros((N, N), np.float32))
     assert [r.task.split(" ")[0] for r in result.unwritten] == (["update#0"] if reported
                                                                else [])
+
+
+class HalfWritten(PTOTestCase):
+    """The golden is what ptoc computes from its zero-filled GM: only the unwritten read
+    fails the case."""
+
+    def define_tensors(self):
+        return [TensorSpec("a", [N, N], DataType.FP32),
+                TensorSpec("c", [N, N], DataType.FP32, is_output=True)]
+
+    def get_program(self):
+        return _program(16)
+
+    def compute_expected(self, t, params=None):
+        half = np.zeros((N, N), np.float32)
+        half[:16] = 2 * t["a"][:16]
+        t["c"][:] = np.exp(half)
+
+
+@pytest.mark.filterwarnings("ignore::ptoc.errors.UnwrittenReadWarning")
+def test_a_system_test_case_fails_on_an_unwritten_read(tmp_path):
+    with pytest.raises(GoldenMismatch, match=r"read of never-written GM: .* reads 't' elements"):
+        HalfWritten().run(tmp_path)
