@@ -261,3 +261,52 @@ class HalfWritten(PTOTestCase):
 def test_a_system_test_case_fails_on_an_unwritten_read(tmp_path):
     with pytest.raises(GoldenMismatch, match=r"read of never-written GM: .* reads 't' elements"):
         HalfWritten().run(tmp_path)
+
+
+BANDS = f"""
+import ptoc.language as pl
+
+@pl.program
+class Bands:
+    @pl.function(type=pl.FunctionType.InCore)
+    def band(self, a: pl.Tensor[[8, {N}], pl.FP32], t: pl.Out[pl.Tensor[[8, {N}], pl.FP32]]
+             ) -> pl.Tensor[[8, {N}], pl.FP32]:
+        x = pl.load(a, [0, 0], [8, {N}], target_memory=pl.Mem.Vec)
+        t = pl.store(pl.add(x, x), [0, 0], t)
+        return t
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def exp(self, t: pl.Tensor[[{N}, {N}], pl.FP32], c: pl.Out[pl.Tensor[[{N}, {N}], pl.FP32]]
+            ) -> pl.Tensor[[{N}, {N}], pl.FP32]:
+        x = pl.load(t, [0, 0], [{N}, {N}], target_memory=pl.Mem.Vec)
+        c = pl.store(pl.exp(x), [0, 0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[{N}, {N}], pl.FP32], c: pl.Out[pl.Tensor[[{N}, {N}], pl.FP32]]
+             ) -> pl.Tensor[[{N}, {N}], pl.FP32]:
+        t = pl.create_tensor([{N}, {N}], dtype=pl.FP32)
+        for i in pl.range({{bands}}):
+            av = pl.slice(a, [8, {N}], [i * 8, 0])
+            tv = pl.slice(t, [8, {N}], [i * 8, 0])
+            tv = self.band(av, tv)
+        c = self.exp(t, c)
+        return c
+"""
+
+
+@pytest.mark.filterwarnings("ignore::ptoc.errors.UnwrittenReadWarning")
+@pytest.mark.parametrize("chip", [False, True])
+@pytest.mark.parametrize("bands", [4, 3])
+def test_identical_tasks_on_bands_define_what_they_write(chip, bands):
+    """One kernel on each band of t (the chip replays identical tasks on their own
+    regions): the bands written are defined, the rest is reported."""
+    compiled = ir.compile(pl.parse_program(BANDS.format(bands=bands)), None)
+    result = compiled.run(np.ones((N, N), np.float32), np.zeros((N, N), np.float32),
+                          config=RunConfig(chip=chip))
+    assert not chip or result.chip.reused == bands - 1     # the replayed tasks
+    if bands == 4:
+        assert result.unwritten == []
+    else:
+        (read,) = result.unwritten
+        assert (read.lo, read.hi) == (24 * N * 4, N * N * 4)
