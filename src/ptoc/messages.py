@@ -11,6 +11,7 @@ follow Python's ``warnings`` filters, as in PyPTO.
 from __future__ import annotations
 
 import logging
+import sys
 import warnings
 from enum import IntEnum
 
@@ -64,3 +65,19 @@ def get_log_level() -> LogLevel:
 def shows(level: LogLevel) -> bool:
     """Whether a ptoc message at ``level`` is shown under the current threshold."""
     return _level is not LogLevel.NONE and level >= _level
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` that makes a ``warnings.warn`` in the calling function name the
+    user's line: the first frame outside ptoc, however many ptoc frames lie between (a
+    ``@pl.jit`` call, ``ptoc pypto``); the outermost ptoc frame when there is none (the CLI).
+    A frame is ptoc's by its module name, so code generated for ptoc's classes (a
+    dataclass ``__init__``, whose file is ``<string>``) counts as ptoc's too."""
+    frame, level = sys._getframe(1), 1
+    while frame.f_back is not None and _is_ptoc(frame.f_globals.get("__name__", "")):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def _is_ptoc(module: str) -> bool:
+    return module == "ptoc" or module.startswith("ptoc.")

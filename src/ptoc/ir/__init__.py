@@ -51,7 +51,7 @@ def compile(program, output_dir=None, *, platform=None, backend_type=None,  # no
     device_only = {"diagnostic_phase": diagnostic_phase, "distributed_config": distributed_config,
                    "emit_source_loc": emit_source_loc, "dump_ptoas_passes": dump_ptoas_passes,
                    "runtime": runtime}
-    report_ignored("ir.compile", {k: v for k, v in device_only.items() if v}, stacklevel=3)
+    report_ignored("ir.compile", {k: v for k, v in device_only.items() if v})
     if platform is None:
         platform = backend_type.value if backend_type is not None else "a2a3sim"
     return compile_ir(program, output_dir, platform=platform, memory_planner=memory_planner,

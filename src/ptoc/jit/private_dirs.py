@@ -18,6 +18,7 @@ import warnings
 from pathlib import Path
 
 from ptoc.errors import PtocError
+from ptoc.messages import user_stacklevel
 from ptoc.outputs import safe_name
 
 
@@ -36,7 +37,7 @@ def warn_once(path, why: str) -> None:
         return
     _warned.add(key)
     warnings.warn(f"ptoc: @pl.jit does not use {path}: {why}; running without it",
-                  JitCacheWarning, stacklevel=4)
+                  JitCacheWarning, stacklevel=user_stacklevel())
 
 
 def private_dir(path: str | os.PathLike) -> Path | None:

@@ -23,6 +23,7 @@ from ptoc.errors import (DataRaceError, DataRaceWarning, RuntimeConfigError,
                          UnwrittenReadWarning, count, were_given)
 from ptoc.ir.nodes import Program
 from ptoc.ir.types import ScalarType, TensorType
+from ptoc.messages import user_stacklevel
 from ptoc.runtime.config import RunConfig
 from ptoc.runtime.dims import DimBindings
 from ptoc.runtime.tensors import check_tensor, returns_torch, to_numpy, to_torch, write_back
@@ -114,7 +115,8 @@ class CompiledProgram:
         nothing wrote are in ``RunResult.unwritten`` and raise an ``UnwrittenReadWarning``."""
         result = self._run(tensors, config)
         if result.races:
-            warnings.warn(races_message(result.races), DataRaceWarning, stacklevel=2)
+            warnings.warn(races_message(result.races), DataRaceWarning,
+                          stacklevel=user_stacklevel())
         _warn_unwritten(result)
         return result
 
@@ -200,7 +202,8 @@ class CompiledProgram:
                 raise DataRaceError(races_message(result.races), hint="order the accesses "
                                     "each race names; compiled.run(...) returns the races, "
                                     "RunConfig(on_race='warn') the outputs anyway")
-            warnings.warn(races_message(result.races), DataRaceWarning, stacklevel=2)
+            warnings.warn(races_message(result.races), DataRaceWarning,
+                          stacklevel=user_stacklevel())
         _warn_unwritten(result)
         inputs_only = len(tensors) < len(self.entry.params)
         if not inputs_only:
@@ -293,7 +296,7 @@ def _write_back_if_written(param, original, value: GMTensor) -> None:
     write_back(original, result)
 
 
-def _warn_unwritten(result, stacklevel: int = 3) -> None:
+def _warn_unwritten(result) -> None:
     """A warning, not an error, whatever the call style: the simulated outputs are the ones
     the program computes from zero-filled GM (deterministic, unlike a race's); only a device
     computes something else there. The reads are in ``RunResult.unwritten``."""
@@ -301,7 +304,7 @@ def _warn_unwritten(result, stacklevel: int = 3) -> None:
         from ptoc.sim.unwritten import unwritten_message
 
         warnings.warn(unwritten_message(result.unwritten), UnwrittenReadWarning,
-                      stacklevel=stacklevel)
+                      stacklevel=user_stacklevel())
 
 
 def races_message(races: list) -> str:

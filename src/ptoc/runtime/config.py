@@ -12,6 +12,7 @@ import warnings
 from dataclasses import dataclass, fields
 
 from ptoc.errors import RuntimeConfigError
+from ptoc.messages import user_stacklevel
 
 SIM_MODES = ("reference", "fast", "serial")
 #: what a run that returns outputs does when the simulator found data races
@@ -52,8 +53,7 @@ DEVICE_ONLY = {
 _reported: set[str] = set()
 
 
-def report_ignored(owner: str, values: dict, *, what: dict | None = None,
-                   stacklevel: int = 3) -> None:
+def report_ignored(owner: str, values: dict, *, what: dict | None = None) -> None:
     """Warn once per process for each ``owner.name`` that a device-only setting is ignored."""
     what = what or DEVICE_ONLY
     for name, value in values.items():
@@ -63,7 +63,7 @@ def report_ignored(owner: str, values: dict, *, what: dict | None = None,
         _reported.add(key)
         reason = f" ({what[name]})" if name in what else ""
         warnings.warn(f"ptoc: {key}={value!r} does not apply to the simulator{reason}; ignored",
-                      SimulatorIgnoredWarning, stacklevel=stacklevel)
+                      SimulatorIgnoredWarning, stacklevel=user_stacklevel())
 
 
 @dataclass(frozen=True)
@@ -131,7 +131,7 @@ class RunConfig:
         object.__setattr__(self, "backend_type", BackendType(target))
         defaults = {f.name: f.default for f in fields(self)}
         report_ignored("RunConfig", {name: getattr(self, name) for name in DEVICE_ONLY
-                                     if getattr(self, name) != defaults[name]}, stacklevel=4)
+                                     if getattr(self, name) != defaults[name]})
 
     @property
     def target(self) -> str:
