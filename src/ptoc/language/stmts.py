@@ -580,8 +580,8 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser, Pred
         self.scope.bind(name, var)
         if isinstance(expr, (BinOp, UnaryOp, Var, ConstInt)) and isinstance(ty, ScalarType):
             self.index_definitions[var] = expr
-        if _narrowing(expr):
-            self.narrowed[var] = _narrowing(expr)
+        if (extents := _narrowing(expr)) is not None:
+            self.narrowed[var] = extents
         return AssignStmt(var, expr, self.ctx.loc(node))
 
     def subscript_assign(self, node: ast.Assign, target: ast.Subscript, value_node: ast.AST) -> Stmt:
@@ -618,7 +618,9 @@ class FunctionParser(ExprParser, AnnotationParser, ScopeParser, TaskParser, Pred
         valid = narrowed or (ty.valid_shape if isinstance(ty, TensorType) else
                              (valid_of(ty) or ty.shape))
         for axis, (size, dim, extent) in enumerate(zip(window, ty.shape, valid)):
-            if isinstance(size, int) and isinstance(dim, int) and size != dim                     and isinstance(extent, int) and extent != size:  # a run-time extent: trusted
+            # a run-time extent (not an int) is trusted
+            if isinstance(size, int) and isinstance(dim, int) and size != dim \
+                    and isinstance(extent, int) and extent != size:
                 raise self.ctx.error(
                     node, f"{where}: shape mismatch on axis {axis}: the window is {size} wide but "
                     f"the value is {describe_type(ty)}",
