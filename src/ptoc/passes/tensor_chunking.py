@@ -327,8 +327,9 @@ class _Chunker:
         rows, cols = x.type.shape
         arg = call.op in _ARG_COMBINE
         part = max(self.tile_bytes(stmt.var.type, 1, 1), self.tile_bytes(x.type, 1, 1))
-        block = next((b for b in _DYNAMIC_BLOCKS if self.tile_bytes(x.type, b, rows)
-                      * (2 if arg else 1) + (12 if arg else 3) * part <= self.capacity), None)
+        blocks, parts = _ARG_LIVE if arg else _REDUCE_LIVE
+        block = next((b for b in _DYNAMIC_BLOCKS if self.tile_bytes(x.type, b, rows) * blocks
+                      + parts * part <= self.capacity), None)
         facts = dict(pass_name=PASS, location=stmt.loc, kernel=self.function.name,
                      rows=format_node(rows), capacity=self.capacity)
         if block is None:
@@ -626,6 +627,13 @@ _COMBINE = {"tensor.col_sum": "tensor.add", "tensor.col_max": "tensor.maximum",
 #: column arg reductions reduced in such blocks: op -> (the block's extreme, how extremes combine)
 _ARG_COMBINE = {"tensor.col_argmax": ("tensor.col_max", "tensor.maximum"),
                 "tensor.col_argmin": ("tensor.col_min", "tensor.minimum")}
+#: what a blocked column reduction holds in Vec at once: (block tiles, one-row tiles). A plain
+#: reduction: the block; the carried value, the block's result, their combination. An arg
+#: reduction: the block read by two reductions; the carried extreme and index, the block's
+#: extreme, local and offset index, the stacked pair (two rows), the pick, the index delta,
+#: the moved delta, the next index and the next extreme
+_REDUCE_LIVE = (1, 3)
+_ARG_LIVE = (2, 12)
 #: ... of matmul lhs rows (whole 16-row cube fractals; 128 is the cube's usual M tile)
 _DYNAMIC_CUBE_BLOCKS = (128, 64, 32, 16)
 
