@@ -6,6 +6,7 @@ range and the reading op; tensors the caller passes and ``init_value=`` tensors 
 from __future__ import annotations
 
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -18,6 +19,7 @@ from ptoc.dtypes import DataType
 from ptoc.errors import UnwrittenReadWarning
 from ptoc.runtime import RunConfig
 from ptoc.sim.global_memory import GlobalMemory
+from ptoc.sim.instr import Access
 from ptoc.sim.unwritten import DefinedBytes
 from ptoc.testing import GoldenMismatch, PTOTestCase, TensorSpec
 from task_programs import program
@@ -238,6 +240,33 @@ def test_a_load_whose_tile_is_never_used_is_not_reported(first, reported):
     result = compiled.run(np.ones((N, N), np.float32), np.zeros((N, N), np.float32))
     assert [r.task.split(" ")[0] for r in result.unwritten] == (["update#0"] if reported
                                                                else [])
+
+
+def _ins(name, reads=(), writes=()):
+    return SimpleNamespace(name=name, reads=list(reads), writes=list(writes), file="k.pto",
+                           line=1, loc=None)
+
+
+@pytest.mark.parametrize("rewrite,reported", [
+    # column 0 of rows 0..15 of a 32-wide FP32 tile: its bounding bytes [0, 1924) contain
+    # the loaded rows 0..7 [0, 1024) but it writes only 16 of their 256 elements
+    (Access("Vec", 0, 15 * 128 + 4), True),
+    (Access("Vec", 0, 1024), False),        # the same window again: the garbage is gone
+])
+def test_a_tile_access_whose_bounding_bytes_contain_the_load_does_not_hide_a_use(rewrite,
+                                                                               reported):
+    """Tile accesses are bounding byte ranges (a window of a wider tile has gaps), so a
+    write whose range contains the loaded bytes need not overwrite them: a later read of the
+    loaded tile still uses the garbage and is reported."""
+    tensor = GlobalMemory().alloc("t", (8, 32), DataType.FP32)
+    defined = DefinedBytes()
+    defined.undefined(tensor, "test")
+    load = _ins("pto.tload", [Access("GM %t", 0, 1024)], [Access("Vec", 0, 1024)])
+    fill = _ins("pto.texpands", writes=[rewrite])
+    use = _ins("pto.tadd", [Access("Vec", 4, 8)], [Access("Vec", 4096, 4100)])
+    defined.task("k#0", [(0, 1, load), (1, 2, fill), (2, 3, use)],
+                 defined.tracked([tensor]))
+    assert [read.reader for read in defined.reads] == (["pto.tload"] if reported else [])
 
 
 class HalfWritten(PTOTestCase):

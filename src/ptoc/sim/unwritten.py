@@ -252,7 +252,12 @@ def _used(loads: list, timed: list):
 
 
 def _covers(write: Access, dest: Access) -> bool:
-    return write.buffer == dest.buffer and write.lo <= dest.lo and dest.hi <= write.hi
+    """Whether ``write`` overwrites every byte of ``dest``. A tile access is the bounding
+    byte range of a window of a possibly wider tile (``TileOps._access``), so a write whose
+    range merely contains ``dest``'s (a column of more rows) may miss most of its bytes;
+    only the same window (same buffer, range and GM box) is known to rewrite them all."""
+    return (write.buffer, write.lo, write.hi, write.box) == (dest.buffer, dest.lo, dest.hi,
+                                                             dest.box)
 
 
 def _where(ins) -> str:
