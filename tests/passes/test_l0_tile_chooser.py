@@ -317,6 +317,22 @@ def test_memo_is_keyed_on_every_field():
     assert len({(r.m, r.n, r.k, r.estimated_cost_cycles) for r, _ in warm}) > 1
 
 
+def test_memo_tells_an_int_field_from_an_equal_float():
+    """``M=8`` and ``M=8.0`` are equal keys by value, but the result is built from the
+    config's own values (traffic, the padding hint): a remembered answer to one is not
+    given to the other."""
+    ints = L0TileConfig(M=8, N=64, K=64, allow_padding=True)
+    floats = dataclasses.replace(ints, M=8.0)
+    clear_chooser_memo()
+    fresh = choose_l0_tile(floats)
+    clear_chooser_memo()
+    choose_l0_tile(ints)
+    warm = choose_l0_tile(floats)
+    assert "M=8.0 <" in fresh.perf_hint
+    assert warm.perf_hint == fresh.perf_hint
+    assert type(warm.estimated_traffic_bytes) is type(fresh.estimated_traffic_bytes)
+
+
 def test_memoised_tables_are_read_only():
     clear_chooser_memo()
     ranking = L0TileRanking.of(L0TileConfig(M=256, N=256, K=64, **ALL_GATES))

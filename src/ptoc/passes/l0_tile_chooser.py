@@ -451,8 +451,15 @@ _ALL_REGIMES = tuple(_Regime(s, d) for s in (Stationarity.OutputStationary,
 _GATES = frozenset({"allow_a_stationary", "allow_b_stationary", "allow_double_buffer_c"})
 #: the fields that key a regime's table (in field order): all but the gates
 _TABLE_KEY = operator.attrgetter(*(f.name for f in fields(L0TileConfig) if f.name not in _GATES))
-#: every field: the key of a choice and of a ranking
-_CONFIG_KEY = operator.attrgetter(*(f.name for f in fields(L0TileConfig)))
+_FIELDS = operator.attrgetter(*(f.name for f in fields(L0TileConfig)))
+
+
+def _config_key(config: L0TileConfig) -> tuple:
+    """The key of a choice and of a ranking: every field, and each value's type (``M=8`` and
+    ``M=8.0`` are equal keys by value, but the result built from them is not: its traffic
+    and padding hint are computed from the config's own values)."""
+    values = _FIELDS(config)
+    return values + tuple(map(type, values))
 
 
 class _Memo(dict):
@@ -621,7 +628,7 @@ def _no_tile_error(cfg: L0TileConfig) -> PassError:
 def choose_l0_tile(config: L0TileConfig) -> L0TileResult:
     """Pick the L0 tile, stationarity and dbC with the lowest estimated wall (§2.8): each
     regime's §2.7 winner replaces the baseline's only on a strictly lower wall."""
-    key = _CONFIG_KEY(config)
+    key = _config_key(config)
     known = _CHOICES.get(key)
     if known is not None:
         return known
@@ -655,7 +662,7 @@ class L0TileRanking:
     @classmethod
     def of(cls, config: L0TileConfig) -> "L0TileRanking":
         """``config``'s ranking, built once per process (``_Memo``)."""
-        key = _CONFIG_KEY(config)
+        key = _config_key(config)
         known = _RANKINGS.get(key)
         return known if known is not None else _RANKINGS.put(key, cls(config))
 
