@@ -145,7 +145,7 @@ class OpDef:
         for spec, value in zip(positional, args):
             bound[spec.name] = value
         for name, value in kwargs.items():
-            spec = self._by_name.get(name)
+            spec = self.param(name)
             if spec is None:
                 known = [p.name for p in self.params]
                 close = difflib.get_close_matches(name, known, n=1)
@@ -175,10 +175,7 @@ class OpDef:
         return self.normalize(result) if self.normalize else result
 
     def param(self, name: str) -> ParamSpec | None:
-        for spec in self.params:
-            if spec.name == name:
-                return spec
-        return None
+        return self._by_name.get(name)
 
     def signature(self) -> str:
         parts, star = [], False
