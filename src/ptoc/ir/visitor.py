@@ -545,7 +545,11 @@ class IRMutator:
         mapped = self.var_map.get(var)
         if isinstance(mapped, Var):
             return mapped
-        ty = self.mutate_type(var.type)
+        return self._def_with_type(var, self.mutate_type(var.type))
+
+    def _def_with_type(self, var: Var, ty: Type) -> Var:
+        """Definition ``var`` (not mapped yet) with type ``ty``: ``var`` itself when the type
+        is its own and no fresh variables are made, else a new Var that its uses follow."""
         if ty is var.type and not self.fresh:
             return var
         new = replace(var, type=ty)

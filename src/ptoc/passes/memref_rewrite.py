@@ -135,13 +135,9 @@ class Retyper(IRMutator):
         if isinstance(mapped, Var):
             return mapped
         ty = self.new_type(var)
-        if ty is None or ty is var.type:   # IRMutator.mutate_def from here on
-            ty = self.mutate_type(var.type)
-            if ty is var.type and not self.fresh:
-                return var
-        new = replace(var, type=ty)
-        self.var_map[var] = new
-        return new
+        if ty is None or ty is var.type:
+            ty = self.mutate_type(var.type)   # what IRMutator.mutate_def gives it
+        return self._def_with_type(var, ty)
 
     def _iter_arg(self, ia: IterArg, init: Expr | None) -> IterArg:
         ty = self.new_type(ia)
