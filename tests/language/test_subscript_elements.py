@@ -52,3 +52,13 @@ def test_an_index_that_is_not_an_integer_is_refused(read, shown):
         pl.parse(SOURCE.format(read=read))
     assert shown in str(info.value)
     assert info.value.loc is not None
+
+
+@pytest.mark.parametrize("read, said", [("a[r, 5, 0]", "indexes 3 dimensions of a rank-2"),
+                                        ("a[0:8, 0:8, 0:1]", "indexes 3 dimensions of a rank-2"),
+                                        ("a[0:8]", "indexes 1 dimension of a rank-2")])
+def test_a_subscript_with_the_wrong_number_of_dimensions_says_how_many(read, said):
+    """More indices than dimensions used to be called 'fewer dimensions than the value has'."""
+    with pytest.raises(ParseError, match=said) as info:
+        pl.parse(SOURCE.format(read=read))
+    assert "fewer" not in str(info.value) and "one index or 'start:stop' window" in str(info.value)

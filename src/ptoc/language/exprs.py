@@ -592,7 +592,14 @@ class ExprParser:
         """``x[a:b, c:d]`` -> (shape, offsets); every extent must fold to a constant, except
         ``:`` over a ``pl.dynamic`` dimension (the whole dimension)."""
         items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if len(items) == 1 and _is_full_slice(items[0]):
+            items = items * len(full)
         index = next((i for i in items if not isinstance(i, ast.Slice)), None)
+        if len(items) > len(full) or len(items) < len(full) and index is None:
+            raise self.ctx.error(node, f"'{ast.unparse(node)}' indexes "
+                                 f"{count(len(items), 'dimension')} of a rank-{len(full)} value",
+                                 hint=f"give one index or 'start:stop' window per dimension "
+                                      f"({len(full)})")
         if index is not None:
             one = ast.unparse(index)
             raise self.ctx.error(
@@ -601,11 +608,6 @@ class ExprParser:
                 "subscript) is not supported",
                 hint=f"keep the dimension with a one-wide window '{one}:{one} + 1', or give an "
                      "index for every dimension to read one element")
-        if len(items) == 1 and _is_full_slice(items[0]):
-            items = items * len(full)
-        if len(items) != len(full):
-            raise self.ctx.error(node, f"'{ast.unparse(node)}' indexes {len(items)} dimensions "
-                                 f"of a rank-{len(full)} value")
         shape, offsets = [], []
         for item, dim in zip(items, full):
             if item.step is not None:
