@@ -149,31 +149,29 @@ class DefinedBytes:
         iteration but uses it only after the first)."""
         if not buffers:
             return
-        timed = list(timed)
-        events = []
-        for start, end, ins in timed:
-            for access in ins.reads:
-                if access.buffer in buffers:
-                    events.append((start, 1, len(events), access, ins))
-            for access in ins.writes:
-                if access.buffer in buffers:
-                    events.append((end, 0, len(events), access, ins))
-        events.sort(key=lambda e: e[:3])
+        order = _in_time(timed)
         loads = []
-        for _, phase, _, access, ins in events:
-            bits, shift = buffers[access.buffer]
-            if phase == 1 or access.atomic:
-                holes = _holes(bits, access, shift)
-                if holes is not None:
-                    local = [w for w in ins.writes if w.buffer not in buffers]
-                    if local and not access.atomic:
-                        loads.append((ins, local, bits, holes))   # reported if used
-                    else:
-                        self._report(bits, holes, ins.name, _where(ins), label)
-            self._mark(bits, access, shift)
+        for phase, ins in order:
+            for access in ins.reads if phase else ins.writes:
+                if access.buffer in buffers:
+                    self._task_access(buffers, phase, access, ins, label, loads)
         if loads:
-            for ins, _, bits, holes in _used(loads, timed):
+            for ins, _, bits, holes in _used(loads, order):
                 self._report(bits, holes, ins.name, _where(ins), label)
+
+    def _task_access(self, buffers, phase: int, access: Access, ins, label: str, loads: list):
+        """One GM access of a task (``phase`` 1: a read, 0: a write): check, then mark it. A
+        load's report waits in ``loads`` until ``_used`` says its tile is read."""
+        bits, shift = buffers[access.buffer]
+        if phase == 1 or access.atomic:
+            holes = _holes(bits, access, shift)
+            if holes is not None:
+                local = [w for w in ins.writes if w.buffer not in buffers]
+                if local and not access.atomic:
+                    loads.append((ins, local, bits, holes))   # reported if used
+                else:
+                    self._report(bits, holes, ins.name, _where(ins), label)
+        self._mark(bits, access, shift)
 
     def host_read(self, region, reader: str, loc: SourceLoc | None) -> None:
         """The orchestration (or the dispatch point) reads ``region`` (a ``GMTensor``)."""
@@ -227,10 +225,10 @@ def _holes(bits: _Bits, access: Access, shift: int) -> tuple[int, int, int] | No
     return int(addr.min()), int(addr.max()) + 1, int(addr.size)
 
 
-def _used(loads: list, timed: list):
-    """The loads (instruction, its on-chip destinations, ...) whose destination bytes a
-    later instruction of the task reads before a write covers them (in the same time order
-    as the GM accesses: reads at start, writes at end, writes first)."""
+def _in_time(timed) -> list[tuple[int, object]]:
+    """(phase, instruction) for each instruction's reads (phase 1, at its start) and writes
+    (phase 0, at its end) of ``timed`` (start, end, instruction), in simulated time, writes
+    first at equal times, then in issue order: the order the data executor replays them."""
     events = []
     for start, end, ins in timed:
         if ins.reads:
@@ -238,10 +236,17 @@ def _used(loads: list, timed: list):
         if ins.writes:
             events.append((end, 0, len(events), ins))
     events.sort(key=lambda e: e[:3])
-    position = {id(e[3]): k for k, e in enumerate(events) if e[1] == 0}
+    return [(phase, ins) for _, phase, _, ins in events]
+
+
+def _used(loads: list, order: list):
+    """The loads (instruction, its on-chip destinations, ...) whose destination bytes a
+    later instruction of the task reads before a write covers them (``order``: the task's
+    ``_in_time``, the order its GM accesses were checked in)."""
+    position = {id(ins): k for k, (phase, ins) in enumerate(order) if phase == 0}
     for load in loads:
         ins, local = load[0], list(load[1])
-        for _, phase, _, other in events[position[id(ins)] + 1:]:
+        for phase, other in order[position[id(ins)] + 1:]:
             if phase == 1 and any(r.overlaps(d) for r in other.reads for d in local):
                 yield load
                 break
