@@ -204,6 +204,26 @@ def test_host_and_dispatch_point_reads(body, reported, chip):
     assert "tasks.py" in read.where
 
 
+
+@pytest.mark.parametrize("g_init,row,readers", [
+    ("", 1, ["pl.assemble"]),                     # the source g was never written
+    (", init_value=1", 1, []),                    # row 1 of h is the assembled window
+    (", init_value=1", 0, ["pl.read"]),            # row 0 of h is not
+])
+def test_an_orchestration_assemble_reads_its_source_and_defines_its_window(g_init, row,
+                                                                          readers):
+    body = (f"g = pl.create_tensor([1, 8], dtype=pl.INT32{g_init})\n"
+            "h = pl.create_tensor([4, 8], dtype=pl.INT32)\n"
+            "h = pl.assemble(h, g, [1, 0])\n"
+            f"n = pl.tensor.read(h, [{row}, 2])\n"
+            "c = self.double(a, c)")
+    compiled = ir.compile(program(body), None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnwrittenReadWarning)
+        result = compiled.run(np.ones((N, N), np.float32), np.zeros((N, N), np.float32))
+    assert [read.reader for read in result.unwritten] == readers
+    assert all(read.task == "host" for read in result.unwritten)
+
 ACCUMULATE = f"""
 import ptoc.language as pl
 
