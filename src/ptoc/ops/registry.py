@@ -12,7 +12,7 @@ default are not stored, so a call prints the same whether a default was spelled 
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Callable
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import enum
-import json
 import re
 import threading
 import time

@@ -24,7 +24,7 @@ from ptoc.dtypes import DataType, Direction, FunctionType
 from ptoc.errors import PassError
 from ptoc.ir.nodes import Call, Function, Param, Program, Var
 from ptoc.ir.types import TensorType
-from ptoc.ir.visitor import IRMutator, IRVisitor, calls_in
+from ptoc.ir.visitor import IRMutator, calls_in
 from ptoc.passes.added_outputs import HOSTS, allocate_at_calls, callees
 from ptoc.passes.base import program_pass
 from ptoc.passes.manager import register_default_pass

@@ -26,7 +26,7 @@ import dataclasses
 
 from ptoc.dtypes import FunctionType
 from ptoc.ir.nodes import (
-    AssignStmt, Call, ConstInt, ForStmt, Function, IfStmt, ListExpr, Program, ScopeStmt,
+    AssignStmt, Call, ConstInt, ForStmt, Function, IfStmt, ListExpr, Program,
     SeqStmts, Var,
 )
 from ptoc.ir.visitor import IRMutator, IRVisitor, substitute
