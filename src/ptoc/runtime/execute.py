@@ -14,11 +14,11 @@ import numpy as np
 
 from ptoc.dtypes import FunctionType
 from ptoc.errors import RuntimeConfigError
-from ptoc.ir.nodes import Function
+from ptoc.ir.nodes import Function, ReturnStmt, SeqStmts
 from ptoc.runtime.config import RunConfig
 from ptoc.runtime.dispatch import ChipDispatcher, InOrderDispatcher, KernelRun
 from ptoc.runtime.orchestration import Orchestrator
-from ptoc.sim.global_memory import GlobalMemory
+from ptoc.sim.global_memory import GlobalMemory, GMTensor
 from ptoc.sim.unwritten import DefinedBytes
 
 
@@ -107,12 +107,43 @@ def run_program(compiled, entry: Function, values: list, memory: GlobalMemory,
         dispatcher = InOrderDispatcher(target=compiled.target, profile=config.profile,
                                        mode=config.sim_mode, trace_dir=trace_dir, limits=limits,
                                        defined=defined)
-    Orchestrator(compiled, memory, dispatcher, limits=limits, defined=defined).run(
-        entry, values, dims)
+    returned = Orchestrator(compiled, memory, dispatcher, limits=limits,
+                            defined=defined).run(entry, values, dims)
+    refuse_lost_returns(entry, values, returned)
     chip = dispatcher.finish()
     skipped = [f"{t.name} at {t.where}" for t in chip.tasks if t.skipped] if chip is not None \
         else [task.label() for task in dispatcher.skipped]
     return dispatcher.runs, chip, skipped, defined.reads
 
 
-__all__ = ["KernelRun", "RunResult", "entry_function", "run_program"]
+def refuse_lost_returns(entry: Function, values: list, returned: list) -> None:
+    """The caller gets back the tensors it passed (``Out`` / ``InOut`` parameters, or the
+    outputs an inputs-only call allocates for them): a returned tensor none of the
+    parameters holds (one the entry made with ``pl.create_tensor``) would be lost, so the
+    run stops instead of handing back nothing for it."""
+    passed = {id(v.alloc) for v in values if isinstance(v, GMTensor)}
+    for i, value in enumerate(returned):
+        if isinstance(value, GMTensor) and id(value.alloc) not in passed:
+            raise RuntimeConfigError(
+                f"'{entry.name}' returns tensor '{value.name}' (return value {i + 1}), which is "
+                "none of its parameters: ptoc hands back only the tensors passed for its "
+                "parameters, so what the program wrote there would be lost",
+                _return_loc(entry),
+                hint=f"add an output parameter ('{value.name}_out: pl.Out[pl.Tensor[...]]') and "
+                     "write the result into it (x = self.kernel(..., x)) instead of returning a "
+                     "pl.create_tensor")
+
+
+def _return_loc(entry: Function):
+    """Where ``entry`` returns (its return statement may sit in a runtime scope)."""
+    stack = list(entry.body.stmts)
+    while stack:
+        stmt = stack.pop()
+        if isinstance(stmt, ReturnStmt):
+            return stmt.loc or entry.loc
+        if isinstance(getattr(stmt, "body", None), SeqStmts):
+            stack.extend(stmt.body.stmts)
+    return entry.loc
+
+
+__all__ = ["KernelRun", "RunResult", "entry_function", "refuse_lost_returns", "run_program"]
